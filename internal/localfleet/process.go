@@ -1,0 +1,201 @@
+package localfleet
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// process is one child process of the fleet (etcd, kube-apiserver,
+// kube-controller-manager), with its output in a log file.
+type process struct {
+	name    string // e.g. "kube-apiserver (hub)"
+	logPath string
+	cmd     *exec.Cmd
+	done    chan struct{}
+	mu      sync.Mutex
+	exitErr error
+}
+
+func startProcess(name, binary string, args []string, logPath string) (*process, error) {
+	if _, err := os.Stat(binary); err != nil {
+		return nil, fmt.Errorf("%s: binary %s not found (run `make k8s-bins`): %w", name, binary, err)
+	}
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, fmt.Errorf("%s: creating log file: %w", name, err)
+	}
+	cmd := exec.Command(binary, args...)
+	cmd.Stdout = logFile
+	cmd.Stderr = logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		// Never outlive the process that started us, even on a crash or kill -9.
+		Pdeathsig: syscall.SIGKILL,
+		Setpgid:   true,
+	}
+	if err := cmd.Start(); err != nil {
+		_ = logFile.Close()
+		return nil, fmt.Errorf("%s: starting %s: %w", name, binary, err)
+	}
+	p := &process{name: name, logPath: logPath, cmd: cmd, done: make(chan struct{})}
+	go func() {
+		err := cmd.Wait()
+		_ = logFile.Close()
+		p.mu.Lock()
+		p.exitErr = err
+		p.mu.Unlock()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// exited reports whether the process has ended, and why.
+func (p *process) exited() (bool, error) {
+	select {
+	case <-p.done:
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.exitErr == nil {
+			return true, errors.New("exited with status 0")
+		}
+		return true, p.exitErr
+	default:
+		return false, nil
+	}
+}
+
+// failure builds the one clear error the fleet reports when a component
+// fails: what failed, why, where its log is, and the log's last lines.
+func (p *process) failure(what string, cause error) error {
+	return fmt.Errorf("%s %s: %v\n  log: %s\n%s", p.name, what, cause, p.logPath, indent(tail(p.logPath, 15)))
+}
+
+// waitReady polls ready until it succeeds, the process exits, or the timeout
+// passes; all three end with a clear answer, never a hang.
+func (p *process) waitReady(ctx context.Context, timeout time.Duration, ready func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var last error
+	for {
+		if gone, why := p.exited(); gone {
+			return p.failure("exited during start-up", why)
+		}
+		if last = ready(ctx); last == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return p.failure(fmt.Sprintf("not ready after %s", timeout), last)
+		case <-p.done:
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// stop terminates the process (SIGTERM, then SIGKILL after the grace period).
+func (p *process) stop(grace time.Duration) {
+	if gone, _ := p.exited(); gone {
+		return
+	}
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(grace):
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		<-p.done
+	}
+}
+
+func tail(path string, lines int) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	all := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(all) > lines {
+		all = all[len(all)-lines:]
+	}
+	return strings.Join(all, "\n")
+}
+
+func indent(s string) string {
+	if s == "" {
+		return ""
+	}
+	var b bytes.Buffer
+	for _, l := range strings.Split(s, "\n") {
+		b.WriteString("    | ")
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// freePort asks the kernel for a free loopback port. Another process may take
+// it before we bind it; the component then fails with "address already in
+// use" in its log and start-up reports that clearly.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = l.Close() }()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// portFree reports an error when something already listens on the port.
+func portFree(port int) error {
+	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+	if err != nil {
+		return fmt.Errorf("port %d is in use: %w", port, err)
+	}
+	return l.Close()
+}
+
+// binaryDir finds etcd, kube-apiserver and kube-controller-manager:
+// $KUBEBUILDER_ASSETS when set (make sets it), else the cache directory that
+// hack/k8s-bins/build.sh fills.
+func binaryDir() (string, error) {
+	dir := os.Getenv("KUBEBUILDER_ASSETS")
+	if dir == "" {
+		dir = DefaultBinaryDir()
+	}
+	var missing []string
+	for _, b := range []string{"etcd", "kube-apiserver", "kube-controller-manager"} {
+		if _, err := os.Stat(filepath.Join(dir, b)); err != nil {
+			missing = append(missing, b)
+		}
+	}
+	if len(missing) > 0 {
+		return "", fmt.Errorf("%s not found in %s: run `make k8s-bins` (or set KUBEBUILDER_ASSETS)", strings.Join(missing, ", "), dir)
+	}
+	return dir, nil
+}
+
+// Versions of the control-plane binaries; hack/k8s-bins/build.sh uses the same.
+const (
+	KubeVersion = "v1.34.3"
+	EtcdVersion = "v3.6.6"
+)
+
+// DefaultBinaryDir is where hack/k8s-bins/build.sh caches the binaries.
+func DefaultBinaryDir() string {
+	root := os.Getenv("HCP_FLEET_CACHE")
+	if root == "" {
+		cache, err := os.UserCacheDir()
+		if err != nil {
+			cache = os.TempDir()
+		}
+		root = filepath.Join(cache, "hcp-fleet")
+	}
+	return filepath.Join(root, "k8s-bins", fmt.Sprintf("kube-%s-etcd-%s", KubeVersion, EtcdVersion))
+}
