@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds etcd, kube-apiserver and kube-controller-manager from the Go module
+# Builds etcd, kube-apiserver, kube-controller-manager and kubectl from the Go module
 # proxy at the versions pinned in ./kube/go.mod and ./etcd/go.mod, into a
 # per-version cache directory outside the repository. A second call is instant.
 #
@@ -12,7 +12,7 @@ ETCD_VERSION="v3.6.6"
 cache_root="${HCP_FLEET_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/hcp-fleet}"
 dest="${cache_root}/k8s-bins/kube-${KUBE_VERSION}-etcd-${ETCD_VERSION}"
 
-if [[ -x "${dest}/kube-apiserver" && -x "${dest}/kube-controller-manager" && -x "${dest}/etcd" ]]; then
+if [[ -x "${dest}/kube-apiserver" && -x "${dest}/kube-controller-manager" && -x "${dest}/kubectl" && -x "${dest}/etcd" ]]; then
   echo "${dest}"
   exit 0
 fi
@@ -35,9 +35,9 @@ go build -C "${here}/etcd" -trimpath -ldflags "-s -w" -o "${work}/etcd" .
 echo ">> etcd built in $((SECONDS - start))s" >&2
 
 start=$SECONDS
-echo ">> building kube-apiserver and kube-controller-manager ${KUBE_VERSION} (about 10 minutes on a cold machine)" >&2
+echo ">> building kube-apiserver, kube-controller-manager and kubectl ${KUBE_VERSION} (about 10 minutes on a cold machine)" >&2
 go build -C "${here}/kube" -trimpath -ldflags "${ldflags}" -o "${work}/" \
-  k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager
+  k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kubectl
 echo ">> kube binaries built in $((SECONDS - start))s" >&2
 
 "${work}/kube-apiserver" --version >&2
