@@ -24,9 +24,16 @@ build: ## Compile everything and put the binaries in bin/.
 generate: ## Generate deepcopy code for the API types.
 	$(TOOLS) controller-gen object paths=./api/...
 
+HCD_CRD := manifests/crds/hcpfleet.io_hostedclusterdeployments.yaml
+HC_CRD  := manifests/crds/hcpfleet.io_hostingconfigs.yaml
+
 .PHONY: manifests
-manifests: ## Generate CRDs (and copy the OCM CRDs the local fleet installs).
+manifests: ## Generate CRDs and docs/api.md (and copy the OCM CRDs the local fleet installs).
 	$(TOOLS) controller-gen crd paths=./api/... output:crd:artifacts:config=manifests/crds
+	@# Keep HyperShift fields our pinned types do not know, at any depth (see hack/crd).
+	$(GO) run ./hack/crd preserve-unknown-fields -file $(HCD_CRD) \
+		-path spec.hostedCluster.spec -path 'spec.nodePools[].spec'
+	$(GO) run ./hack/crd api-doc -out docs/api.md $(HCD_CRD) $(HC_CRD)
 	hack/copy-ocm-crds.sh
 
 .PHONY: k8s-bins

@@ -1,0 +1,116 @@
+package v1alpha1
+
+// Condition types of HostedClusterDeployment status.conditions. Every condition the
+// hub sets carries a reason (one of the reasons below where one fits) and a message
+// that tells the fleet admin what is going on in words.
+const (
+	// ConditionScheduled is True once the hosted cluster has been bound to a hosting
+	// cluster (status.hostingCluster). While False the reason says why no cluster
+	// qualifies.
+	ConditionScheduled = "Scheduled"
+	// ConditionDelivered is True when the ManifestWork carrying the HostedCluster,
+	// NodePools and referenced Secrets/ConfigMaps has been applied on the hosting
+	// cluster.
+	ConditionDelivered = "Delivered"
+	// ConditionAvailable mirrors the HostedCluster's Available condition: the hosted
+	// cluster's API is up.
+	ConditionAvailable = "Available"
+	// ConditionProgressing is True while HyperShift is rolling out (creating or
+	// upgrading) the hosted cluster.
+	ConditionProgressing = "Progressing"
+	// ConditionDegraded is True when the hosted cluster, its delivery or its import
+	// has a problem that needs attention.
+	ConditionDegraded = "Degraded"
+	// ConditionNodePoolsReady is True when every node pool reports all its nodes ready.
+	ConditionNodePoolsReady = "NodePoolsReady"
+	// ConditionHostingClusterAvailable is True while the hosting cluster and the
+	// hcp-fleet add-on on it are available.
+	ConditionHostingClusterAvailable = "HostingClusterAvailable"
+	// ConditionUpgradeBlocked is True when a requested release upgrade is held back,
+	// e.g. because installed guest operators do not support the new OpenShift version.
+	ConditionUpgradeBlocked = "UpgradeBlocked"
+)
+
+// Well-known condition reasons. Controllers may use others where none fits.
+const (
+	// ReasonAsExpected is the reason of a condition in its healthy state.
+	ReasonAsExpected = "AsExpected"
+	// ReasonStatusUnknown is used when the hub has no fresh status from the hosting
+	// cluster to decide on.
+	ReasonStatusUnknown = "StatusUnknown"
+
+	// Scheduled.
+
+	// ReasonScheduled: the hosted cluster was bound to a hosting cluster.
+	ReasonScheduled = "Scheduled"
+	// ReasonPlacementNotFound: spec.placement names no Placement in the namespace.
+	ReasonPlacementNotFound = "PlacementNotFound"
+	// ReasonNoPlacementDecisions: the Placement has not selected any cluster.
+	ReasonNoPlacementDecisions = "NoPlacementDecisions"
+	// ReasonHostingClusterNotFound: spec.hostingCluster names no ManagedCluster.
+	ReasonHostingClusterNotFound = "HostingClusterNotFound"
+	// ReasonHostingClusterNotAllowed: the pinned cluster is not in a ManagedClusterSet
+	// bound to the namespace, or not among the Placement's decisions.
+	ReasonHostingClusterNotAllowed = "HostingClusterNotAllowed"
+	// ReasonNoSuitableHostingCluster: candidates exist, but none passes the filters;
+	// the message lists why each was rejected.
+	ReasonNoSuitableHostingCluster = "NoSuitableHostingCluster"
+	// ReasonCapacityExhausted: every otherwise suitable cluster is full.
+	ReasonCapacityExhausted = "CapacityExhausted"
+	// ReasonReleaseNotSupported: no candidate's HyperShift operator supports the
+	// requested release.
+	ReasonReleaseNotSupported = "ReleaseNotSupported"
+	// ReasonPlatformNotSupported: no candidate supports the hosted cluster's platform.
+	ReasonPlatformNotSupported = "PlatformNotSupported"
+	// ReasonAddOnNotAvailable: the hcp-fleet add-on is not available on the candidate.
+	ReasonAddOnNotAvailable = "AddOnNotAvailable"
+
+	// Delivered.
+
+	// ReasonApplied: the ManifestWork was applied on the hosting cluster.
+	ReasonApplied = "Applied"
+	// ReasonApplyFailed: the ManifestWork could not be applied; the message says why.
+	ReasonApplyFailed = "ApplyFailed"
+	// ReasonWaitingForApply: the ManifestWork exists but the hosting cluster has not
+	// reported it applied yet.
+	ReasonWaitingForApply = "WaitingForApply"
+	// ReasonReferencedObjectNotFound: a Secret or ConfigMap the spec refers to is
+	// missing from the namespace.
+	ReasonReferencedObjectNotFound = "ReferencedObjectNotFound"
+
+	// Available, Progressing, Degraded, NodePoolsReady.
+
+	// ReasonHostedClusterNotAvailable: HyperShift reports the hosted cluster not
+	// available; the message carries HyperShift's.
+	ReasonHostedClusterNotAvailable = "HostedClusterNotAvailable"
+	// ReasonRollingOut: HyperShift is rolling out a release.
+	ReasonRollingOut = "RollingOut"
+	// ReasonImportFailed: the hosted cluster could not be imported as a ManagedCluster.
+	ReasonImportFailed = "ImportFailed"
+	// ReasonNodePoolsNotReady: at least one node pool has fewer ready nodes than asked.
+	ReasonNodePoolsNotReady = "NodePoolsNotReady"
+	// ReasonNoNodePools: the hosted cluster has no node pools.
+	ReasonNoNodePools = "NoNodePools"
+
+	// HostingClusterAvailable.
+
+	// ReasonHostingClusterUnavailable: the hosting ManagedCluster is not available
+	// (its agent stopped reporting).
+	ReasonHostingClusterUnavailable = "HostingClusterUnavailable"
+	// ReasonHostingClusterLost: the hosting ManagedCluster is gone. The hosted cluster
+	// is not moved elsewhere.
+	ReasonHostingClusterLost = "HostingClusterLost"
+
+	// UpgradeBlocked.
+
+	// ReasonOperatorIncompatible: installed guest operators' olm.maxOpenShiftVersion is
+	// lower than the requested release.
+	ReasonOperatorIncompatible = "OperatorIncompatible"
+
+	// Deletion.
+
+	// ReasonDeleting: the HostedCluster is being deleted on the hosting cluster.
+	ReasonDeleting = "Deleting"
+	// ReasonOrphaning: deletionPolicy Orphan; the HostedCluster is being released.
+	ReasonOrphaning = "Orphaning"
+)

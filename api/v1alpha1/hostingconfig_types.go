@@ -1,0 +1,434 @@
+package v1alpha1
+
+import (
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Defaults of HostingConfig capacity; they match those of the MCE hypershift-addon so
+// fleets moving over keep their limits.
+const (
+	// DefaultMaxHostedClusters is the default of spec.capacity.maxHostedClusters.
+	DefaultMaxHostedClusters = 80
+	// DefaultAboveThreshold is the default of spec.capacity.aboveThreshold.
+	DefaultAboveThreshold = 60
+	// DefaultCredentialsKey is the Secret key credentials are read from unless a
+	// reference names another one; it is the key `hypershift install` uses.
+	DefaultCredentialsKey = "credentials"
+)
+
+// Well-known keys of spec.operator.imageOverrides: environment variables of the
+// HyperShift operator that replace the images it would otherwise take from the release
+// payload or its built-in defaults. Other IMAGE_* variables are accepted as well, so a
+// newer operator's overrides can be set without an API change.
+const (
+	ImageOverrideClusterAPI            = "IMAGE_CLUSTER_API"
+	ImageOverrideAgentCAPIProvider     = "IMAGE_AGENT_CAPI_PROVIDER"
+	ImageOverrideAWSCAPIProvider       = "IMAGE_AWS_CAPI_PROVIDER"
+	ImageOverrideAzureCAPIProvider     = "IMAGE_AZURE_CAPI_PROVIDER"
+	ImageOverrideKubevirtCAPIProvider  = "IMAGE_KUBEVIRT_CAPI_PROVIDER"
+	ImageOverridePowerVSCAPIProvider   = "IMAGE_POWERVS_CAPI_PROVIDER"
+	ImageOverrideOpenStackCAPIProvider = "IMAGE_OPENSTACK_CAPI_PROVIDER"
+	ImageOverrideKonnectivity          = "IMAGE_KONNECTIVITY"
+	ImageOverrideAWSEncryptionProvider = "IMAGE_AWS_ENCRYPTION_PROVIDER"
+)
+
+// CAPIMode selects which Cluster API CRDs the HyperShift operator uses on a
+// management cluster.
+// +kubebuilder:validation:Enum=Standard;Private;Auto
+type CAPIMode string
+
+const (
+	// CAPIModeStandard uses the standard cluster.x-k8s.io CRDs, installed and owned by
+	// hcp-fleet.
+	CAPIModeStandard CAPIMode = "Standard"
+	// CAPIModePrivate uses HyperShift's private copies of the CAPI CRDs in
+	// *.cluster.hypershift.openshift.io, reached through the CAPI API proxy, so the
+	// platform may own the standard CRDs.
+	CAPIModePrivate CAPIMode = "Private"
+	// CAPIModeAuto chooses Private when the management cluster's platform already owns
+	// the standard CAPI CRDs and Standard otherwise, and migrates existing hosted
+	// clusters when that changes.
+	CAPIModeAuto CAPIMode = "Auto"
+)
+
+// PrivatePlatformType is the platform on which the HyperShift operator supports
+// private hosted clusters (hosted clusters whose API is reachable only through a
+// private endpoint).
+// +kubebuilder:validation:Enum=None;AWS
+type PrivatePlatformType string
+
+const (
+	// PrivatePlatformNone supports no private hosted clusters.
+	PrivatePlatformNone PrivatePlatformType = "None"
+	// PrivatePlatformAWS supports private hosted clusters on AWS (PrivateLink).
+	PrivatePlatformAWS PrivatePlatformType = "AWS"
+)
+
+// ExternalDNSProvider is a DNS provider external-dns can manage records in, as
+// `hypershift install --external-dns-provider` names it.
+// +kubebuilder:validation:Enum=aws;azure;ibm-cloud
+type ExternalDNSProvider string
+
+const (
+	// ExternalDNSProviderAWS manages records in AWS Route 53.
+	ExternalDNSProviderAWS ExternalDNSProvider = "aws"
+	// ExternalDNSProviderAzure manages records in Azure DNS.
+	ExternalDNSProviderAzure ExternalDNSProvider = "azure"
+	// ExternalDNSProviderIBMCloud manages records in IBM Cloud DNS.
+	ExternalDNSProviderIBMCloud ExternalDNSProvider = "ibm-cloud"
+)
+
+// HostingConfigSpec configures the hcp-fleet add-on on management clusters: how the
+// HyperShift operator is installed and run, how many hosted clusters a management
+// cluster takes, and which companions run next to it.
+//
+// Optional parts are pointers and optional collections must not be empty, so a spec
+// read from the apiserver encodes back to the JSON the apiserver stored; Hash relies
+// on that.
+type HostingConfigSpec struct {
+	// agentImage is the hcp-fleet agent image on the management clusters this
+	// config applies to. When unset, the hub's --agent-image is used. Changing it
+	// rolls the agent out on those clusters only.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule=`!self.matches('\\s')`,message="spec.agentImage must be an image pull spec without white space"
+	AgentImage string `json:"agentImage,omitempty"`
+
+	// operator configures the HyperShift operator image.
+	// +optional
+	Operator *HyperShiftOperatorConfig `json:"operator,omitempty"`
+
+	// install holds HyperShift operator install options (what `hypershift install`
+	// takes as flags).
+	// +optional
+	Install *InstallOptions `json:"install,omitempty"`
+
+	// capacity limits how many hosted clusters the scheduler places on one management
+	// cluster.
+	// +optional
+	// +kubebuilder:default={}
+	Capacity *CapacityConfig `json:"capacity,omitempty"`
+
+	// capiMode selects the Cluster API CRDs the HyperShift operator uses: Standard
+	// (cluster.x-k8s.io), Private (HyperShift's private copies in
+	// *.cluster.hypershift.openshift.io behind the CAPI API proxy) or Auto (Private
+	// when the platform already owns the standard CRDs, otherwise Standard).
+	// +optional
+	// +kubebuilder:default=Auto
+	CAPIMode CAPIMode `json:"capiMode,omitempty"`
+
+	// olm configures the OLM catalogs HyperShift serves from the hosted control planes.
+	// +optional
+	OLM *OLMConfig `json:"olm,omitempty"`
+
+	// agentProviders selects which OpenShift Agent Cluster API providers the add-on
+	// agent runs on the management cluster. Both are off unless enabled.
+	// +optional
+	AgentProviders *AgentProvidersConfig `json:"agentProviders,omitempty"`
+}
+
+// HyperShiftOperatorConfig configures the HyperShift operator's images.
+type HyperShiftOperatorConfig struct {
+	// image is the HyperShift operator image. When unset, the image this hcp-fleet
+	// release was built and tested with is used.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule=`!self.matches('\\s')`,message="spec.operator.image must be an image pull spec without white space"
+	Image string `json:"image,omitempty"`
+
+	// imageOverrides sets IMAGE_* environment variables of the HyperShift operator, which
+	// replace the images it would otherwise take from the release payload or its
+	// built-in defaults, e.g. IMAGE_CLUSTER_API, IMAGE_AGENT_CAPI_PROVIDER,
+	// IMAGE_KUBEVIRT_CAPI_PROVIDER, IMAGE_KONNECTIVITY. Keys must match
+	// ^IMAGE_[A-Z0-9_]+$; values are image pull specs.
+	// +optional
+	// +kubebuilder:validation:MinProperties=1
+	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule=`self.all(k, k.matches('^IMAGE_[A-Z0-9_]+$'))`,message="spec.operator.imageOverrides keys must be HyperShift operator image variables matching ^IMAGE_[A-Z0-9_]+$, e.g. IMAGE_CLUSTER_API, IMAGE_AGENT_CAPI_PROVIDER, IMAGE_KUBEVIRT_CAPI_PROVIDER, IMAGE_KONNECTIVITY"
+	ImageOverrides map[string]ImagePullSpec `json:"imageOverrides,omitempty"`
+}
+
+// ImagePullSpec is a container image reference, e.g. quay.io/org/image:tag or
+// registry.example.com/org/image@sha256:... (a named type so the schema can bound the
+// values of maps, which keeps the CEL rules on them within the apiserver's cost budget).
+// +kubebuilder:validation:MinLength=1
+// +kubebuilder:validation:MaxLength=1024
+// +kubebuilder:validation:XValidation:rule=`!self.matches('\\s')`,message="must be an image pull spec without white space"
+type ImagePullSpec string
+
+// InstallOptions are HyperShift operator install options.
+type InstallOptions struct {
+	// oidcStorage is the S3 bucket where HyperShift publishes the OIDC discovery
+	// documents of AWS hosted clusters.
+	// +optional
+	OIDCStorage *OIDCStorageS3 `json:"oidcStorage,omitempty"`
+
+	// externalDNS runs external-dns next to the HyperShift operator so hosted cluster
+	// API and OAuth endpoints get DNS names under a public zone.
+	// +optional
+	ExternalDNS *ExternalDNSConfig `json:"externalDNS,omitempty"`
+
+	// privatePlatform is the platform on which the HyperShift operator supports private
+	// hosted clusters.
+	// +optional
+	PrivatePlatform *PrivatePlatformConfig `json:"privatePlatform,omitempty"`
+}
+
+// OIDCStorageS3 is the S3 bucket for hosted clusters' OIDC documents.
+type OIDCStorageS3 struct {
+	// bucket is the name of the S3 bucket.
+	// +required
+	// +kubebuilder:validation:MinLength=3
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule=`self.matches('^[a-z0-9][a-z0-9.-]*[a-z0-9]$')`,message="spec.install.oidcStorage.bucket must be an S3 bucket name: lowercase letters, digits, '.' and '-'"
+	Bucket string `json:"bucket"`
+
+	// region is the AWS region of the bucket, e.g. us-east-1.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
+	Region string `json:"region"`
+
+	// credentialsSecret holds AWS credentials (a shared credentials file) allowed to
+	// write to the bucket.
+	// +required
+	CredentialsSecret CredentialsSecretReference `json:"credentialsSecret"`
+}
+
+// ExternalDNSConfig configures external-dns for hosted cluster endpoints.
+type ExternalDNSConfig struct {
+	// provider is the DNS provider: aws, azure or ibm-cloud.
+	// +required
+	Provider ExternalDNSProvider `json:"provider"`
+
+	// credentialsSecret holds the provider credentials external-dns uses.
+	// +required
+	CredentialsSecret CredentialsSecretReference `json:"credentialsSecret"`
+
+	// domainFilter restricts external-dns to this DNS domain, e.g.
+	// hosted.example.com; hosted clusters publishing endpoints must use names under it.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule=`self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')`,message="spec.install.externalDNS.domainFilter must be a DNS domain such as hosted.example.com"
+	DomainFilter string `json:"domainFilter"`
+
+	// txtOwnerID identifies this management cluster's records in the zone (external-dns
+	// --txt-owner-id) so several management clusters can share one zone. When unset,
+	// the ManagedCluster name is used.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	TxtOwnerID string `json:"txtOwnerID,omitempty"`
+}
+
+// PrivatePlatformConfig is the platform for private hosted clusters.
+// +kubebuilder:validation:XValidation:rule="self.type == 'AWS' ? has(self.aws) : !has(self.aws)",message="spec.install.privatePlatform.aws is required when type is AWS and not allowed otherwise"
+type PrivatePlatformConfig struct {
+	// type is the platform: None or AWS.
+	// +optional
+	// +kubebuilder:default=None
+	Type PrivatePlatformType `json:"type,omitempty"`
+
+	// aws configures AWS PrivateLink for private hosted clusters; required when type is
+	// AWS.
+	// +optional
+	AWS *AWSPrivatePlatform `json:"aws,omitempty"`
+}
+
+// AWSPrivatePlatform configures AWS PrivateLink for private hosted clusters.
+type AWSPrivatePlatform struct {
+	// region is the AWS region of the management cluster, e.g. us-east-1.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
+	Region string `json:"region"`
+
+	// credentialsSecret holds AWS credentials allowed to manage PrivateLink endpoint
+	// services.
+	// +required
+	CredentialsSecret CredentialsSecretReference `json:"credentialsSecret"`
+}
+
+// CredentialsSecretReference names a Secret holding credentials, in the HostingConfig's
+// namespace on the hub. hcp-fleet copies it to each management cluster that uses the
+// HostingConfig, into the HyperShift operator's namespace; the add-on agent itself
+// cannot read outside its cluster namespace on the hub.
+type CredentialsSecretReference struct {
+	// name is the name of the Secret.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+
+	// key is the key of the credentials in the Secret's data.
+	// +optional
+	// +kubebuilder:default=credentials
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Key string `json:"key,omitempty"`
+}
+
+// CapacityConfig limits how many hosted clusters one management cluster takes. The
+// add-on agent reports the count and free slots; the scheduler uses them, plus the
+// hub's own assignments still in flight, to skip full clusters. (The has() guards in
+// the rule are for the apiserver's check of the schema default {}, which it validates
+// without the nested defaults; stored objects always have both fields.)
+// +kubebuilder:validation:XValidation:rule="!has(self.aboveThreshold) || !has(self.maxHostedClusters) || self.aboveThreshold <= self.maxHostedClusters",message="spec.capacity.aboveThreshold must not be greater than spec.capacity.maxHostedClusters"
+type CapacityConfig struct {
+	// maxHostedClusters is the number of hosted clusters at which a management cluster
+	// is full and gets no more.
+	// +optional
+	// +kubebuilder:default=80
+	// +kubebuilder:validation:Minimum=1
+	MaxHostedClusters int32 `json:"maxHostedClusters,omitempty"`
+
+	// aboveThreshold is the number of hosted clusters from which a management cluster
+	// reports itself above threshold (a ClusterClaim Placements can select on), so
+	// fleets can prefer emptier clusters before any is full. At most maxHostedClusters.
+	// +optional
+	// +kubebuilder:default=60
+	// +kubebuilder:validation:Minimum=1
+	AboveThreshold int32 `json:"aboveThreshold,omitempty"`
+
+	// perHostedControlPlane is the resource baseline of one hosted control plane. When
+	// set, a management cluster's free slots are also limited by its allocatable CPU
+	// and memory divided by this baseline.
+	// +optional
+	PerHostedControlPlane *ResourceBaseline `json:"perHostedControlPlane,omitempty"`
+}
+
+// ResourceBaseline is the CPU and memory one hosted control plane needs.
+// +kubebuilder:validation:MinProperties=1
+type ResourceBaseline struct {
+	// cpu is the CPU one hosted control plane requests, e.g. "5".
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="spec.capacity.perHostedControlPlane.cpu must be greater than zero"
+	CPU *resource.Quantity `json:"cpu,omitempty"`
+
+	// memory is the memory one hosted control plane requests, e.g. "18Gi".
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="spec.capacity.perHostedControlPlane.memory must be greater than zero"
+	Memory *resource.Quantity `json:"memory,omitempty"`
+}
+
+// OLMConfig configures the OLM catalogs HyperShift runs for hosted clusters whose
+// catalogs are placed on the management side (HostedCluster olmCatalogPlacement:
+// management).
+type OLMConfig struct {
+	// catalogImages replaces the images of the default catalogs; unset ones follow the
+	// hosted cluster's release.
+	// +optional
+	CatalogImages *OLMCatalogImages `json:"catalogImages,omitempty"`
+
+	// mirrors redirects catalog image pulls in disconnected environments: an image
+	// under a source is pulled from its mirrors instead, tried in order.
+	// +optional
+	// +listType=map
+	// +listMapKey=source
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=64
+	Mirrors []ImageMirror `json:"mirrors,omitempty"`
+}
+
+// OLMCatalogImages are images of the default OLM catalogs.
+// +kubebuilder:validation:MinProperties=1
+type OLMCatalogImages struct {
+	// redHatOperators is the image of the redhat-operators catalog.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	RedHatOperators string `json:"redHatOperators,omitempty"`
+
+	// certifiedOperators is the image of the certified-operators catalog.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	CertifiedOperators string `json:"certifiedOperators,omitempty"`
+
+	// communityOperators is the image of the community-operators catalog.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	CommunityOperators string `json:"communityOperators,omitempty"`
+
+	// redHatMarketplace is the image of the redhat-marketplace catalog.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	RedHatMarketplace string `json:"redHatMarketplace,omitempty"`
+}
+
+// ImageMirror maps an image source to mirrors that serve the same images.
+type ImageMirror struct {
+	// source is a registry, or a repository in it, e.g. registry.redhat.io/redhat.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:XValidation:rule=`!self.matches('\\s')`,message="spec.olm.mirrors[].source must be a registry or repository without white space"
+	Source string `json:"source"`
+
+	// mirrors are registries or repositories serving the same images as source, tried
+	// in order.
+	// +required
+	// +listType=set
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=512
+	Mirrors []string `json:"mirrors"`
+}
+
+// AgentProvidersConfig selects the OpenShift Agent Cluster API providers (which
+// install OpenShift on bare metal through assisted-service) the add-on agent runs.
+// +kubebuilder:validation:XValidation:rule="!self.controlPlane || self.bootstrap",message="spec.agentProviders.controlPlane requires spec.agentProviders.bootstrap: the control-plane provider's machines are bootstrapped by the bootstrap provider"
+type AgentProvidersConfig struct {
+	// bootstrap runs the bootstrap provider (OpenshiftAssistedConfig).
+	// +optional
+	// +kubebuilder:default=false
+	Bootstrap bool `json:"bootstrap"`
+
+	// controlPlane runs the control-plane provider (OpenshiftAssistedControlPlane); it
+	// needs bootstrap.
+	// +optional
+	// +kubebuilder:default=false
+	ControlPlane bool `json:"controlPlane"`
+}
+
+// HostingConfig is the configuration of the hcp-fleet add-on on management clusters.
+// The ClusterManagementAddOn lists hostingconfigs.hcpfleet.io among its supported
+// configs, with a default; a ManagedClusterAddOn may name another one in spec.configs
+// to override it for one management cluster. It is namespaced, like
+// AddOnDeploymentConfig, because OCM refers to add-on configs by name and namespace.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:path=hostingconfigs,singular=hostingconfig,scope=Namespaced
+// +kubebuilder:printcolumn:name="Max",type="integer",JSONPath=".spec.capacity.maxHostedClusters",description="Hosted clusters at which a management cluster is full"
+// +kubebuilder:printcolumn:name="Threshold",type="integer",JSONPath=".spec.capacity.aboveThreshold",description="Hosted clusters from which a management cluster is above threshold"
+// +kubebuilder:printcolumn:name="CAPI",type="string",JSONPath=".spec.capiMode",description="Cluster API CRD mode"
+// +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
+type HostingConfig struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec is the configuration.
+	// +optional
+	// +kubebuilder:default={}
+	Spec HostingConfigSpec `json:"spec,omitempty"`
+}
+
+// HostingConfigList is a list of HostingConfigs.
+//
+// +kubebuilder:object:root=true
+type HostingConfigList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []HostingConfig `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&HostingConfig{}, &HostingConfigList{})
+}

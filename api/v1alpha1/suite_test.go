@@ -1,0 +1,217 @@
+package v1alpha1_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
+
+	hcpv1 "github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+)
+
+// The tests of this package run against a real kube-apiserver and etcd (envtest) with
+// the CRDs from manifests/crds installed, because what they check — the generated
+// schema, its CEL rules, defaulting and pruning — only the apiserver evaluates.
+var (
+	k8s    client.Client
+	scheme = runtime.NewScheme()
+)
+
+const (
+	repoRoot     = "../.."
+	crdDir       = repoRoot + "/manifests/crds"
+	examplesDir  = repoRoot + "/examples"
+	ocmHubCRDDir = repoRoot + "/internal/localfleet/crds/hub"
+	fieldOwner   = "hcp-fleet-api-test"
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(runTests(m))
+}
+
+func runTests(m *testing.M) int {
+	assets, err := binaryAssets()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	for _, add := range []func(*runtime.Scheme) error{hcpv1.AddToScheme, corev1.AddToScheme, apiextensionsv1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	env := &envtest.Environment{BinaryAssetsDirectory: assets, Scheme: scheme}
+	cfg, err := env.Start()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "starting kube-apiserver and etcd from %s: %v\n", assets, err)
+		return 1
+	}
+	defer func() {
+		if err := env.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "stopping envtest:", err)
+		}
+	}()
+	if k8s, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	// Our CRDs are installed the way a cluster admin or an OLM bundle would, by
+	// server-side apply: that also proves the large HostedClusterDeployment CRD fits
+	// (its managedFields included) within the apiserver's request and object limits.
+	// The OCM hub CRDs are there so the Placement in examples/ can be applied too.
+	if err := installCRDs(crdDir, ocmHubCRDDir); err != nil {
+		fmt.Fprintln(os.Stderr, "installing CRDs:", err)
+		return 1
+	}
+	return m.Run()
+}
+
+// binaryAssets finds kube-apiserver and etcd: $KUBEBUILDER_ASSETS (make test sets it),
+// else the cache directory hack/k8s-bins/build.sh fills (the same rule as
+// internal/localfleet.DefaultBinaryDir).
+func binaryAssets() (string, error) {
+	dir := os.Getenv("KUBEBUILDER_ASSETS")
+	if dir == "" {
+		root := os.Getenv("HCP_FLEET_CACHE")
+		if root == "" {
+			cache, err := os.UserCacheDir()
+			if err != nil {
+				cache = os.TempDir()
+			}
+			root = filepath.Join(cache, "hcp-fleet")
+		}
+		dir = filepath.Join(root, "k8s-bins", "kube-v1.34.3-etcd-v3.6.6")
+	}
+	for _, bin := range []string{"kube-apiserver", "etcd"} {
+		if _, err := os.Stat(filepath.Join(dir, bin)); err != nil {
+			return "", fmt.Errorf("%s not found in %s: run `make k8s-bins` to build the Kubernetes binaries these tests run against (or set KUBEBUILDER_ASSETS)", bin, dir)
+		}
+	}
+	return dir, nil
+}
+
+func installCRDs(dirs ...string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var names []string
+	for _, dir := range dirs {
+		objs, err := readObjects(dir)
+		if err != nil {
+			return err
+		}
+		if len(objs) == 0 {
+			return fmt.Errorf("no CRDs in %s", dir)
+		}
+		for _, u := range objs {
+			if err := k8s.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(fieldOwner), client.ForceOwnership); err != nil {
+				return fmt.Errorf("server-side apply of %s: %w", u.GetName(), err)
+			}
+			names = append(names, u.GetName())
+		}
+	}
+	for _, name := range names {
+		for {
+			var crd apiextensionsv1.CustomResourceDefinition
+			if err := k8s.Get(ctx, client.ObjectKey{Name: name}, &crd); err != nil {
+				return err
+			}
+			if established(&crd) {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("CRD %s not established: %v", name, crd.Status.Conditions)
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}
+	return nil
+}
+
+func established(crd *apiextensionsv1.CustomResourceDefinition) bool {
+	for _, c := range crd.Status.Conditions {
+		if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+// readObjects reads every object of every .yaml file in dir, in file name order.
+func readObjects(dir string) ([]*unstructured.Unstructured, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	var objs []*unstructured.Unstructured
+	for _, f := range files {
+		fileObjs, err := readFile(f)
+		if err != nil {
+			return nil, err
+		}
+		objs = append(objs, fileObjs...)
+	}
+	return objs, nil
+}
+
+func readFile(file string) ([]*unstructured.Unstructured, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	var objs []*unstructured.Unstructured
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	for {
+		doc, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return objs, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal(doc, &u.Object); err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+		if len(u.Object) == 0 {
+			continue
+		}
+		objs = append(objs, u)
+	}
+}
+
+// mustObject parses one YAML object.
+func mustObject(t *testing.T, doc string) *unstructured.Unstructured {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+		t.Fatalf("parsing test object: %v", err)
+	}
+	return u
+}
+
+// ensureNamespace creates a namespace for one test.
+func ensureNamespace(t *testing.T, name string) {
+	t.Helper()
+	ns := &corev1.Namespace{}
+	ns.Name = name
+	if err := k8s.Create(context.Background(), ns); client.IgnoreAlreadyExists(err) != nil {
+		t.Fatalf("creating namespace %s: %v", name, err)
+	}
+}
