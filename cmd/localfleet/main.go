@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet"
+	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hcpfleet"
 )
 
 const usage = `localfleet runs a whole hcp-fleet on this machine, without Docker.
@@ -95,6 +96,18 @@ func up(dir string, clusters, hubPort int) error {
 		_ = os.Remove(pidFile(dir))
 		fmt.Println("localfleet: stopped")
 	}()
+	fmt.Println("localfleet: installing hcp-fleet (CRDs, ClusterManagementAddOn, default HostingConfig, Placement)")
+	if err := hcpfleet.Install(ctx, fleet); err != nil {
+		return err
+	}
+	product, err := hcpfleet.Start(fleet, hcpfleet.Options{})
+	if err != nil {
+		return err
+	}
+	defer product.Stop()
+	if err := hcpfleet.EnableOnAll(ctx, fleet); err != nil {
+		return err
+	}
 	kubeconfigs, err := publishKubeconfigs(fleet, dir)
 	if err != nil {
 		return err
@@ -109,6 +122,9 @@ func up(dir string, clusters, hubPort int) error {
 			return nil
 		case <-ticker.C:
 			if err := fleet.Err(); err != nil {
+				return err
+			}
+			if err := product.Err(); err != nil {
 				return err
 			}
 		}
@@ -151,7 +167,8 @@ func printWelcome(fleet *localfleet.Fleet, dir string, kubeconfigs map[string]st
 		names = append(names, m.Name)
 	}
 	fmt.Printf(`
-The local fleet is up: a hub and %d management clusters (%s).
+The local fleet is up: a hub and %d management clusters (%s), with hcp-fleet
+installed on the hub and its agent enabled on every management cluster.
 Kubeconfigs:   %s (hub), %s/<cluster>.kubeconfig
 Logs:          %s
 

@@ -27,6 +27,8 @@ import (
 	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	"open-cluster-management.io/ocm/pkg/registration/register/csr"
+	registrationspoke "open-cluster-management.io/ocm/pkg/registration/spoke"
+	ctrl "sigs.k8s.io/controller-runtime"
 )
 
 // Options configure a fleet.
@@ -40,6 +42,9 @@ type Options struct {
 	// StatusSyncInterval is the work agents' status feedback poll interval
 	// (--status-sync-interval; OCM's default is 10s).
 	StatusSyncInterval time.Duration
+	// AddOnLeaseSyncInterval is how often the registration agents check
+	// add-on health leases (OCM's default is 30s; process-wide).
+	AddOnLeaseSyncInterval time.Duration
 	// Progress receives one line per start-up step (nil: discarded).
 	Progress io.Writer
 	// HubAPIServerPort fixes the hub apiserver's port (0: any free port).
@@ -78,6 +83,9 @@ func Start(ctx context.Context, opts Options) (*Fleet, error) {
 	if opts.StartTimeout <= 0 {
 		opts.StartTimeout = 5 * time.Minute
 	}
+	if opts.AddOnLeaseSyncInterval > 0 {
+		registrationspoke.AddOnLeaseControllerSyncInterval = opts.AddOnLeaseSyncInterval
+	}
 	binDir, err := binaryDir()
 	if err != nil {
 		return nil, err
@@ -105,7 +113,7 @@ func Start(ctx context.Context, opts Options) (*Fleet, error) {
 	if err := f.start(startCtx, binDir); err != nil {
 		f.Stop()
 		if ctxErr := startCtx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
-			err = fmt.Errorf("%w (start-up: %v)", err, ctxErr)
+			err = fmt.Errorf("%w (start-up: %w)", err, ctxErr)
 		}
 		return nil, fmt.Errorf("local fleet: %w\n  all logs: %s", err, f.LogDir)
 	}
@@ -348,5 +356,6 @@ func redirectInProcessLogs(path string) error {
 		_ = fs.Set("one_output", "true")
 	})
 	klog.SetOutput(out)
+	ctrl.SetLogger(klog.NewKlogr())
 	return nil
 }

@@ -76,7 +76,7 @@ func (p *process) exited() (bool, error) {
 // failure builds the one clear error the fleet reports when a component
 // fails: what failed, why, where its log is, and the log's last lines.
 func (p *process) failure(what string, cause error) error {
-	return fmt.Errorf("%s %s: %v\n  log: %s\n%s", p.name, what, cause, p.logPath, indent(tail(p.logPath, 15)))
+	return fmt.Errorf("%s %s: %w\n  log: %s\n%s", p.name, what, cause, p.logPath, indent(tail(p.logPath, 15)))
 }
 
 // waitReady polls ready until it succeeds, the process exits, or the timeout

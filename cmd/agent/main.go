@@ -1,0 +1,26 @@
+// Command hcp-fleet-agent is the hcp-fleet add-on agent that runs on each
+// management cluster. See --help.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/hcp-fleet/hcp-fleet/internal/agentapp"
+)
+
+func main() {
+	ctrl.SetLogger(zap.New())
+	if err := agentapp.Main(ctrl.SetupSignalHandler(), os.Args[1:], os.Stderr); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return
+		}
+		fmt.Fprintln(os.Stderr, "hcp-fleet-agent:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,22 @@
+// Package agentapp is the hcp-fleet agent program: the agent runtime with
+// every feature the agent runs. cmd/agent is its command line; the local
+// fleet's kubelet stand-in runs the same Main in-process.
+package agentapp
+
+import (
+	"context"
+	"io"
+
+	"github.com/hcp-fleet/hcp-fleet/pkg/addon/agent"
+)
+
+// Features are the parts of the agent, in setup order (cleanup runs in
+// reverse).
+func Features() []agent.Feature {
+	return nil
+}
+
+// Main runs the agent command line (args without the program name).
+func Main(ctx context.Context, args []string, stderr io.Writer) error {
+	return agent.Main(ctx, args, stderr, Features()...)
+}

@@ -1,0 +1,137 @@
+// Package hub is the hcp-fleet hub process: one controller-runtime manager
+// (leader election, metrics, health endpoints) running the addon-framework
+// add-on manager for hcp-fleet and the hub controllers. cmd/hub is its
+// command line; the local fleet and the tests run the same code in-process.
+package hub
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	"open-cluster-management.io/addon-framework/pkg/addonmanager"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
+	addonhub "github.com/hcp-fleet/hcp-fleet/pkg/addon/hub"
+)
+
+// Options configure the hub process.
+type Options struct {
+	Kubeconfig             string
+	Namespace              string
+	LeaderElect            bool
+	LeaseDuration          time.Duration
+	RenewDeadline          time.Duration
+	RetryPeriod            time.Duration
+	MetricsBindAddress     string
+	HealthProbeBindAddress string
+	DefaultAgentImage      string
+}
+
+// NewOptions returns the defaults.
+func NewOptions() *Options {
+	return &Options{
+		Namespace:              "hcp-fleet",
+		LeaderElect:            true,
+		LeaseDuration:          15 * time.Second,
+		RenewDeadline:          10 * time.Second,
+		RetryPeriod:            2 * time.Second,
+		MetricsBindAddress:     ":8443",
+		HealthProbeBindAddress: ":8081",
+		DefaultAgentImage:      addon.DefaultAgentImage,
+	}
+}
+
+// FlagSet returns the hub's flags bound to o.
+func (o *Options) FlagSet(output io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("hcp-fleet-hub", flag.ContinueOnError)
+	fs.SetOutput(output)
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Kubeconfig of the hub. Empty: the in-cluster service account.")
+	fs.StringVar(&o.Namespace, "namespace", o.Namespace, "Namespace the hub runs in: its leader election lease and default HostingConfig live there.")
+	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "Elect a leader among hub replicas; only the leader schedules and renders.")
+	fs.DurationVar(&o.LeaseDuration, "leader-elect-lease-duration", o.LeaseDuration, "How long a non-leader waits before taking over a lost leader's lease.")
+	fs.DurationVar(&o.RenewDeadline, "leader-elect-renew-deadline", o.RenewDeadline, "How long the leader retries renewing before it gives up leadership.")
+	fs.DurationVar(&o.RetryPeriod, "leader-elect-retry-period", o.RetryPeriod, "How often candidates try to acquire or renew leadership.")
+	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "Address of the Prometheus metrics endpoint; \"0\" disables it.")
+	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress, "Address of /healthz and /readyz; \"0\" disables them.")
+	fs.StringVar(&o.DefaultAgentImage, "agent-image", o.DefaultAgentImage, "Agent image when the HostingConfig names none.")
+	return fs
+}
+
+// Validate reports invalid options.
+func (o *Options) Validate() error {
+	var errs []error
+	if o.Namespace == "" {
+		errs = append(errs, errors.New("--namespace is required"))
+	}
+	if o.LeaderElect && o.RenewDeadline >= o.LeaseDuration {
+		errs = append(errs, fmt.Errorf("--leader-elect-renew-deadline (%s) must be shorter than --leader-elect-lease-duration (%s)", o.RenewDeadline, o.LeaseDuration))
+	}
+	if o.DefaultAgentImage == "" {
+		errs = append(errs, errors.New("--agent-image is required"))
+	}
+	return errors.Join(errs...)
+}
+
+// Run runs the hub until ctx ends.
+func Run(ctx context.Context, cfg *rest.Config, opts *Options) error {
+	if err := opts.Validate(); err != nil {
+		return err
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsBindAddress},
+		HealthProbeBindAddress:        opts.HealthProbeBindAddress,
+		LeaderElection:                opts.LeaderElect,
+		LeaderElectionID:              addon.Name + "-hub",
+		LeaderElectionNamespace:       opts.Namespace,
+		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 &opts.LeaseDuration,
+		RenewDeadline:                 &opts.RenewDeadline,
+		RetryPeriod:                   &opts.RetryPeriod,
+		// Tests and the local fleet run several hubs in one process.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		return err
+	}
+	if opts.HealthProbeBindAddress != "0" {
+		if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+			return err
+		}
+		if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+			return err
+		}
+	}
+	agentAddon, err := addonhub.NewAgentAddon(cfg, addonhub.Options{DefaultAgentImage: opts.DefaultAgentImage})
+	if err != nil {
+		return err
+	}
+	addonManager, err := addonmanager.New(cfg)
+	if err != nil {
+		return err
+	}
+	if err := addonManager.AddAgent(agentAddon); err != nil {
+		return err
+	}
+	// Only the leader renders and registers agents.
+	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		if err := addonManager.Start(ctx); err != nil {
+			return fmt.Errorf("add-on manager: %w", err)
+		}
+		<-ctx.Done()
+		return nil
+	})); err != nil {
+		return err
+	}
+	return mgr.Start(ctx)
+}

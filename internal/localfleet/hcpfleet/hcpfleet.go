@@ -1,0 +1,204 @@
+// Package hcpfleet installs and runs hcp-fleet on a local fleet the way it
+// runs on a real hub: the same manifests (CRDs, ClusterManagementAddOn,
+// default HostingConfig, Placement), the hub process in-process (one or more
+// replicas, leader-elected), and on every management cluster a kubelet
+// stand-in that runs the agent's Deployment and Jobs — the same program as
+// cmd/agent — with the identity and mounts the manifests give it.
+package hcpfleet
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
+
+	"github.com/hcp-fleet/hcp-fleet/internal/agentapp"
+	"github.com/hcp-fleet/hcp-fleet/internal/hub"
+	"github.com/hcp-fleet/hcp-fleet/internal/localfleet"
+	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/kubeletsim"
+	"github.com/hcp-fleet/hcp-fleet/manifests"
+	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
+)
+
+// HostLabel marks a managed cluster as a management cluster for hcp-fleet;
+// the shipped hcp-fleet-hosts Placement selects it.
+const HostLabel = "hcpfleet.io/management-cluster"
+
+// Manifests returns what a hub admin installs: the CRDs and the hub
+// manifests, in apply order.
+func Manifests() ([]*unstructured.Unstructured, error) {
+	var all []*unstructured.Unstructured
+	for _, dir := range []struct {
+		fs   fs.FS
+		path string
+	}{{manifests.CRDs, "crds"}, {manifests.Hub, "hub"}} {
+		objs, err := localfleet.ReadManifestDir(dir.fs, dir.path)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, objs...)
+	}
+	return all, nil
+}
+
+// Install applies the hcp-fleet CRDs and hub manifests to the fleet's hub.
+func Install(ctx context.Context, fleet *localfleet.Fleet) error {
+	objs, err := Manifests()
+	if err != nil {
+		return err
+	}
+	applier, err := localfleet.NewApplier(fleet.Hub.Config())
+	if err != nil {
+		return err
+	}
+	return applier.Apply(ctx, objs...)
+}
+
+// Options configure the running product.
+type Options struct {
+	// HubReplicas is how many hub processes run (leader-elected). Default 1.
+	HubReplicas int
+	// Hub tweaks the hub options (after defaults for the local fleet).
+	Hub func(*hub.Options)
+}
+
+// Product is hcp-fleet running on a local fleet.
+type Product struct {
+	fleet  *localfleet.Fleet
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu     sync.Mutex
+	errs   []error
+	hubs   []*hubReplica
+	parent context.Context
+	opts   Options
+}
+
+type hubReplica struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// AgentImage is the agent image the local fleet runs (in-process).
+const AgentImage = addon.DefaultAgentImage
+
+// Start runs the hub replicas and a kubelet stand-in on every management
+// cluster. Install first.
+func Start(fleet *localfleet.Fleet, opts Options) (*Product, error) {
+	if opts.HubReplicas <= 0 {
+		opts.HubReplicas = 1
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &Product{fleet: fleet, cancel: cancel, parent: ctx, opts: opts}
+	for i := 0; i < opts.HubReplicas; i++ {
+		p.StartHub()
+	}
+	images := kubeletsim.Images{
+		// The local fleet gives every in-process program the same network
+		// namespace: no fixed ports.
+		repository(AgentImage): func(ctx context.Context, args []string) error {
+			args = append(args, "--metrics-bind-address=0", "--health-probe-bind-address=0", "--credential-poll-period=1s")
+			return agentapp.Main(ctx, args, os.Stderr)
+		},
+	}
+	for _, m := range fleet.Managed {
+		k, err := kubeletsim.New(m.Name, m.Config(), images, filepath.Join(m.Dir, "kubelet"))
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		p.wg.Add(1)
+		go func() { defer p.wg.Done(); k.Run(ctx) }()
+	}
+	return p, nil
+}
+
+// StartHub starts one more hub replica and returns its index.
+func (p *Product) StartHub() int {
+	ctx, cancel := context.WithCancel(p.parent)
+	r := &hubReplica{cancel: cancel, done: make(chan struct{})}
+	p.mu.Lock()
+	p.hubs = append(p.hubs, r)
+	idx := len(p.hubs) - 1
+	p.mu.Unlock()
+	opts := hub.NewOptions()
+	opts.MetricsBindAddress, opts.HealthProbeBindAddress = "0", "0"
+	opts.LeaseDuration, opts.RenewDeadline, opts.RetryPeriod = 4*time.Second, 3*time.Second, 500*time.Millisecond
+	if p.opts.Hub != nil {
+		p.opts.Hub(opts)
+	}
+	go func() {
+		defer close(r.done)
+		if err := hub.Run(ctx, p.fleet.Hub.Config(), opts); err != nil && ctx.Err() == nil {
+			p.mu.Lock()
+			p.errs = append(p.errs, fmt.Errorf("hub replica %d: %w", idx, err))
+			p.mu.Unlock()
+		}
+	}()
+	return idx
+}
+
+// StopHub stops hub replica i (as if its pod were killed).
+func (p *Product) StopHub(i int) {
+	p.mu.Lock()
+	r := p.hubs[i]
+	p.mu.Unlock()
+	r.cancel()
+	<-r.done
+}
+
+// Err reports the first failure of a hub replica.
+func (p *Product) Err() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.errs) > 0 {
+		return p.errs[0]
+	}
+	return nil
+}
+
+// Stop stops the hub replicas and every program the kubelets run.
+func (p *Product) Stop() {
+	p.cancel()
+	p.mu.Lock()
+	hubs := append([]*hubReplica(nil), p.hubs...)
+	p.mu.Unlock()
+	for _, r := range hubs {
+		<-r.done
+	}
+	p.wg.Wait()
+}
+
+func repository(image string) string {
+	for i := len(image) - 1; i >= 0 && image[i] != '/'; i-- {
+		if image[i] == ':' {
+			return image[:i]
+		}
+	}
+	return image
+}
+
+// EnableOnAll labels every management cluster for the hcp-fleet-hosts
+// Placement, so the add-on's install strategy enables the agent there.
+func EnableOnAll(ctx context.Context, fleet *localfleet.Fleet) error {
+	clusters, err := clusterclient.NewForConfig(fleet.Hub.Config())
+	if err != nil {
+		return err
+	}
+	patch := []byte(fmt.Sprintf(`{"metadata":{"labels":{%q:"true"}}}`, HostLabel))
+	for _, m := range fleet.Managed {
+		if _, err := clusters.ClusterV1().ManagedClusters().Patch(ctx, m.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,469 @@
+package addon_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned"
+	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
+	workclient "open-cluster-management.io/api/client/work/clientset/versioned"
+
+	"github.com/hcp-fleet/hcp-fleet/internal/localfleet"
+	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hcpfleet"
+	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
+	addonhub "github.com/hcp-fleet/hcp-fleet/pkg/addon/hub"
+)
+
+var (
+	fleet   *localfleet.Fleet
+	product *hcpfleet.Product
+)
+
+func TestMain(m *testing.M) {
+	ctx := context.Background()
+	var err error
+	fleet, err = localfleet.Start(ctx, localfleet.Options{ManagementClusters: 2, StatusSyncInterval: time.Second, AddOnLeaseSyncInterval: time.Second})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fmt.Printf("local fleet start-up took %s\n", fleet.StartupDur.Round(time.Millisecond))
+	code := 1
+	if err = hcpfleet.Install(ctx, fleet); err == nil {
+		product, err = hcpfleet.Start(fleet, hcpfleet.Options{})
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	} else {
+		code = m.Run()
+		product.Stop()
+	}
+	fleet.Stop()
+	os.Exit(code)
+}
+
+func eventually(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) error) {
+	t.Helper()
+	var last error
+	err := wait.PollUntilContextTimeout(context.Background(), 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		last = cond(ctx)
+		return last == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("%s: not after %s: %v\n  fleet logs: %s", what, timeout, last, fleet.LogDir)
+	}
+}
+
+type clients struct {
+	hubKube   kubernetes.Interface
+	addons    addonclient.Interface
+	clusters  clusterclient.Interface
+	works     workclient.Interface
+	hubDyn    dynamic.Interface
+	spokeKube map[string]kubernetes.Interface
+}
+
+func newClients(t *testing.T) *clients {
+	t.Helper()
+	cfg := fleet.Hub.Config()
+	c := &clients{spokeKube: map[string]kubernetes.Interface{}}
+	c.hubKube = kubernetes.NewForConfigOrDie(cfg)
+	c.addons = addonclient.NewForConfigOrDie(cfg)
+	c.clusters = clusterclient.NewForConfigOrDie(cfg)
+	c.works = workclient.NewForConfigOrDie(cfg)
+	c.hubDyn = dynamic.NewForConfigOrDie(cfg)
+	for _, m := range fleet.Managed {
+		c.spokeKube[m.Name] = kubernetes.NewForConfigOrDie(m.Config())
+	}
+	return c
+}
+
+func (c *clients) label(t *testing.T, cluster, key string, value *string) {
+	t.Helper()
+	v := "null"
+	if value != nil {
+		v = fmt.Sprintf("%q", *value)
+	}
+	patch := []byte(fmt.Sprintf(`{"metadata":{"labels":{%q:%s}}}`, key, v))
+	if _, err := c.clusters.ClusterV1().ManagedClusters().Patch(context.Background(), cluster, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func ptrTo(s string) *string { return &s }
+
+// agentReady waits until the add-on is registered and Available on cluster
+// and returns its ManagedClusterAddOn.
+func (c *clients) agentReady(t *testing.T, cluster string) *addonv1alpha1.ManagedClusterAddOn {
+	t.Helper()
+	var mca *addonv1alpha1.ManagedClusterAddOn
+	eventually(t, 3*time.Minute, "add-on Available on "+cluster, func(ctx context.Context) error {
+		var err error
+		mca, err = c.addons.AddonV1alpha1().ManagedClusterAddOns(cluster).Get(ctx, addon.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		for _, cond := range []string{addonv1alpha1.ManagedClusterAddOnConditionAvailable, addonv1alpha1.ManagedClusterAddOnRegistrationApplied, addon.ConditionHostingConfigApplied} {
+			if !meta.IsStatusConditionTrue(mca.Status.Conditions, cond) {
+				return fmt.Errorf("condition %s not True: %+v", cond, mca.Status.Conditions)
+			}
+		}
+		return nil
+	})
+	return mca
+}
+
+func (c *clients) deployment(t *testing.T, cluster string) *appsv1.Deployment {
+	t.Helper()
+	d, err := c.spokeKube[cluster].AppsV1().Deployments(addon.DefaultInstallNamespace).Get(context.Background(), "hcp-fleet-agent", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// agentHubConfig builds a client config from the agent's hub credentials as
+// OCM registration issued them (the Secret on the management cluster).
+func (c *clients) agentHubConfig(t *testing.T, cluster string) *rest.Config {
+	t.Helper()
+	s, err := c.spokeKube[cluster].CoreV1().Secrets(addon.DefaultInstallNamespace).Get(context.Background(), addon.HubKubeconfigSecret, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &rest.Config{Host: fleet.Hub.Host, TLSClientConfig: rest.TLSClientConfig{
+		CAData: fleet.Hub.CAData(), CertData: s.Data["tls.crt"], KeyData: s.Data["tls.key"],
+	}}
+}
+
+func TestAddOnLifecycle(t *testing.T) {
+	ctx := context.Background()
+	c := newClients(t)
+
+	// An AddOnDeploymentConfig for node placement, resources and proxy,
+	// attached to the install strategy.
+	adc := &addonv1alpha1.AddOnDeploymentConfig{
+		ObjectMeta: metav1.ObjectMeta{Name: "agent-placement", Namespace: "hcp-fleet"},
+		Spec: addonv1alpha1.AddOnDeploymentConfigSpec{
+			// An AddOnDeploymentConfig defaults agentInstallNamespace to
+			// OCM's shared open-cluster-management-agent-addon.
+			AgentInstallNamespace: addon.DefaultInstallNamespace,
+			NodePlacement: &addonv1alpha1.NodePlacement{
+				NodeSelector: map[string]string{"node-role.kubernetes.io/infra": ""},
+				Tolerations:  []corev1.Toleration{{Key: "node-role.kubernetes.io/infra", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
+			},
+			ProxyConfig: addonv1alpha1.ProxyConfig{HTTPSProxy: "http://proxy.example.com:3128", NoProxy: ".cluster.local"},
+			ResourceRequirements: []addonv1alpha1.ContainerResourceRequirements{{
+				ContainerID: "deployments:hcp-fleet-agent:agent",
+				Resources:   corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceMemory: mustQuantity("128Mi")}},
+			}},
+		},
+	}
+	if _, err := c.addons.AddonV1alpha1().AddOnDeploymentConfigs("hcp-fleet").Create(ctx, adc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	patch := []byte(`{"spec":{"installStrategy":{"type":"Placements","placements":[{"name":"hcp-fleet-hosts","namespace":"hcp-fleet","rolloutStrategy":{"type":"All"},` +
+		`"configs":[{"group":"addon.open-cluster-management.io","resource":"addondeploymentconfigs","name":"agent-placement","namespace":"hcp-fleet"}]}]}}}`)
+	if _, err := c.addons.AddonV1alpha1().ClusterManagementAddOns().Patch(ctx, addon.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	cluster2Enabled := false
+
+	// Enable on cluster-1 through the Placement install strategy.
+	c.label(t, "cluster-1", hcpfleet.HostLabel, ptrTo("true"))
+	mca := c.agentReady(t, "cluster-1")
+
+	t.Run("registered through the CSR flow", func(t *testing.T) {
+		csrs, err := c.hubKube.CertificatesV1().CertificateSigningRequests().List(ctx, metav1.ListOptions{
+			LabelSelector: "open-cluster-management.io/cluster-name=cluster-1,open-cluster-management.io/addon-name=" + addon.Name,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		signed := false
+		for _, csr := range csrs.Items {
+			signed = signed || len(csr.Status.Certificate) > 0
+		}
+		if !signed {
+			t.Fatalf("no signed add-on CSR for cluster-1 (%d CSRs)", len(csrs.Items))
+		}
+	})
+
+	t.Run("agent objects carry both configs", func(t *testing.T) {
+		d := c.deployment(t, "cluster-1")
+		pod := d.Spec.Template.Spec
+		if _, ok := pod.NodeSelector["node-role.kubernetes.io/infra"]; !ok || len(pod.Tolerations) != 1 {
+			t.Errorf("node placement from the AddOnDeploymentConfig missing: %v %v", pod.NodeSelector, pod.Tolerations)
+		}
+		agent := pod.Containers[0]
+		if got := agent.Resources.Requests.Memory().String(); got != "128Mi" {
+			t.Errorf("memory request: want 128Mi from the AddOnDeploymentConfig, got %s", got)
+		}
+		if !hasEnv(agent.Env, "HTTPS_PROXY", "http://proxy.example.com:3128") {
+			t.Errorf("proxy env missing: %v", agent.Env)
+		}
+		if agent.Image != hcpfleet.AgentImage {
+			t.Errorf("image: want %s from the default HostingConfig, got %s", hcpfleet.AgentImage, agent.Image)
+		}
+		if !hasArg(agent.Args, "--cluster-name=cluster-1") {
+			t.Errorf("args do not name the cluster: %v", agent.Args)
+		}
+		cm, err := c.spokeKube["cluster-1"].CoreV1().ConfigMaps(addon.DefaultInstallNamespace).Get(ctx, addon.HostingConfigMap, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := configHash(mca, "hostingconfigs")
+		if want == "" || cm.Data[addon.HostingConfigHashKey] != want || cm.Data[addon.HostingConfigRefKey] != "hcp-fleet/default" {
+			t.Errorf("hosting config map %v does not match the resolved config (hash %q)", cm.Data, want)
+		}
+		if _, err := c.addons.AddonV1alpha1().ManagedClusterAddOns("cluster-2").Get(ctx, addon.Name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("cluster-2 is not selected by the Placement but has the add-on: %v", err)
+		}
+	})
+
+	t.Run("agent hub identity is confined to its cluster namespace", func(t *testing.T) {
+		cfg := c.agentHubConfig(t, "cluster-1")
+		kube := kubernetes.NewForConfigOrDie(cfg)
+		addons := addonclient.NewForConfigOrDie(cfg)
+		if _, err := addons.AddonV1alpha1().ManagedClusterAddOns("cluster-1").Get(ctx, addon.Name, metav1.GetOptions{}); err != nil {
+			t.Errorf("agent must read its own ManagedClusterAddOn: %v", err)
+		}
+		if _, err := kube.CoreV1().Secrets("cluster-1").List(ctx, metav1.ListOptions{}); err != nil {
+			t.Errorf("agent must list Secrets in its cluster namespace: %v", err)
+		}
+		for what, err := range map[string]error{
+			"Secrets in cluster-2":      listErr(kube.CoreV1().Secrets("cluster-2").List(ctx, metav1.ListOptions{})),
+			"Secrets in hcp-fleet":      listErr(kube.CoreV1().Secrets("hcp-fleet").List(ctx, metav1.ListOptions{})),
+			"Secrets cluster-wide":      listErr(kube.CoreV1().Secrets("").List(ctx, metav1.ListOptions{})),
+			"Namespaces":                listErr(kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})),
+			"ClusterRoles":              listErr(kube.RbacV1().ClusterRoles().List(ctx, metav1.ListOptions{})),
+			"ManagedClusterAddOns of 2": listErr(addons.AddonV1alpha1().ManagedClusterAddOns("cluster-2").List(ctx, metav1.ListOptions{})),
+		} {
+			if !apierrors.IsForbidden(err) {
+				t.Errorf("agent of cluster-1 listing %s: want Forbidden, got %v", what, err)
+			}
+		}
+	})
+
+	t.Run("agent identity on the management cluster is least privilege", func(t *testing.T) {
+		sa := "system:serviceaccount:" + addon.DefaultInstallNamespace + ":hcp-fleet-agent"
+		for _, tc := range []struct {
+			attrs authorizationv1.ResourceAttributes
+			want  bool
+		}{
+			{authorizationv1.ResourceAttributes{Namespace: addon.DefaultInstallNamespace, Verb: "update", Group: "coordination.k8s.io", Resource: "leases"}, true},
+			{authorizationv1.ResourceAttributes{Namespace: addon.DefaultInstallNamespace, Verb: "get", Resource: "secrets"}, true},
+			{authorizationv1.ResourceAttributes{Namespace: "kube-system", Verb: "get", Resource: "secrets"}, false},
+			{authorizationv1.ResourceAttributes{Namespace: addon.DefaultInstallNamespace, Verb: "create", Resource: "secrets"}, false},
+			{authorizationv1.ResourceAttributes{Verb: "create", Group: "cluster.open-cluster-management.io", Resource: "clusterclaims"}, true},
+		} {
+			sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{User: sa, ResourceAttributes: &tc.attrs}}
+			got, err := c.spokeKube["cluster-1"].AuthorizationV1().SubjectAccessReviews().Create(ctx, sar, metav1.CreateOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Status.Allowed != tc.want {
+				t.Errorf("%s %s %s/%s: allowed=%v, want %v", sa, tc.attrs.Verb, tc.attrs.Namespace, tc.attrs.Resource, got.Status.Allowed, tc.want)
+			}
+		}
+	})
+
+	t.Run("per-cluster HostingConfig override changes only that cluster", func(t *testing.T) {
+		c.label(t, "cluster-2", hcpfleet.HostLabel, ptrTo("true"))
+		c.agentReady(t, "cluster-2")
+		cluster2Enabled = true
+		before := c.addonWorkGenerations(t, "cluster-1")
+
+		override := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "hcpfleet.io/v1alpha1", "kind": "HostingConfig",
+			"metadata": map[string]any{"name": "cluster-2-override", "namespace": "hcp-fleet"},
+			"spec":     map[string]any{"agentImage": "registry.example.com/hcp-fleet/hcp-fleet-agent:override"},
+		}}
+		if _, err := c.hubDyn.Resource(addonhub.HostingConfigGVR).Namespace("hcp-fleet").Create(ctx, override, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		mcaPatch := []byte(`{"spec":{"configs":[{"group":"hcpfleet.io","resource":"hostingconfigs","name":"cluster-2-override","namespace":"hcp-fleet"}]}}`)
+		if _, err := c.addons.AddonV1alpha1().ManagedClusterAddOns("cluster-2").Patch(ctx, addon.Name, types.MergePatchType, mcaPatch, metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, time.Minute, "cluster-2 agent runs the override image", func(ctx context.Context) error {
+			d := c.deployment(t, "cluster-2")
+			if img := d.Spec.Template.Spec.Containers[0].Image; img != "registry.example.com/hcp-fleet/hcp-fleet-agent:override" {
+				return fmt.Errorf("image %s", img)
+			}
+			return nil
+		})
+		// A different image is not a program the kubelet stand-in knows, so
+		// only the manifests are checked on cluster-2; cluster-1 must be
+		// untouched.
+		if after := c.addonWorkGenerations(t, "cluster-1"); fmt.Sprint(after) != fmt.Sprint(before) {
+			t.Errorf("cluster-1's add-on ManifestWorks changed: %v -> %v", before, after)
+		}
+		if img := c.deployment(t, "cluster-1").Spec.Template.Spec.Containers[0].Image; img != hcpfleet.AgentImage {
+			t.Errorf("cluster-1 image changed to %s", img)
+		}
+		// Back to the default, so cluster-2's agent runs again.
+		if _, err := c.addons.AddonV1alpha1().ManagedClusterAddOns("cluster-2").Patch(ctx, addon.Name, types.MergePatchType, []byte(`{"spec":{"configs":null}}`), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		c.agentReady(t, "cluster-2")
+	})
+
+	t.Run("an unrelated change does not re-render", func(t *testing.T) {
+		before := c.addonWorkGenerations(t, "cluster-1")
+		c.label(t, "cluster-1", "unrelated", ptrTo("yes"))
+		time.Sleep(3 * time.Second) // the add-on manager reacts to cluster changes within milliseconds
+		if after := c.addonWorkGenerations(t, "cluster-1"); fmt.Sprint(after) != fmt.Sprint(before) {
+			t.Errorf("a ManagedCluster label change re-rendered the agent: %v -> %v", before, after)
+		}
+	})
+
+	t.Run("disabling the add-on cleans up and removes everything", func(t *testing.T) {
+		// Watch the add-on through its removal: the pre-delete hook (the
+		// agent's cleanup Job) must report success before it goes.
+		w, err := c.addons.AddonV1alpha1().ManagedClusterAddOns("cluster-1").Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + addon.Name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Stop()
+		cleanupSeen := make(chan string, 1)
+		go func() {
+			for ev := range w.ResultChan() {
+				if m, ok := ev.Object.(*addonv1alpha1.ManagedClusterAddOn); ok {
+					if cond := meta.FindStatusCondition(m.Status.Conditions, addon.ConditionCleanup); cond != nil && cond.Status == metav1.ConditionTrue {
+						cleanupSeen <- cond.Message
+						return
+					}
+				}
+			}
+		}()
+		started := time.Now()
+		c.label(t, "cluster-1", hcpfleet.HostLabel, nil)
+		milestones := map[string]time.Duration{}
+		mark := func(name string) {
+			if _, ok := milestones[name]; !ok {
+				milestones[name] = time.Since(started).Round(100 * time.Millisecond)
+			}
+		}
+		eventually(t, 3*time.Minute, "add-on removed from cluster-1", func(ctx context.Context) error {
+			if _, err := c.addons.AddonV1alpha1().ManagedClusterAddOns("cluster-1").Get(ctx, addon.Name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				return fmt.Errorf("ManagedClusterAddOn still there: %w", err)
+			}
+			mark("ManagedClusterAddOn gone")
+			if _, err := c.spokeKube["cluster-1"].AppsV1().Deployments(addon.DefaultInstallNamespace).Get(ctx, "hcp-fleet-agent", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				return fmt.Errorf("agent Deployment still there: %w", err)
+			}
+			mark("agent Deployment gone")
+			if _, err := c.spokeKube["cluster-1"].CoreV1().Namespaces().Get(ctx, addon.DefaultInstallNamespace, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				return fmt.Errorf("namespace %s still there: %v", addon.DefaultInstallNamespace, err)
+			}
+			mark("namespace gone")
+			if _, err := c.spokeKube["cluster-1"].RbacV1().ClusterRoles().Get(ctx, "open-cluster-management:hcp-fleet:agent", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				return fmt.Errorf("ClusterRole still there: %v", err)
+			}
+			return nil
+		})
+		t.Logf("add-on removed from cluster-1 in %s (%v)", time.Since(started).Round(time.Millisecond), milestones)
+		select {
+		case msg := <-cleanupSeen:
+			t.Logf("cleanup hook reported: %s", msg)
+		default:
+			t.Error("the add-on went without its cleanup hook reporting CleanupSucceeded")
+		}
+		eventually(t, time.Minute, "the add-on's ManifestWorks gone from cluster-1", func(ctx context.Context) error {
+			works, err := c.works.WorkV1().ManifestWorks("cluster-1").List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return err
+			}
+			var left []string
+			for _, w := range works.Items {
+				left = append(left, fmt.Sprintf("%s (deleting: %v, finalizers %v)", w.Name, w.DeletionTimestamp != nil, w.Finalizers))
+			}
+			if len(left) > 0 {
+				return fmt.Errorf("left: %v", left)
+			}
+			return nil
+		})
+		roles, err := c.hubKube.RbacV1().RoleBindings("cluster-1").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, rb := range roles.Items {
+			if rb.RoleRef.Name == addonhub.HubRole().Name {
+				t.Errorf("hub RoleBinding %s left in cluster-1", rb.Name)
+			}
+		}
+		// cluster-2 keeps its agent (when an earlier subtest enabled it).
+		if cluster2Enabled {
+			c.agentReady(t, "cluster-2")
+		}
+	})
+}
+
+// addonWorkGenerations returns name → generation of the add-on's
+// ManifestWorks in a cluster namespace.
+func (c *clients) addonWorkGenerations(t *testing.T, cluster string) map[string]int64 {
+	t.Helper()
+	works, err := c.works.WorkV1().ManifestWorks(cluster).List(context.Background(), metav1.ListOptions{
+		LabelSelector: addonv1alpha1.AddonLabelKey + "=" + addon.Name,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int64{}
+	for _, w := range works.Items {
+		out[w.Name] = w.Generation
+	}
+	if len(out) == 0 {
+		t.Fatalf("no add-on ManifestWorks in %s", cluster)
+	}
+	return out
+}
+
+func configHash(mca *addonv1alpha1.ManagedClusterAddOn, resource string) string {
+	for _, ref := range mca.Status.ConfigReferences {
+		if ref.Resource == resource && ref.DesiredConfig != nil {
+			return ref.DesiredConfig.SpecHash
+		}
+	}
+	return ""
+}
+
+func hasEnv(env []corev1.EnvVar, name, value string) bool {
+	for _, e := range env {
+		if e.Name == name && e.Value == value {
+			return true
+		}
+	}
+	return false
+}
+
+func hasArg(args []string, want string) bool {
+	for _, a := range args {
+		if a == want {
+			return true
+		}
+	}
+	return false
+}
+
+func listErr(_ any, err error) error { return err }
+
+func mustQuantity(s string) resource.Quantity { return resource.MustParse(s) }

@@ -1,0 +1,315 @@
+// Package agent is the runtime of the hcp-fleet agent on a management
+// cluster: it connects to the hub with the credentials OCM registration
+// issued, renews the health lease OCM reads, reports conditions on its
+// ManagedClusterAddOn, hands the HostingConfig to the agent's features, and
+// runs their controllers (HyperShift operator lifecycle, CAPI, OLM, …) and,
+// as the add-on's pre-delete hook, their cleanup.
+package agent
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
+	"open-cluster-management.io/addon-framework/pkg/lease"
+	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+)
+
+// Feature is one part of the agent.
+type Feature struct {
+	// Name identifies the feature in logs and as its condition owner.
+	Name string
+	// Setup registers the feature's controllers with the manager of the
+	// management cluster.
+	Setup func(mgr ctrl.Manager, env *Env) error
+	// Cleanup undoes what the feature did on the management cluster; it runs
+	// in the add-on's pre-delete hook. An error says why it cannot (yet).
+	Cleanup func(ctx context.Context, env *Env) error
+}
+
+// Env is what a feature gets from the runtime.
+type Env struct {
+	Options *Options
+	// Hub is the agent's hub identity: only what the add-on's hub RBAC
+	// grants in the cluster's own namespace.
+	Hub            *rest.Config
+	HubAddonClient addonclient.Interface
+	// Managed is the management cluster, as the agent's service account.
+	Managed       *rest.Config
+	ManagedClient kubernetes.Interface
+	// HostingConfig is the HostingConfig the hub rendered for this cluster.
+	HostingConfig *HostingConfigSource
+}
+
+// Reporter returns the condition reporter of owner on the agent's
+// ManagedClusterAddOn.
+func (e *Env) Reporter(owner string) *Reporter {
+	return NewReporter(e.HubAddonClient, e.Options.ClusterName, e.Options.AddonName, owner)
+}
+
+// Scheme is the scheme of the management-cluster manager; features add their
+// types to it in init.
+var Scheme = runtime.NewScheme()
+
+func init() {
+	utilruntime.Must(clientgoscheme.AddToScheme(Scheme))
+}
+
+// Main is the agent's command line: `run` (the default) or `cleanup`.
+func Main(ctx context.Context, args []string, stderr io.Writer, features ...Feature) error {
+	cmd := "run"
+	if len(args) > 0 && (args[0] == "run" || args[0] == "cleanup") {
+		cmd, args = args[0], args[1:]
+	}
+	opts := NewOptions()
+	fs := opts.FlagSet("hcp-fleet-agent "+cmd, stderr)
+	fs.Usage = func() {
+		_, _ = fmt.Fprintf(stderr, `hcp-fleet-agent runs on a management cluster as the hcp-fleet OCM add-on agent.
+
+Usage:
+  hcp-fleet-agent [run] [flags]   run the agent (default)
+  hcp-fleet-agent cleanup [flags] undo everything the agent did on this cluster (the add-on's pre-delete hook)
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := opts.Validate(); err != nil {
+		return err
+	}
+	if cmd == "cleanup" {
+		return Cleanup(ctx, opts, features...)
+	}
+	return Run(ctx, opts, features...)
+}
+
+// Run runs the agent until ctx ends. When the hub credentials rotate, it
+// stops everything and starts again with the new ones.
+func Run(ctx context.Context, opts *Options, features ...Feature) error {
+	log := ctrl.Log.WithName("agent").WithValues("cluster", opts.ClusterName)
+	for {
+		fingerprint, err := waitForCredentials(ctx, opts)
+		if err != nil {
+			return err
+		}
+		runCtx, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- runOnce(runCtx, opts, features) }()
+		rotated := false
+		ticker := time.NewTicker(opts.CredentialPollPeriod)
+	watch:
+		for {
+			select {
+			case <-ctx.Done():
+				cancel()
+				ticker.Stop()
+				<-done
+				return nil
+			case err := <-done:
+				cancel()
+				ticker.Stop()
+				return err
+			case <-ticker.C:
+				if now, err := credentialFingerprint(opts.HubKubeconfig); err == nil && now != fingerprint {
+					rotated = true
+					break watch
+				}
+			}
+		}
+		ticker.Stop()
+		if rotated {
+			log.Info("hub credentials changed; reconnecting")
+		}
+		cancel()
+		if err := <-done; err != nil {
+			return err
+		}
+	}
+}
+
+// waitForCredentials waits until the hub kubeconfig exists (OCM registration
+// writes it once the add-on's CSR is approved and signed).
+func waitForCredentials(ctx context.Context, opts *Options) (string, error) {
+	for {
+		fp, err := credentialFingerprint(opts.HubKubeconfig)
+		if err == nil {
+			return fp, nil
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(opts.CredentialPollPeriod):
+		}
+	}
+}
+
+// credentialFingerprint hashes the hub kubeconfig and the certificate and key
+// files beside it.
+func credentialFingerprint(kubeconfig string) (string, error) {
+	h := sha256.New()
+	data, err := os.ReadFile(kubeconfig)
+	if err != nil {
+		return "", err
+	}
+	h.Write(data)
+	for _, f := range []string{"tls.crt", "tls.key"} {
+		if b, err := os.ReadFile(filepath.Join(filepath.Dir(kubeconfig), f)); err == nil {
+			h.Write(b)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func newEnv(opts *Options) (*Env, error) {
+	hub, err := clientcmd.BuildConfigFromFlags("", opts.HubKubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("hub kubeconfig %s: %w", opts.HubKubeconfig, err)
+	}
+	managed, err := clientcmd.BuildConfigFromFlags("", opts.Kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("management cluster kubeconfig: %w", err)
+	}
+	addonClient, err := addonclient.NewForConfig(hub)
+	if err != nil {
+		return nil, err
+	}
+	managedClient, err := kubernetes.NewForConfig(managed)
+	if err != nil {
+		return nil, err
+	}
+	return &Env{
+		Options: opts, Hub: hub, HubAddonClient: addonClient, Managed: managed, ManagedClient: managedClient,
+		HostingConfig: newHostingConfigSource(),
+	}, nil
+}
+
+func runOnce(ctx context.Context, opts *Options, features []Feature) error {
+	env, err := newEnv(opts)
+	if err != nil {
+		return err
+	}
+	mgr, err := ctrl.NewManager(env.Managed, ctrl.Options{
+		Scheme:                        Scheme,
+		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsBindAddress},
+		HealthProbeBindAddress:        opts.HealthProbeAddress,
+		LeaderElection:                opts.LeaderElect,
+		LeaderElectionID:              opts.AddonName + "-agent",
+		LeaderElectionNamespace:       opts.AddonNamespace,
+		LeaderElectionReleaseOnCancel: true,
+		// The agent reads ConfigMaps and Secrets only in its own namespace;
+		// its RBAC grants no more.
+		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
+			&corev1.ConfigMap{}: {Namespaces: map[string]cache.Config{opts.AddonNamespace: {}}},
+			&corev1.Secret{}:    {Namespaces: map[string]cache.Config{opts.AddonNamespace: {}}},
+		}},
+		// Controller names are checked for uniqueness process-wide; the agent
+		// builds a new manager after each credential rotation (and the local
+		// fleet runs one agent per cluster in one process).
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		return err
+	}
+	if opts.HealthProbeAddress != "0" {
+		if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+			return err
+		}
+		if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+			return err
+		}
+	}
+	// The health lease OCM's registration agent reads to mark the add-on
+	// Available. Only the leader renews it.
+	updater := lease.NewLeaseUpdater(env.ManagedClient, opts.AddonName, opts.AddonNamespace)
+	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error { updater.Start(ctx); return nil })); err != nil {
+		return err
+	}
+	if err := setupHostingConfig(mgr, env); err != nil {
+		return err
+	}
+	for _, f := range features {
+		if f.Setup == nil {
+			continue
+		}
+		if err := f.Setup(mgr, env); err != nil {
+			return fmt.Errorf("setting up %s: %w", f.Name, err)
+		}
+	}
+	return mgr.Start(ctx)
+}
+
+// CleanupBlockedError is a cleanup that must wait for something (e.g. hosted
+// clusters still running); its Reason becomes the condition reason.
+type CleanupBlockedError struct {
+	Reason  string
+	Message string
+}
+
+func (e *CleanupBlockedError) Error() string { return e.Message }
+
+// Cleanup runs every feature's cleanup (in reverse order of setup) once,
+// reporting progress and the outcome on the ManagedClusterAddOn. An error
+// makes the hook Job fail and be retried; the condition says why.
+func Cleanup(ctx context.Context, opts *Options, features ...Feature) error {
+	if _, err := waitForCredentials(ctx, opts); err != nil {
+		return err
+	}
+	env, err := newEnv(opts)
+	if err != nil {
+		return err
+	}
+	reporter := env.Reporter("cleanup")
+	_ = reporter.Set(ctx, metav1.Condition{Type: conditionCleanup, Status: metav1.ConditionFalse,
+		Reason: "CleanupInProgress", Message: "the add-on is being removed from this cluster; cleaning up"})
+	ctx, cancel := context.WithTimeout(ctx, opts.CleanupTimeout)
+	defer cancel()
+	for i := len(features) - 1; i >= 0; i-- {
+		f := features[i]
+		if f.Cleanup == nil {
+			continue
+		}
+		if err := f.Cleanup(ctx, env); err != nil {
+			reason, msg := "CleanupFailed", fmt.Sprintf("%s: %v", f.Name, err)
+			var blocked *CleanupBlockedError
+			if errors.As(err, &blocked) {
+				reason = blocked.Reason
+			} else if errors.Is(err, context.DeadlineExceeded) {
+				reason, msg = "CleanupTimedOut", fmt.Sprintf("%s: did not finish within %s: %v", f.Name, opts.CleanupTimeout, err)
+			}
+			// Report with a fresh context: ctx may be the one that expired.
+			reportCtx, cancelReport := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancelReport()
+			if rerr := reporter.Set(reportCtx, metav1.Condition{Type: conditionCleanup, Status: metav1.ConditionFalse, Reason: reason, Message: msg}); rerr != nil {
+				return errors.Join(err, rerr)
+			}
+			return err
+		}
+	}
+	return reporter.Set(ctx, metav1.Condition{Type: conditionCleanup, Status: metav1.ConditionTrue,
+		Reason: "CleanupSucceeded", Message: "everything the agent created on this cluster was removed"})
+}
