@@ -23,3 +23,9 @@ var Hub embed.FS
 //
 //go:embed crds/*.yaml
 var CRDs embed.FS
+
+// HyperShiftCRDs holds the HyperShift CRDs the agent installs on management
+// clusters, generated from the pinned HyperShift API types by `make manifests`.
+//
+//go:embed hypershift/*.yaml
+var HyperShiftCRDs embed.FS

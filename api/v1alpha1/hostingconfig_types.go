@@ -149,6 +149,13 @@ type HyperShiftOperatorConfig struct {
 	// +kubebuilder:validation:MaxProperties=64
 	// +kubebuilder:validation:XValidation:rule=`self.all(k, k.matches('^IMAGE_[A-Z0-9_]+$'))`,message="spec.operator.imageOverrides keys must be HyperShift operator image variables matching ^IMAGE_[A-Z0-9_]+$, e.g. IMAGE_CLUSTER_API, IMAGE_AGENT_CAPI_PROVIDER, IMAGE_KUBEVIRT_CAPI_PROVIDER, IMAGE_KONNECTIVITY"
 	ImageOverrides map[string]ImagePullSpec `json:"imageOverrides,omitempty"`
+
+	// adoptExisting lets the agent take over a HyperShift operator that was
+	// installed by something else (e.g. `hypershift install` or another add-on).
+	// Unset, the agent leaves such an install alone and reports it on the
+	// ManagedClusterAddOn.
+	// +optional
+	AdoptExisting bool `json:"adoptExisting,omitempty"`
 }
 
 // ImagePullSpec is a container image reference, e.g. quay.io/org/image:tag or

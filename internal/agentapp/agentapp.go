@@ -8,12 +8,13 @@ import (
 	"io"
 
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon/agent"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/operator"
 )
 
 // Features are the parts of the agent, in setup order (cleanup runs in
 // reverse).
 func Features() []agent.Feature {
-	return nil
+	return []agent.Feature{operator.Feature()}
 }
 
 // Main runs the agent command line (args without the program name).

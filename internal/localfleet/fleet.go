@@ -306,7 +306,8 @@ func (f *Fleet) Stop() {
 	if f.etcd != nil {
 		f.etcd.proc.stop(5 * time.Second)
 	}
-	if f.removeDir && f.Dir != "" {
+	// LOCALFLEET_KEEP=1 keeps a temporary fleet's logs for debugging.
+	if f.removeDir && f.Dir != "" && os.Getenv("LOCALFLEET_KEEP") == "" {
 		_ = os.RemoveAll(f.Dir)
 	}
 }

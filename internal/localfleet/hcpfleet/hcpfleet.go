@@ -23,9 +23,11 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/internal/agentapp"
 	"github.com/hcp-fleet/hcp-fleet/internal/hub"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet"
+	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hypershiftsim"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/kubeletsim"
 	"github.com/hcp-fleet/hcp-fleet/manifests"
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/operator"
 )
 
 // HostLabel marks a managed cluster as a management cluster for hcp-fleet;
@@ -76,6 +78,8 @@ type Product struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
+	kubelets map[string]*kubeletsim.Kubelet
+
 	mu     sync.Mutex
 	errs   []error
 	hubs   []*hubReplica
@@ -98,7 +102,7 @@ func Start(fleet *localfleet.Fleet, opts Options) (*Product, error) {
 		opts.HubReplicas = 1
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	p := &Product{fleet: fleet, cancel: cancel, parent: ctx, opts: opts}
+	p := &Product{fleet: fleet, cancel: cancel, parent: ctx, opts: opts, kubelets: map[string]*kubeletsim.Kubelet{}}
 	for i := 0; i < opts.HubReplicas; i++ {
 		p.StartHub()
 	}
@@ -110,12 +114,15 @@ func Start(fleet *localfleet.Fleet, opts Options) (*Product, error) {
 			return agentapp.Main(ctx, args, os.Stderr)
 		},
 	}
+	// The HyperShift operator cannot run here; its stand-in plays it.
+	images[repository(operator.DefaultImage)] = hypershiftsim.Operator
 	for _, m := range fleet.Managed {
 		k, err := kubeletsim.New(m.Name, m.Config(), images, filepath.Join(m.Dir, "kubelet"))
 		if err != nil {
 			cancel()
 			return nil, err
 		}
+		p.kubelets[m.Name] = k
 		p.wg.Add(1)
 		go func() { defer p.wg.Done(); k.Run(ctx) }()
 	}
@@ -146,6 +153,10 @@ func (p *Product) StartHub() int {
 	}()
 	return idx
 }
+
+// RestartAgent restarts every program on a management cluster (the agent
+// and the HyperShift stand-in), as if their pods were deleted.
+func (p *Product) RestartAgent(cluster string) { p.kubelets[cluster].RestartAll() }
 
 // StopHub stops hub replica i (as if its pod were killed).
 func (p *Product) StopHub(i int) {

@@ -86,6 +86,7 @@ type Kubelet struct {
 	mu      sync.Mutex
 	running map[string]*pod // by "kind/namespace/name"
 	wg      sync.WaitGroup
+	restart chan struct{}
 }
 
 // New returns a kubelet stand-in for the cluster behind config (an admin
@@ -96,7 +97,7 @@ func New(name string, config *rest.Config, images Images, dir string) (*Kubelet,
 	if err != nil {
 		return nil, err
 	}
-	return &Kubelet{name: name, config: config, client: client, images: images, dir: dir, running: map[string]*pod{}}, nil
+	return &Kubelet{name: name, config: config, client: client, images: images, dir: dir, running: map[string]*pod{}, restart: make(chan struct{}, 1)}, nil
 }
 
 // Run watches Deployments and Jobs until ctx ends, then stops every program
@@ -132,6 +133,13 @@ func (k *Kubelet) Run(ctx context.Context) {
 			k.stopAll()
 			factory.Shutdown()
 			return
+		case <-k.restart:
+			// Like deleting every pod: programs stop and start again.
+			k.stopAll()
+			for _, obj := range deployments.GetStore().List() {
+				d := obj.(*appsv1.Deployment)
+				k.syncDeployment(ctx, "Deployment/"+d.Namespace+"/"+d.Name, d)
+			}
 		case key := <-queue:
 			parts := strings.SplitN(key, "/", 3)
 			var obj any
@@ -341,6 +349,7 @@ func (k *Kubelet) runOnce(ctx context.Context, podDir, namespace string, spec co
 	}
 	args := append([]string{}, container.Command[min(1, len(container.Command)):]...)
 	args = append(args, container.Args...)
+	args = expandEnv(args, podEnv(namespace, podName(podDir), container.Env))
 	args = rewriteMountPaths(args, mounts)
 	args = append(args, "--kubeconfig="+kubeconfig)
 	return program(ctx, args)
@@ -544,4 +553,50 @@ func templateHash(t corev1.PodTemplateSpec) string {
 	data, _ := json.Marshal(t)
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:8])
+}
+
+// podEnv resolves the container's literal and downward-API environment.
+func podEnv(namespace, name string, env []corev1.EnvVar) map[string]string {
+	out := map[string]string{}
+	for _, e := range env {
+		switch {
+		case e.ValueFrom == nil:
+			out[e.Name] = e.Value
+		case e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.namespace":
+			out[e.Name] = namespace
+		case e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.name":
+			out[e.Name] = name
+		}
+	}
+	return out
+}
+
+// expandEnv replaces $(VAR) references in arguments, as the kubelet does.
+func expandEnv(args []string, env map[string]string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		for k, v := range env {
+			a = strings.ReplaceAll(a, "$("+k+")", v)
+		}
+		out[i] = a
+	}
+	return out
+}
+
+// podName is a stable stand-in pod name derived from the pod directory.
+func podName(podDir string) string {
+	base := filepath.Base(podDir)
+	if i := strings.LastIndex(base, "_"); i >= 0 {
+		base = base[i+1:]
+	}
+	return base + "-0"
+}
+
+// RestartAll stops every running program and starts it again, as deleting
+// all pods would.
+func (k *Kubelet) RestartAll() {
+	select {
+	case k.restart <- struct{}{}:
+	default:
+	}
 }

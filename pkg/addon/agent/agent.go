@@ -18,6 +18,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -41,6 +42,9 @@ import (
 type Feature struct {
 	// Name identifies the feature in logs and as its condition owner.
 	Name string
+	// ConfigureCache narrows what the manager's cache watches for the
+	// feature's kinds (e.g. Deployments in one namespace only).
+	ConfigureCache func(*cache.Options)
 	// Setup registers the feature's controllers with the manager of the
 	// management cluster.
 	Setup func(mgr ctrl.Manager, env *Env) error
@@ -61,6 +65,21 @@ type Env struct {
 	ManagedClient kubernetes.Interface
 	// HostingConfig is the HostingConfig the hub rendered for this cluster.
 	HostingConfig *HostingConfigSource
+}
+
+// AddonDeleting reports whether the add-on is being removed from this
+// cluster (its ManagedClusterAddOn has a deletion timestamp, and the
+// pre-delete cleanup runs). Features then stop installing things, so they do
+// not fight the cleanup.
+func (e *Env) AddonDeleting(ctx context.Context) (bool, error) {
+	mca, err := e.HubAddonClient.AddonV1alpha1().ManagedClusterAddOns(e.Options.ClusterName).Get(ctx, e.Options.AddonName, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return mca.DeletionTimestamp != nil, nil
 }
 
 // Reporter returns the condition reporter of owner on the agent's
@@ -213,6 +232,17 @@ func runOnce(ctx context.Context, opts *Options, features []Feature) error {
 	if err != nil {
 		return err
 	}
+	// The agent reads ConfigMaps and Secrets only in its own namespace; its
+	// RBAC grants no more. Features narrow their own kinds.
+	cacheOpts := cache.Options{ByObject: map[client.Object]cache.ByObject{
+		&corev1.ConfigMap{}: {Namespaces: map[string]cache.Config{opts.AddonNamespace: {}}},
+		&corev1.Secret{}:    {Namespaces: map[string]cache.Config{opts.AddonNamespace: {}}},
+	}}
+	for _, f := range features {
+		if f.ConfigureCache != nil {
+			f.ConfigureCache(&cacheOpts)
+		}
+	}
 	mgr, err := ctrl.NewManager(env.Managed, ctrl.Options{
 		Scheme:                        Scheme,
 		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsBindAddress},
@@ -221,12 +251,7 @@ func runOnce(ctx context.Context, opts *Options, features []Feature) error {
 		LeaderElectionID:              opts.AddonName + "-agent",
 		LeaderElectionNamespace:       opts.AddonNamespace,
 		LeaderElectionReleaseOnCancel: true,
-		// The agent reads ConfigMaps and Secrets only in its own namespace;
-		// its RBAC grants no more.
-		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
-			&corev1.ConfigMap{}: {Namespaces: map[string]cache.Config{opts.AddonNamespace: {}}},
-			&corev1.Secret{}:    {Namespaces: map[string]cache.Config{opts.AddonNamespace: {}}},
-		}},
+		Cache:                         cacheOpts,
 		// Controller names are checked for uniqueness process-wide; the agent
 		// builds a new manager after each credential rotation (and the local
 		// fleet runs one agent per cluster in one process).

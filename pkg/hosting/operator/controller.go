@@ -1,0 +1,374 @@
+package operator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/pkg/addon/agent"
+)
+
+// ManagedClusterAddOn condition types the operator lifecycle reports.
+const (
+	ConditionInstalled   = "HyperShiftOperatorInstalled"
+	ConditionProgressing = "HyperShiftOperatorProgressing"
+	ConditionDegraded    = "HyperShiftOperatorDegraded"
+)
+
+var (
+	applyWrites = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "hcpfleet_agent_hypershift_operator_apply_writes_total",
+		Help: "Objects of the HyperShift operator install written by the agent (0 per reconcile when nothing changed).",
+	})
+	operatorAvailable = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "hcpfleet_agent_hypershift_operator_available",
+		Help: "1 when the HyperShift operator Deployment the agent installed is available.",
+	})
+)
+
+func init() { metrics.Registry.MustRegister(applyWrites, operatorAvailable) }
+
+// Feature is the HyperShift operator lifecycle as an agent feature.
+func Feature() agent.Feature {
+	return agent.Feature{Name: "hypershift-operator", ConfigureCache: configureCache, Setup: setup, Cleanup: Cleanup}
+}
+
+// configureCache: the agent watches only Deployments in the operator's
+// namespace.
+func configureCache(opts *cache.Options) {
+	if opts.ByObject == nil {
+		opts.ByObject = map[client.Object]cache.ByObject{}
+	}
+	opts.ByObject[&appsv1.Deployment{}] = cache.ByObject{Namespaces: map[string]cache.Config{Namespace: {}}}
+}
+
+// Reconciler keeps the HyperShift operator installed as the HostingConfig
+// says.
+type Reconciler struct {
+	client   client.Client
+	reader   client.Reader // uncached: the install spans many kinds
+	env      *agent.Env
+	reporter *agent.Reporter
+	// Writes counts objects written (for tests and the metric).
+	Writes func(n int)
+}
+
+// installKey is the one request the reconciler handles: the install.
+var installKey = reconcile.Request{NamespacedName: types.NamespacedName{Namespace: Namespace, Name: DeploymentName}}
+
+func setup(mgr ctrl.Manager, env *agent.Env) error {
+	r := &Reconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader(), env: env, reporter: env.Reporter("hypershift-operator")}
+	configChanged := make(chan event.GenericEvent, 1)
+	env.HostingConfig.Subscribe(configChanged)
+	toInstall := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
+		return []reconcile.Request{installKey}
+	})
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("hypershift-operator").
+		WatchesRawSource(source.Channel(configChanged, toInstall)).
+		Watches(&appsv1.Deployment{}, toInstall, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
+			return o.GetNamespace() == Namespace
+		}))).
+		Complete(r)
+}
+
+// Reconcile applies the install if it differs from what the HostingConfig
+// asks for, and reports its state.
+func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
+	hc := r.env.HostingConfig.Current()
+	if hc == nil {
+		return reconcile.Result{}, r.report(ctx, metav1.ConditionFalse, "WaitingForHostingConfig",
+			"waiting for the hub to render this cluster's HostingConfig", nil)
+	}
+	spec := &v1alpha1.HostingConfigSpec{}
+	if err := json.Unmarshal(hc.Spec, spec); err != nil {
+		return reconcile.Result{}, r.report(ctx, metav1.ConditionFalse, "InvalidHostingConfig",
+			fmt.Sprintf("HostingConfig %s cannot be read: %v", hc.Source, err), nil)
+	}
+	install, err := Render(spec)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if deleting, err := r.env.AddonDeleting(ctx); err != nil || deleting {
+		// The pre-delete cleanup is removing the install; re-applying it
+		// would fight the cleanup.
+		return reconcile.Result{}, err
+	}
+
+	current := &appsv1.Deployment{}
+	err = r.client.Get(ctx, installKey.NamespacedName, current)
+	switch {
+	case apierrors.IsNotFound(err):
+		current = nil
+	case err != nil:
+		return reconcile.Result{}, err
+	}
+	adopt := spec.Operator != nil && spec.Operator.AdoptExisting
+	if current != nil && current.Labels[ManagedByLabel] != ManagedByValue && !adopt {
+		return reconcile.Result{}, r.report(ctx, metav1.ConditionFalse, "ForeignInstall", fmt.Sprintf(
+			"a HyperShift operator not installed by hcp-fleet runs in namespace %s (image %s); hcp-fleet leaves it alone. "+
+				"Set spec.operator.adoptExisting in HostingConfig %s to let hcp-fleet take it over", Namespace, image(current), hc.Source), nil)
+	}
+
+	written, err := r.apply(ctx, install, spec)
+	if r.Writes != nil {
+		r.Writes(written)
+	}
+	applyWrites.Add(float64(written))
+	if err != nil {
+		_ = r.report(ctx, metav1.ConditionFalse, "ApplyFailed", err.Error(), current)
+		return reconcile.Result{}, err
+	}
+	if written > 0 || current == nil {
+		current = &appsv1.Deployment{}
+		if err := r.reader.Get(ctx, installKey.NamespacedName, current); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
+	return reconcile.Result{}, r.reportRollout(ctx, install, current, hc)
+}
+
+// apply writes the objects whose applied hash differs from the desired one
+// and removes optional objects no longer desired. It returns how many
+// objects it wrote.
+func (r *Reconciler) apply(ctx context.Context, install *Install, spec *v1alpha1.HostingConfigSpec) (int, error) {
+	written := 0
+	for _, obj := range install.Objects {
+		live := &metav1.PartialObjectMetadata{}
+		live.SetGroupVersionKind(obj.GroupVersionKind())
+		err := r.reader.Get(ctx, client.ObjectKeyFromObject(obj), live)
+		if err != nil && !apierrors.IsNotFound(err) {
+			return written, fmt.Errorf("reading %s: %w", ObjectKey(obj), err)
+		}
+		if err == nil && live.Annotations[AppliedHashAnnotation] == obj.GetAnnotations()[AppliedHashAnnotation] &&
+			live.Labels[ManagedByLabel] == ManagedByValue {
+			continue
+		}
+		if err := r.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj.DeepCopy()),
+			client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+			return written, fmt.Errorf("applying %s: %w", ObjectKey(obj), err)
+		}
+		written++
+	}
+	if spec.Install == nil || spec.Install.ExternalDNS == nil {
+		dns := &appsv1.Deployment{}
+		err := r.client.Get(ctx, types.NamespacedName{Namespace: Namespace, Name: "external-dns"}, dns)
+		if err == nil && dns.Labels[ManagedByLabel] == ManagedByValue {
+			if err := r.client.Delete(ctx, dns); client.IgnoreNotFound(err) != nil {
+				return written, err
+			}
+			written++
+		}
+	}
+	return written, nil
+}
+
+// reportRollout reports the operator Deployment's rollout.
+func (r *Reconciler) reportRollout(ctx context.Context, install *Install, d *appsv1.Deployment, hc *agent.HostingConfig) error {
+	replicas := int32(1)
+	if d.Spec.Replicas != nil {
+		replicas = *d.Spec.Replicas
+	}
+	st := d.Status
+	switch {
+	case st.ObservedGeneration < d.Generation || st.UpdatedReplicas < replicas:
+		operatorAvailable.Set(0)
+		return r.report(ctx, metav1.ConditionFalse, "RollingOut", fmt.Sprintf("rolling out HyperShift operator %s (version %s): %d/%d replicas updated",
+			install.Image, version(install.Image), st.UpdatedReplicas, replicas), d)
+	case st.AvailableReplicas < replicas:
+		operatorAvailable.Set(0)
+		return r.report(ctx, metav1.ConditionFalse, "WaitingForAvailability", fmt.Sprintf("HyperShift operator %s (version %s): %d/%d replicas available%s",
+			install.Image, version(install.Image), st.AvailableReplicas, replicas, deploymentProblem(d)), d)
+	}
+	operatorAvailable.Set(1)
+	return r.report(ctx, metav1.ConditionTrue, "Installed", fmt.Sprintf("HyperShift operator %s (version %s) is installed and available in namespace %s (HostingConfig %s)",
+		install.Image, version(install.Image), Namespace, hc.Source), d)
+}
+
+// report sets the three operator conditions from one state.
+func (r *Reconciler) report(ctx context.Context, installed metav1.ConditionStatus, reason, message string, d *appsv1.Deployment) error {
+	progressing := metav1.Condition{Type: ConditionProgressing, Status: metav1.ConditionFalse, Reason: "AsExpected", Message: "no rollout in progress"}
+	degraded := metav1.Condition{Type: ConditionDegraded, Status: metav1.ConditionFalse, Reason: "AsExpected", Message: "the HyperShift operator is healthy"}
+	switch reason {
+	case "RollingOut", "WaitingForAvailability":
+		progressing = metav1.Condition{Type: ConditionProgressing, Status: metav1.ConditionTrue, Reason: reason, Message: message}
+		if d != nil && deploymentProblem(d) != "" {
+			degraded = metav1.Condition{Type: ConditionDegraded, Status: metav1.ConditionTrue, Reason: "DeploymentUnavailable", Message: message}
+		}
+	case "ApplyFailed", "InvalidHostingConfig":
+		degraded = metav1.Condition{Type: ConditionDegraded, Status: metav1.ConditionTrue, Reason: reason, Message: message}
+	case "ForeignInstall", "WaitingForHostingConfig":
+		degraded.Message = "the agent does not manage a HyperShift operator here: " + message
+	}
+	return r.reporter.Set(ctx, metav1.Condition{Type: ConditionInstalled, Status: installed, Reason: reason, Message: message}, progressing, degraded)
+}
+
+// deploymentProblem describes why a Deployment is unavailable, if its
+// conditions say.
+func deploymentProblem(d *appsv1.Deployment) string {
+	for _, c := range d.Status.Conditions {
+		if (c.Type == appsv1.DeploymentAvailable || c.Type == appsv1.DeploymentReplicaFailure) && c.Status == "False" && c.Message != "" {
+			return "; " + c.Reason + ": " + c.Message
+		}
+		if c.Type == appsv1.DeploymentReplicaFailure && c.Status == "True" {
+			return "; " + c.Reason + ": " + c.Message
+		}
+	}
+	return ""
+}
+
+func image(d *appsv1.Deployment) string {
+	for _, c := range d.Spec.Template.Spec.Containers {
+		return c.Image
+	}
+	return "unknown"
+}
+
+// version is the image's tag (or digest), which is how HyperShift operator
+// images are versioned.
+func version(img string) string {
+	if i := strings.LastIndex(img, "@"); i >= 0 {
+		return img[i+1:]
+	}
+	if i := strings.LastIndex(img, ":"); i > strings.LastIndex(img, "/") {
+		return img[i+1:]
+	}
+	return "latest"
+}
+
+// Cleanup uninstalls what the agent installed. It refuses while any
+// HostedCluster exists (their control planes run on this operator), leaves a
+// foreign install alone, and keeps a CRD while objects of it remain.
+func Cleanup(ctx context.Context, env *agent.Env) error {
+	c, err := client.New(env.Managed, client.Options{Scheme: agent.Scheme})
+	if err != nil {
+		return err
+	}
+	hostedClusters := &unstructured.UnstructuredList{}
+	hostedClusters.SetAPIVersion("hypershift.openshift.io/v1beta1")
+	hostedClusters.SetKind("HostedClusterList")
+	err = c.List(ctx, hostedClusters)
+	switch {
+	case meta.IsNoMatchError(err) || apierrors.IsNotFound(err):
+	case err != nil:
+		return fmt.Errorf("listing HostedClusters: %w", err)
+	case len(hostedClusters.Items) > 0:
+		var names []string
+		for _, hc := range hostedClusters.Items {
+			names = append(names, hc.GetNamespace()+"/"+hc.GetName())
+		}
+		return &agent.CleanupBlockedError{Reason: "HostedClustersExist", Message: fmt.Sprintf(
+			"%d HostedClusters still run on this cluster (%s): delete them, or their HostedClusterDeployments on the hub, before disabling the add-on",
+			len(names), strings.Join(names, ", "))}
+	}
+	install, err := Render(&v1alpha1.HostingConfigSpec{Install: &v1alpha1.InstallOptions{ExternalDNS: &v1alpha1.ExternalDNSConfig{}}})
+	if err != nil {
+		return err
+	}
+	// Two passes: an agent reconcile that was in flight when the cleanup
+	// began may recreate an object the first pass removed.
+	for pass := 0; pass < 2; pass++ {
+		if err := deleteInstall(ctx, c, install); err != nil {
+			return err
+		}
+		if err := waitNamespaceGone(ctx, c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deleteInstall deletes every object of the install that carries our label,
+// last-applied first, keeping CRDs that still have objects.
+func deleteInstall(ctx context.Context, c client.Client, install *Install) error {
+	var errs []error
+	for i := len(install.Objects) - 1; i >= 0; i-- {
+		obj := install.Objects[i]
+		live := &metav1.PartialObjectMetadata{}
+		live.SetGroupVersionKind(obj.GroupVersionKind())
+		if err := c.Get(ctx, client.ObjectKeyFromObject(obj), live); err != nil {
+			if !apierrors.IsNotFound(err) && !meta.IsNoMatchError(err) {
+				errs = append(errs, err)
+			}
+			continue
+		}
+		if live.Labels[ManagedByLabel] != ManagedByValue {
+			continue // not ours
+		}
+		if obj.GetKind() == "CustomResourceDefinition" {
+			if inUse, err := crdInUse(ctx, c, obj); err != nil || inUse {
+				if err != nil {
+					errs = append(errs, err)
+				}
+				continue
+			}
+		}
+		if err := c.Delete(ctx, live); client.IgnoreNotFound(err) != nil {
+			errs = append(errs, fmt.Errorf("deleting %s: %w", ObjectKey(obj), err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// waitNamespaceGone waits until the operator namespace is gone, so "done"
+// means done.
+func waitNamespaceGone(ctx context.Context, c client.Client) error {
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		ns := &metav1.PartialObjectMetadata{}
+		ns.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
+		if err := c.Get(ctx, types.NamespacedName{Name: Namespace}, ns); apierrors.IsNotFound(err) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+	return fmt.Errorf("namespace %s is still terminating", Namespace)
+}
+
+// crdInUse reports whether any object of the CRD's kind remains.
+func crdInUse(ctx context.Context, c client.Client, crd *unstructured.Unstructured) (bool, error) {
+	group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
+	kind, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "kind")
+	versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
+	for _, v := range versions {
+		name, _, _ := unstructured.NestedString(v.(map[string]any), "name")
+		list := &unstructured.UnstructuredList{}
+		list.SetAPIVersion(group + "/" + name)
+		list.SetKind(kind + "List")
+		if err := c.List(ctx, list, client.Limit(1)); err != nil {
+			if meta.IsNoMatchError(err) || apierrors.IsNotFound(err) {
+				continue
+			}
+			return false, err
+		}
+		return len(list.Items) > 0, nil
+	}
+	return false, nil
+}
