@@ -34,7 +34,16 @@ manifests: ## Generate CRDs and docs/api.md (and copy the OCM CRDs the local fle
 	$(GO) run ./hack/crd preserve-unknown-fields -file $(HCD_CRD) \
 		-path spec.hostedCluster.spec -path 'spec.nodePools[].spec'
 	$(GO) run ./hack/crd api-doc -out docs/api.md $(HCD_CRD) $(HC_CRD)
+	@# The HyperShift CRDs the agent installs, generated from the pinned HyperShift API types.
+	rm -rf manifests/hypershift && mkdir -p manifests/hypershift
+	$(TOOLS) controller-gen crd:crdVersions=v1 \
+		paths=github.com/openshift/hypershift/api/hypershift/v1beta1 \
+		paths=github.com/openshift/hypershift/api/certificates/v1alpha1 \
+		paths=github.com/openshift/hypershift/api/scheduling/v1alpha1 \
+		output:crd:dir=manifests/hypershift
 	hack/copy-ocm-crds.sh
+	@# The CAPI CRDs the agent installs (Standard or Private), from the pinned cluster-api.
+	hack/capi/generate.sh
 
 .PHONY: k8s-bins
 k8s-bins: ## Build etcd, kube-apiserver, kube-controller-manager into the user cache (once per machine).
@@ -56,6 +65,10 @@ bench: ## Benchmarks; they print their own figures.
 .PHONY: run
 run: ## The whole product on a local fleet (hub + management clusters); Ctrl-C stops it.
 	KUBEBUILDER_ASSETS="$(K8S_BINS)" $(GO) run ./cmd/localfleet up
+
+.PHONY: fuzz
+fuzz: ## Fuzz the CAPI proxy translators for 60s.
+	$(GO) test -run '^$$' -fuzz=FuzzTranslate -fuzztime=60s ./pkg/capi/proxy
 
 .PHONY: lint
 lint:
