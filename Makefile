@@ -44,6 +44,8 @@ manifests: ## Generate CRDs and docs/api.md (and copy the OCM CRDs the local fle
 	hack/copy-ocm-crds.sh
 	@# The CAPI CRDs the agent installs (Standard or Private), from the pinned cluster-api.
 	hack/capi/generate.sh
+	@# The OpenShift Agent CAPI providers' types, CRDs and test CRDs.
+	hack/agentproviders/generate.sh
 
 .PHONY: k8s-bins
 k8s-bins: ## Build etcd, kube-apiserver, kube-controller-manager into the user cache (once per machine).

@@ -1,0 +1,115 @@
+// Package agenttest starts the real etcd + kube-apiserver the OpenShift
+// assisted providers' tests run against, with every CRD they involve: ours
+// (pkg/capi/agentapi/crds), Cluster API core (pkg/capi/crds/bases/core),
+// assisted-service and hive (generated from the pinned types into
+// pkg/capi/agentapi/testdata/crds), and the Metal3-shaped infrastructure
+// stand-in. Tests only.
+package agenttest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/hcp-fleet/hcp-fleet/pkg/capi/agentapi"
+	"github.com/hcp-fleet/hcp-fleet/pkg/capi/agentapi/crds"
+)
+
+// Assets finds kube-apiserver and etcd: $KUBEBUILDER_ASSETS (make test sets
+// it), else the cache directory hack/k8s-bins/build.sh fills.
+func Assets() (string, error) {
+	dir := os.Getenv("KUBEBUILDER_ASSETS")
+	if dir == "" {
+		root := os.Getenv("HCP_FLEET_CACHE")
+		if root == "" {
+			cache, err := os.UserCacheDir()
+			if err != nil {
+				cache = os.TempDir()
+			}
+			root = filepath.Join(cache, "hcp-fleet")
+		}
+		dir = filepath.Join(root, "k8s-bins", "kube-v1.34.3-etcd-v3.6.6")
+	}
+	for _, bin := range []string{"kube-apiserver", "etcd"} {
+		if _, err := os.Stat(filepath.Join(dir, bin)); err != nil {
+			return "", fmt.Errorf("%s not found in %s: run `make k8s-bins` to build the Kubernetes binaries these tests run against (or set KUBEBUILDER_ASSETS)", bin, dir)
+		}
+	}
+	return dir, nil
+}
+
+// CRDPaths are the CRD files and directories the tests install from files:
+// everything but ours, which Start installs with crds.Install, the path the
+// agent features take.
+func CRDPaths() []string {
+	_, file, _, _ := runtime.Caller(0)
+	api := filepath.Dir(filepath.Dir(file)) // pkg/capi/agentapi
+	core := filepath.Join(filepath.Dir(api), "crds", "bases", "core")
+	return []string{
+		filepath.Join(api, "testdata", "crds", "assisted"),
+		filepath.Join(api, "testdata", "crds", "hive"),
+		filepath.Join(api, "testdata", "crds", "metal3sim"),
+		filepath.Join(core, "cluster.x-k8s.io_clusters.yaml"),
+		filepath.Join(core, "cluster.x-k8s.io_machines.yaml"),
+		filepath.Join(core, "cluster.x-k8s.io_machinedeployments.yaml"),
+	}
+}
+
+// Scheme has every type the providers use.
+func Scheme() *k8sruntime.Scheme {
+	s := k8sruntime.NewScheme()
+	if err := agentapi.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// Start runs an apiserver with all CRDs for tb and stops it when tb ends.
+// It fails (never skips) when the binaries are missing.
+func Start(tb testing.TB) (*rest.Config, client.Client) {
+	tb.Helper()
+	dir, err := Assets()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	env := &envtest.Environment{
+		BinaryAssetsDirectory: dir,
+		CRDDirectoryPaths:     CRDPaths(),
+		ErrorIfCRDPathMissing: true,
+		Scheme:                Scheme(),
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		tb.Fatalf("starting kube-apiserver: %v", err)
+	}
+	tb.Cleanup(func() {
+		if err := env.Stop(); err != nil {
+			tb.Logf("stopping kube-apiserver: %v", err)
+		}
+	})
+	c, err := client.New(cfg, client.Options{Scheme: Scheme()})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	names := append(append([]string{}, crds.Bootstrap...), crds.ControlPlane...)
+	if err := crds.Install(context.Background(), c, names...); err != nil {
+		tb.Fatalf("installing our CRDs: %v", err)
+	}
+	ours, err := crds.Get(names...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := envtest.WaitForCRDs(cfg, ours, envtest.CRDInstallOptions{PollInterval: 100 * time.Millisecond, MaxTime: 30 * time.Second}); err != nil {
+		tb.Fatalf("waiting for our CRDs: %v", err)
+	}
+	return cfg, c
+}
