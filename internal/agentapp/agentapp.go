@@ -8,13 +8,15 @@ import (
 	"io"
 
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon/agent"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/capacity"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/operator"
 )
 
-// Features are the parts of the agent, in setup order (cleanup runs in
-// reverse).
+// Features are the parts of the agent, in setup order. Cleanup runs in
+// reverse: the operator's (which waits for HostedClusters to be gone) before
+// the hosting report's, so a cluster keeps reporting while it still hosts.
 func Features() []agent.Feature {
-	return []agent.Feature{operator.Feature()}
+	return []agent.Feature{capacity.Feature(), operator.Feature()}
 }
 
 // Main runs the agent command line (args without the program name).

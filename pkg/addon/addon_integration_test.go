@@ -63,8 +63,11 @@ func eventually(t *testing.T, timeout time.Duration, what string, cond func(ctx 
 	t.Helper()
 	var last error
 	err := wait.PollUntilContextTimeout(context.Background(), 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		last = cond(ctx)
-		return last == nil, nil
+		err := cond(ctx)
+		if err == nil || ctx.Err() == nil {
+			last = err // keep the last real reason, not the deadline's
+		}
+		return err == nil, nil
 	})
 	if err != nil {
 		t.Fatalf("%s: not after %s: %v\n  fleet logs: %s", what, timeout, last, fleet.LogDir)
@@ -364,7 +367,7 @@ func TestAddOnLifecycle(t *testing.T) {
 		}
 		eventually(t, 3*time.Minute, "add-on removed from cluster-1", func(ctx context.Context) error {
 			if _, err := c.addons.AddonV1alpha1().ManagedClusterAddOns("cluster-1").Get(ctx, addon.Name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-				return fmt.Errorf("ManagedClusterAddOn still there: %w", err)
+				return fmt.Errorf("ManagedClusterAddOn still there (%v)", err)
 			}
 			mark("ManagedClusterAddOn gone")
 			if _, err := c.spokeKube["cluster-1"].AppsV1().Deployments(addon.DefaultInstallNamespace).Get(ctx, "hcp-fleet-agent", metav1.GetOptions{}); !apierrors.IsNotFound(err) {

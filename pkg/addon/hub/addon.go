@@ -184,7 +184,7 @@ func HubRole() *rbacv1.Role {
 			{APIGroups: []string{addonv1alpha1.GroupName}, Resources: []string{"managedclusteraddons/status"},
 				ResourceNames: []string{addon.Name}, Verbs: []string{"get", "patch", "update"}},
 			// Publish hosting capacity for Placements.
-			{APIGroups: []string{clusterv1.GroupName}, Resources: []string{"addonplacementscores"},
+			{APIGroups: []string{clusterv1.GroupName}, Resources: []string{"addonplacementscores", "addonplacementscores/status"},
 				Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
 			// Mirror hosted clusters' admin kubeconfigs to the hub.
 			{APIGroups: []string{""}, Resources: []string{"secrets", "configmaps"},

@@ -1,0 +1,200 @@
+package capacity_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
+
+	"github.com/hcp-fleet/hcp-fleet/internal/localfleet"
+	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hcpfleet"
+	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hypershiftsim"
+	addonhub "github.com/hcp-fleet/hcp-fleet/pkg/addon/hub"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/capacity"
+)
+
+var fleet *localfleet.Fleet
+
+func TestMain(m *testing.M) {
+	ctx := context.Background()
+	var err error
+	fleet, err = localfleet.Start(ctx, localfleet.Options{ManagementClusters: 1, StatusSyncInterval: time.Second, AddOnLeaseSyncInterval: time.Second})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := 1
+	var product *hcpfleet.Product
+	if err = hcpfleet.Install(ctx, fleet); err == nil {
+		product, err = hcpfleet.Start(fleet, hcpfleet.Options{})
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	} else {
+		code = m.Run()
+		product.Stop()
+	}
+	fleet.Stop()
+	os.Exit(code)
+}
+
+func eventually(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) error) {
+	t.Helper()
+	var last error
+	err := wait.PollUntilContextTimeout(context.Background(), 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		err := cond(ctx)
+		if err == nil || ctx.Err() == nil {
+			last = err // keep the last real reason, not the deadline's
+		}
+		return err == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("%s: not after %s: %v\n  fleet logs: %s", what, timeout, last, fleet.LogDir)
+	}
+}
+
+var hcGVR = schema.GroupVersionResource{Group: "hypershift.openshift.io", Version: "v1beta1", Resource: "hostedclusters"}
+
+func hostedCluster(name string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "hypershift.openshift.io/v1beta1", "kind": "HostedCluster",
+		"metadata": map[string]any{"name": name, "namespace": "clusters"},
+		"spec": map[string]any{
+			"release":    map[string]any{"image": "quay.io/openshift-release-dev/ocp-release:4.18.5-multi"},
+			"pullSecret": map[string]any{"name": "pull-secret"},
+			"platform":   map[string]any{"type": "None"},
+			"dns":        map[string]any{"baseDomain": "example.com"},
+			"networking": map[string]any{"networkType": "OVNKubernetes", "clusterNetwork": []any{map[string]any{"cidr": "10.132.0.0/14"}}, "serviceNetwork": []any{map[string]any{"cidr": "172.31.0.0/16"}}},
+			"etcd":       map[string]any{"managementType": "Managed", "managed": map[string]any{"storage": map[string]any{"type": "PersistentVolume"}}},
+			"services": []any{
+				map[string]any{"service": "APIServer", "servicePublishingStrategy": map[string]any{"type": "NodePort", "nodePort": map[string]any{"address": "10.0.0.1"}}},
+				map[string]any{"service": "OAuthServer", "servicePublishingStrategy": map[string]any{"type": "Route"}},
+				map[string]any{"service": "Konnectivity", "servicePublishingStrategy": map[string]any{"type": "Route"}},
+				map[string]any{"service": "Ignition", "servicePublishingStrategy": map[string]any{"type": "Route"}},
+			},
+		},
+	}}
+}
+
+func TestReportFollowsHostedClusters(t *testing.T) {
+	ctx := context.Background()
+	hubDyn := dynamic.NewForConfigOrDie(fleet.Hub.Config())
+	clusters := clusterclient.NewForConfigOrDie(fleet.Hub.Config())
+	spoke := kubernetes.NewForConfigOrDie(fleet.Cluster("cluster-1").Config())
+	spokeDyn := dynamic.NewForConfigOrDie(fleet.Cluster("cluster-1").Config())
+
+	// Small capacity so the test can fill the cluster.
+	patch := []byte(`{"spec":{"capacity":{"maxHostedClusters":3,"aboveThreshold":2}}}`)
+	if _, err := hubDyn.Resource(addonhub.HostingConfigGVR).Namespace("hcp-fleet").Patch(ctx, "default", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := hcpfleet.EnableOnAll(ctx, fleet); err != nil {
+		t.Fatal(err)
+	}
+
+	// A Placement that only takes management clusters with room.
+	const ns = "hcp-users"
+	if _, err := kubernetes.NewForConfigOrDie(fleet.Hub.Config()).CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := clusters.ClusterV1beta2().ManagedClusterSetBindings(ns).Create(ctx, &clusterv1beta2.ManagedClusterSetBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "global", Namespace: ns}, Spec: clusterv1beta2.ManagedClusterSetBindingSpec{ClusterSet: "global"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := clusters.ClusterV1beta1().Placements(ns).Create(ctx, &clusterv1beta1.Placement{
+		ObjectMeta: metav1.ObjectMeta{Name: "with-room", Namespace: ns},
+		Spec: clusterv1beta1.PlacementSpec{Predicates: []clusterv1beta1.ClusterPredicate{{RequiredClusterSelector: clusterv1beta1.ClusterSelector{
+			ClaimSelector: clusterv1beta1.ClusterClaimSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+				{Key: capacity.ClaimHostingCluster, Operator: metav1.LabelSelectorOpIn, Values: []string{"true"}},
+				{Key: capacity.ClaimFull, Operator: metav1.LabelSelectorOpIn, Values: []string{"false"}},
+			}},
+		}}}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	expect := func(what string, hosted int, claims map[string]string, freeCapacity int32, placed bool) {
+		t.Helper()
+		eventually(t, 2*time.Minute, what, func(ctx context.Context) error {
+			mc, err := clusters.ClusterV1().ManagedClusters().Get(ctx, "cluster-1", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			got := map[string]string{}
+			for _, c := range mc.Status.ClusterClaims {
+				got[c.Name] = c.Value
+			}
+			for k, v := range claims {
+				if got[k] != v {
+					return fmt.Errorf("ManagedCluster claim %s=%q, want %q (claims %v)", k, got[k], v, got)
+				}
+			}
+			score, err := clusters.ClusterV1alpha1().AddOnPlacementScores("cluster-1").Get(ctx, capacity.ScoreName, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			scores := map[string]int32{}
+			for _, s := range score.Status.Scores {
+				scores[s.Name] = s.Value
+			}
+			if scores[capacity.ScoreHostedClusters] != int32(hosted) || scores[capacity.ScoreFreeCapacity] != freeCapacity {
+				return fmt.Errorf("scores %v, want %d hosted and free capacity %d", scores, hosted, freeCapacity)
+			}
+			decisions, err := clusters.ClusterV1beta1().PlacementDecisions(ns).List(ctx, metav1.ListOptions{LabelSelector: clusterv1beta1.PlacementLabel + "=with-room"})
+			if err != nil {
+				return err
+			}
+			selected := false
+			for _, d := range decisions.Items {
+				for _, c := range d.Status.Decisions {
+					selected = selected || c.ClusterName == "cluster-1"
+				}
+			}
+			if selected != placed {
+				return fmt.Errorf("Placement with-room selects cluster-1: %v, want %v", selected, placed)
+			}
+			return nil
+		})
+	}
+
+	expect("empty cluster", 0, map[string]string{
+		capacity.ClaimHostingCluster: "true", capacity.ClaimZero: "true", capacity.ClaimFull: "false", capacity.ClaimAboveThreshold: "false",
+		capacity.ClaimSupportedVersions: strings.Join(hypershiftsim.SupportedVersions, ","), capacity.ClaimPlatforms: "Agent,KubeVirt,None",
+	}, 100, true)
+
+	if _, err := spoke.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "clusters"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 2; i++ {
+		if _, err := spokeDyn.Resource(hcGVR).Namespace("clusters").Create(ctx, hostedCluster(fmt.Sprintf("hc-%d", i)), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	expect("two hosted clusters: above threshold", 2, map[string]string{
+		capacity.ClaimZero: "false", capacity.ClaimFull: "false", capacity.ClaimAboveThreshold: "true", capacity.ClaimHostedClusters: "2",
+	}, -33, true)
+
+	if _, err := spokeDyn.Resource(hcGVR).Namespace("clusters").Create(ctx, hostedCluster("hc-3"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	expect("three hosted clusters: full, not placed", 3, map[string]string{capacity.ClaimFull: "true", capacity.ClaimHostedClusters: "3"}, -100, false)
+
+	if err := spokeDyn.Resource(hcGVR).Namespace("clusters").Delete(ctx, "hc-1", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	expect("one deleted: room again", 2, map[string]string{capacity.ClaimFull: "false", capacity.ClaimHostedClusters: "2"}, -33, true)
+}

@@ -1,0 +1,274 @@
+package capacity
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	toolscache "k8s.io/client-go/tools/cache"
+	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
+	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/pkg/addon/agent"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/operator"
+)
+
+var (
+	hostedClustersGauge = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "hcpfleet_agent_hosted_clusters", Help: "HostedClusters on this management cluster."})
+	capacityGauge = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "hcpfleet_agent_hosted_cluster_capacity", Help: "maxHostedClusters from the HostingConfig."})
+	freeSlotsGauge = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "hcpfleet_agent_hosted_cluster_free_slots", Help: "HostedClusters that still fit on this management cluster."})
+	supportedVersionsGauge = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "hcpfleet_agent_supported_release_versions", Help: "OpenShift minor versions the installed HyperShift operator supports."})
+)
+
+func init() {
+	metrics.Registry.MustRegister(hostedClustersGauge, capacityGauge, freeSlotsGauge, supportedVersionsGauge)
+	utilruntime.Must(clusterv1alpha1.Install(agent.Scheme))
+}
+
+var hostedClusterGVK = schema.GroupVersionKind{Group: "hypershift.openshift.io", Version: "v1beta1", Kind: "HostedCluster"}
+
+// resyncPeriod bounds how stale a report can get if an event is missed (and
+// how soon counting starts once the operator installed the CRD).
+const resyncPeriod = 10 * time.Second
+
+// Feature is the hosting report as an agent feature.
+func Feature() agent.Feature {
+	return agent.Feature{Name: "hosting-report", Setup: setup, Cleanup: Cleanup}
+}
+
+type reconciler struct {
+	client   client.Client // HostedCluster metadata from the cache
+	reader   client.Reader // uncached: the supported-versions ConfigMap, claims
+	cache    ctrl.Manager
+	env      *agent.Env
+	scores   clusterclient.Interface
+	changes  chan event.GenericEvent
+	hookOnce sync.Once
+}
+
+var reportKey = reconcile.Request{NamespacedName: types.NamespacedName{Name: "hosting-report"}}
+
+func setup(mgr ctrl.Manager, env *agent.Env) error {
+	scores, err := clusterclient.NewForConfig(env.Hub)
+	if err != nil {
+		return err
+	}
+	r := &reconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader(), cache: mgr, env: env, scores: scores,
+		changes: make(chan event.GenericEvent, 1)}
+	env.HostingConfig.Subscribe(r.changes)
+	toReport := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
+		return []reconcile.Request{reportKey}
+	})
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("hosting-report").
+		WatchesRawSource(source.Channel(r.changes, toReport)).
+		Complete(r)
+}
+
+// Reconcile computes the report and publishes it where it changed.
+func (r *reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
+	if deleting, err := r.env.AddonDeleting(ctx); err != nil || deleting {
+		return reconcile.Result{}, err // the cleanup removes the report
+	}
+	spec := &v1alpha1.HostingConfigSpec{}
+	if hc := r.env.HostingConfig.Current(); hc != nil {
+		if err := json.Unmarshal(hc.Spec, spec); err != nil {
+			return reconcile.Result{}, nil //nolint:nilerr // the operator feature reports an unreadable HostingConfig
+		}
+	}
+	report := Report{MaxHostedClusters: 80, AboveThreshold: 60}
+	if c := spec.Capacity; c != nil {
+		if c.MaxHostedClusters > 0 {
+			report.MaxHostedClusters = c.MaxHostedClusters
+		}
+		if c.AboveThreshold > 0 {
+			report.AboveThreshold = c.AboveThreshold
+		}
+	}
+	report.Platforms = Platforms(spec.Install != nil && spec.Install.OIDCStorage != nil)
+
+	count, err := r.countHostedClusters(ctx)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	report.HostedClusters = count
+	report.SupportedVersions, err = r.supportedVersions(ctx)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+
+	if err := r.applyClaims(ctx, report.Claims()); err != nil {
+		return reconcile.Result{}, err
+	}
+	if err := r.applyScore(ctx, report.Scores()); err != nil {
+		return reconcile.Result{}, err
+	}
+	hostedClustersGauge.Set(float64(report.HostedClusters))
+	capacityGauge.Set(float64(report.MaxHostedClusters))
+	freeSlotsGauge.Set(float64(report.FreeSlots()))
+	supportedVersionsGauge.Set(float64(len(report.SupportedVersions)))
+	return reconcile.Result{RequeueAfter: resyncPeriod}, nil
+}
+
+// countHostedClusters counts from a metadata-only informer (no API list per
+// event), created once the HyperShift CRDs exist; its events requeue the
+// report so counts follow HostedClusters as they come and go.
+func (r *reconciler) countHostedClusters(ctx context.Context) (int32, error) {
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(hostedClusterGVK.GroupVersion().WithKind("HostedClusterList"))
+	probe := &metav1.PartialObjectMetadata{}
+	probe.SetGroupVersionKind(hostedClusterGVK)
+	if _, err := r.cache.GetRESTMapper().RESTMapping(hostedClusterGVK.GroupKind(), hostedClusterGVK.Version); err != nil {
+		if meta.IsNoMatchError(err) {
+			return 0, nil // the operator feature has not installed the CRDs yet
+		}
+		return 0, err
+	}
+	informer, err := r.cache.GetCache().GetInformer(ctx, probe)
+	if err != nil {
+		return 0, err
+	}
+	r.hookOnce.Do(func() {
+		notify := func(any) {
+			select {
+			case r.changes <- event.GenericEvent{Object: probe}:
+			default:
+			}
+		}
+		_, _ = informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+			AddFunc: notify, UpdateFunc: func(_, n any) { notify(n) }, DeleteFunc: notify,
+		})
+	})
+	if err := r.client.List(ctx, list); err != nil {
+		return 0, err
+	}
+	return int32(len(list.Items)), nil
+}
+
+// supportedVersions reads the operator's supported-versions ConfigMap.
+func (r *reconciler) supportedVersions(ctx context.Context) ([]string, error) {
+	cm := &corev1.ConfigMap{}
+	err := r.reader.Get(ctx, types.NamespacedName{Namespace: operator.Namespace, Name: operator.SupportedVersionsConfigMap}, cm)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var doc struct {
+		Versions []string `json:"versions"`
+	}
+	if err := json.Unmarshal([]byte(cm.Data["supported-versions"]), &doc); err != nil {
+		return nil, nil //nolint:nilerr // an unreadable list is reported as unknown
+	}
+	return doc.Versions, nil
+}
+
+func (r *reconciler) applyClaims(ctx context.Context, claims map[string]string) error {
+	for name, value := range claims {
+		live := &clusterv1alpha1.ClusterClaim{}
+		err := r.reader.Get(ctx, types.NamespacedName{Name: name}, live)
+		switch {
+		case err == nil && live.Spec.Value == value && live.Labels[operator.ManagedByLabel] == operator.ManagedByValue:
+			continue
+		case err == nil:
+			live.Spec.Value = value
+			if live.Labels == nil {
+				live.Labels = map[string]string{}
+			}
+			live.Labels[operator.ManagedByLabel] = operator.ManagedByValue
+			if err := r.client.Update(ctx, live); err != nil {
+				return err
+			}
+		case apierrors.IsNotFound(err):
+			claim := &clusterv1alpha1.ClusterClaim{
+				ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{operator.ManagedByLabel: operator.ManagedByValue}},
+				Spec:       clusterv1alpha1.ClusterClaimSpec{Value: value},
+			}
+			if err := r.client.Create(ctx, claim); err != nil {
+				return err
+			}
+		default:
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *reconciler) applyScore(ctx context.Context, items []clusterv1alpha1.AddOnPlacementScoreItem) error {
+	ns := r.env.Options.ClusterName
+	scores := r.scores.ClusterV1alpha1().AddOnPlacementScores(ns)
+	live, err := scores.Get(ctx, ScoreName, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		live, err = scores.Create(ctx, &clusterv1alpha1.AddOnPlacementScore{ObjectMeta: metav1.ObjectMeta{Name: ScoreName, Namespace: ns}}, metav1.CreateOptions{})
+	}
+	if err != nil {
+		return fmt.Errorf("AddOnPlacementScore %s/%s: %w", ns, ScoreName, err)
+	}
+	if scoresEqual(live.Status.Scores, items) {
+		return nil
+	}
+	live.Status.Scores = items
+	live.Status.ValidUntil = &metav1.Time{Time: time.Now().Add(10 * time.Minute)}
+	_, err = scores.UpdateStatus(ctx, live, metav1.UpdateOptions{})
+	return err
+}
+
+func scoresEqual(a, b []clusterv1alpha1.AddOnPlacementScoreItem) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Cleanup removes the claims and the score.
+func Cleanup(ctx context.Context, env *agent.Env) error {
+	c, err := client.New(env.Managed, client.Options{Scheme: agent.Scheme})
+	if err != nil {
+		return err
+	}
+	claims := &clusterv1alpha1.ClusterClaimList{}
+	if err := c.List(ctx, claims, client.MatchingLabels{operator.ManagedByLabel: operator.ManagedByValue}); err != nil && !meta.IsNoMatchError(err) {
+		return fmt.Errorf("listing ClusterClaims: %w", err)
+	}
+	for i := range claims.Items {
+		if err := c.Delete(ctx, &claims.Items[i]); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting ClusterClaim %s: %w", claims.Items[i].Name, err)
+		}
+	}
+	scores, err := clusterclient.NewForConfig(env.Hub)
+	if err != nil {
+		return err
+	}
+	if err := scores.ClusterV1alpha1().AddOnPlacementScores(env.Options.ClusterName).Delete(ctx, ScoreName, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting AddOnPlacementScore: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,109 @@
+// Package capacity is the agent's hosting report: how many HostedClusters a
+// management cluster runs against its capacity, which OpenShift releases its
+// HyperShift operator supports and which platforms it can host. It publishes
+// them where OCM's Placements read them:
+//
+//   - ClusterClaims on the management cluster (OCM mirrors them into the
+//     ManagedCluster's status, where a Placement's claimSelector matches);
+//   - an AddOnPlacementScore in the cluster's namespace on the hub (for a
+//     Placement's AddOn score prioritizer);
+//   - Prometheus metrics.
+package capacity
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+
+	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
+)
+
+// ClusterClaim names. Values are strings, as ClusterClaims hold.
+const (
+	// ClaimHostingCluster marks a management cluster ("true").
+	ClaimHostingCluster = "hostingcluster.hcpfleet.io"
+	// ClaimFull is "true" when the cluster hosts maxHostedClusters or more.
+	ClaimFull = "full.hostingcluster.hcpfleet.io"
+	// ClaimAboveThreshold is "true" when it hosts aboveThreshold or more.
+	ClaimAboveThreshold = "above-threshold.hostingcluster.hcpfleet.io"
+	// ClaimZero is "true" when it hosts none.
+	ClaimZero = "zero.hostingcluster.hcpfleet.io"
+	// ClaimHostedClusters is the number of HostedClusters.
+	ClaimHostedClusters = "hostedclusters.hostingcluster.hcpfleet.io"
+	// ClaimSupportedVersions lists the OpenShift minor versions the installed
+	// operator supports, newest first, comma separated ("" when unknown).
+	ClaimSupportedVersions = "supported-versions.hostingcluster.hcpfleet.io"
+	// ClaimPlatforms lists the HostedCluster platforms the cluster can host,
+	// comma separated.
+	ClaimPlatforms = "platforms.hostingcluster.hcpfleet.io"
+)
+
+// AddOnPlacementScore name and score names.
+const (
+	// ScoreName is the AddOnPlacementScore's name in the cluster namespace.
+	ScoreName = "hcp-fleet"
+	// ScoreHostedClusters is the HostedCluster count, capped at 100 (scores
+	// range −100..100).
+	ScoreHostedClusters = "hostedClusters"
+	// ScoreFreeCapacity is the free capacity scaled to −100..100: 100 when
+	// empty, 0 at half capacity, −100 when full (or over). A Placement
+	// prioritizer on it spreads hosted clusters across management clusters.
+	ScoreFreeCapacity = "freeCapacity"
+)
+
+// Report is what a management cluster reports.
+type Report struct {
+	HostedClusters    int32
+	MaxHostedClusters int32
+	AboveThreshold    int32
+	SupportedVersions []string
+	Platforms         []string
+}
+
+// FreeSlots is how many more HostedClusters fit.
+func (r Report) FreeSlots() int32 {
+	return max(0, r.MaxHostedClusters-r.HostedClusters)
+}
+
+// FreeCapacityScore scales free capacity to −100..100 (see
+// ScoreFreeCapacity).
+func (r Report) FreeCapacityScore() int32 {
+	if r.MaxHostedClusters <= 0 {
+		return -100
+	}
+	used := min(r.HostedClusters, r.MaxHostedClusters)
+	return 100 - (200*used+r.MaxHostedClusters/2)/r.MaxHostedClusters
+}
+
+// Claims returns the ClusterClaims' desired values.
+func (r Report) Claims() map[string]string {
+	return map[string]string{
+		ClaimHostingCluster:    "true",
+		ClaimFull:              strconv.FormatBool(r.HostedClusters >= r.MaxHostedClusters),
+		ClaimAboveThreshold:    strconv.FormatBool(r.HostedClusters >= r.AboveThreshold),
+		ClaimZero:              strconv.FormatBool(r.HostedClusters == 0),
+		ClaimHostedClusters:    strconv.Itoa(int(r.HostedClusters)),
+		ClaimSupportedVersions: strings.Join(r.SupportedVersions, ","),
+		ClaimPlatforms:         strings.Join(r.Platforms, ","),
+	}
+}
+
+// Scores returns the AddOnPlacementScore items.
+func (r Report) Scores() []clusterv1alpha1.AddOnPlacementScoreItem {
+	return []clusterv1alpha1.AddOnPlacementScoreItem{
+		{Name: ScoreFreeCapacity, Value: r.FreeCapacityScore()},
+		{Name: ScoreHostedClusters, Value: min(r.HostedClusters, 100)},
+	}
+}
+
+// Platforms a HyperShift operator installed by hcp-fleet can host: Agent
+// (bare metal via assisted installer), KubeVirt and None always; AWS only
+// when the HostingConfig gives it OIDC storage (AWS hosted clusters need it).
+func Platforms(awsConfigured bool) []string {
+	p := []string{"Agent", "KubeVirt", "None"}
+	if awsConfigured {
+		p = append(p, "AWS")
+	}
+	sort.Strings(p)
+	return p
+}
