@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -336,6 +337,46 @@ func TestAddOnLifecycle(t *testing.T) {
 		if after := c.addonWorkGenerations(t, "cluster-1"); fmt.Sprint(after) != fmt.Sprint(before) {
 			t.Errorf("a ManagedCluster label change re-rendered the agent: %v -> %v", before, after)
 		}
+	})
+
+	t.Run("the agent reconnects when its hub credentials rotate", func(t *testing.T) {
+		old, err := c.spokeKube["cluster-1"].CoreV1().Secrets(addon.DefaultInstallNamespace).Get(ctx, addon.HubKubeconfigSecret, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Losing the credentials makes OCM registration issue new ones
+		// through a new CSR.
+		if err := c.spokeKube["cluster-1"].CoreV1().Secrets(addon.DefaultInstallNamespace).Delete(ctx, addon.HubKubeconfigSecret, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 2*time.Minute, "new hub credentials issued", func(ctx context.Context) error {
+			s, err := c.spokeKube["cluster-1"].CoreV1().Secrets(addon.DefaultInstallNamespace).Get(ctx, addon.HubKubeconfigSecret, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if len(s.Data["tls.crt"]) == 0 || string(s.Data["tls.crt"]) == string(old.Data["tls.crt"]) {
+				return fmt.Errorf("certificate not rotated yet")
+			}
+			return nil
+		})
+		// The agent works with the new identity: it applies a HostingConfig
+		// change made after the rotation and reports it.
+		patch := []byte(`{"spec":{"capacity":{"maxHostedClusters":79}}}`)
+		if _, err := c.hubDyn.Resource(addonhub.HostingConfigGVR).Namespace("hcp-fleet").Patch(ctx, "default", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 2*time.Minute, "the agent reports the new HostingConfig with its new credentials", func(ctx context.Context) error {
+			mca, err := c.addons.AddonV1alpha1().ManagedClusterAddOns("cluster-1").Get(ctx, addon.Name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			want := configHash(mca, "hostingconfigs")
+			cond := meta.FindStatusCondition(mca.Status.Conditions, addon.ConditionHostingConfigApplied)
+			if want == "" || cond == nil || cond.Status != metav1.ConditionTrue || !strings.Contains(cond.Message, want) {
+				return fmt.Errorf("want hash %s reported, condition %+v", want, cond)
+			}
+			return nil
+		})
 	})
 
 	t.Run("disabling the add-on cleans up and removes everything", func(t *testing.T) {
