@@ -3,7 +3,6 @@ package addon_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -17,7 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -27,52 +25,25 @@ import (
 	workclient "open-cluster-management.io/api/client/work/clientset/versioned"
 
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet"
+	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/fleettest"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hcpfleet"
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	addonhub "github.com/hcp-fleet/hcp-fleet/pkg/addon/hub"
 )
 
 var (
+	env     *fleettest.Env
 	fleet   *localfleet.Fleet
 	product *hcpfleet.Product
 )
 
 func TestMain(m *testing.M) {
-	ctx := context.Background()
-	var err error
-	fleet, err = localfleet.Start(ctx, localfleet.Options{ManagementClusters: 2, StatusSyncInterval: time.Second, AddOnLeaseSyncInterval: time.Second})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	fmt.Printf("local fleet start-up took %s\n", fleet.StartupDur.Round(time.Millisecond))
-	code := 1
-	if err = hcpfleet.Install(ctx, fleet); err == nil {
-		product, err = hcpfleet.Start(fleet, hcpfleet.Options{})
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-	} else {
-		code = m.Run()
-		product.Stop()
-	}
-	fleet.Stop()
-	os.Exit(code)
+	fleettest.Main(m, 2, func(e *fleettest.Env) { env, fleet, product = e, e.Fleet, e.Product })
 }
 
 func eventually(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) error) {
 	t.Helper()
-	var last error
-	err := wait.PollUntilContextTimeout(context.Background(), 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		err := cond(ctx)
-		if err == nil || ctx.Err() == nil {
-			last = err // keep the last real reason, not the deadline's
-		}
-		return err == nil, nil
-	})
-	if err != nil {
-		t.Fatalf("%s: not after %s: %v\n  fleet logs: %s", what, timeout, last, fleet.LogDir)
-	}
+	env.Eventually(t, timeout, what, cond)
 }
 
 type clients struct {

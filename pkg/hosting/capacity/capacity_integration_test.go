@@ -3,7 +3,6 @@ package capacity_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
@@ -21,50 +19,25 @@ import (
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet"
+	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/fleettest"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hcpfleet"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hypershiftsim"
 	addonhub "github.com/hcp-fleet/hcp-fleet/pkg/addon/hub"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/capacity"
 )
 
-var fleet *localfleet.Fleet
+var (
+	env   *fleettest.Env
+	fleet *localfleet.Fleet
+)
 
 func TestMain(m *testing.M) {
-	ctx := context.Background()
-	var err error
-	fleet, err = localfleet.Start(ctx, localfleet.Options{ManagementClusters: 1, StatusSyncInterval: time.Second, AddOnLeaseSyncInterval: time.Second})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := 1
-	var product *hcpfleet.Product
-	if err = hcpfleet.Install(ctx, fleet); err == nil {
-		product, err = hcpfleet.Start(fleet, hcpfleet.Options{})
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-	} else {
-		code = m.Run()
-		product.Stop()
-	}
-	fleet.Stop()
-	os.Exit(code)
+	fleettest.Main(m, 1, func(e *fleettest.Env) { env, fleet = e, e.Fleet })
 }
 
 func eventually(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) error) {
 	t.Helper()
-	var last error
-	err := wait.PollUntilContextTimeout(context.Background(), 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		err := cond(ctx)
-		if err == nil || ctx.Err() == nil {
-			last = err // keep the last real reason, not the deadline's
-		}
-		return err == nil, nil
-	})
-	if err != nil {
-		t.Fatalf("%s: not after %s: %v\n  fleet logs: %s", what, timeout, last, fleet.LogDir)
-	}
+	env.Eventually(t, timeout, what, cond)
 }
 
 var hcGVR = schema.GroupVersionResource{Group: "hypershift.openshift.io", Version: "v1beta1", Resource: "hostedclusters"}
