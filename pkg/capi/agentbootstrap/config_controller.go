@@ -194,7 +194,7 @@ func (r *ConfigReconciler) reconcile(ctx context.Context, cfg *bootstrapv1.Opens
 	cfg.Status.InfraEnvName = infraEnvName(cfg)
 	if ieErr != nil || ie.Status.ISODownloadURL == "" {
 		setReady(cfg, metav1.ConditionFalse, bootstrapv1.ReasonWaitingForISO, "waiting for assisted-service to make the discovery ISO")
-		return ctrl.Result{}, nil // the InfraEnv watch brings us back
+		return ctrl.Result{}, nil //nolint:nilerr // a missing InfraEnv is waited for; the InfraEnv watch brings us back
 	}
 	isoURL := ie.Status.ISODownloadURL
 	cfg.Status.ISODownloadURL = isoURL

@@ -161,7 +161,7 @@ func (r *Reconciler) reconcile(ctx context.Context, acp *controlplanev1.Openshif
 	// Validate before creating anything on the assisted side.
 	if inv := validate(acp); inv != nil {
 		setCondition(acp, controlplanev1.ConditionSpecValid, metav1.ConditionFalse, inv.Reason, inv.Message)
-		return ctrl.Result{}, nil
+		return ctrl.Result{}, nil //nolint:nilerr // invalid input is reported on the condition, not retried
 	}
 	ps := &corev1.Secret{}
 	if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: acp.Namespace, Name: acp.Spec.Config.PullSecretRef.Name}, ps); err != nil {

@@ -196,5 +196,5 @@ func labelChar(c byte) bool {
 func tokenStart(s string, i int) bool { return i == 0 || !labelChar(s[i-1]) }
 
 func tokenEnd(s string, end int) bool {
-	return end == len(s) || !(labelChar(s[end]) || s[end] == '.')
+	return end == len(s) || (!labelChar(s[end]) && s[end] != '.')
 }

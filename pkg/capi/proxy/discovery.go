@@ -22,7 +22,7 @@ import (
 // and re-encodes; the apiserver's ETag stays valid as a cache validator
 // because the translation is deterministic.
 func TranslateDiscovery(body []byte, dir groups.Direction) ([]byte, error) {
-	if !dir.ContainsSource(body) && !(dir == groups.ToStandard && bytes.Contains(body, []byte(groups.Standard))) {
+	if !dir.ContainsSource(body) && (dir != groups.ToStandard || !bytes.Contains(body, []byte(groups.Standard))) {
 		return body, nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))

@@ -414,7 +414,7 @@ func (t *watchTranslator) Read(p []byte) (int, error) {
 			break
 		}
 		if t.err != nil {
-			if t.err == io.EOF && len(bytes.TrimSpace(t.in)) > 0 {
+			if errors.Is(t.err, io.EOF) && len(bytes.TrimSpace(t.in)) > 0 {
 				// a truncated last frame: pass on what came
 				t.out, t.in = append(t.out, t.in...), t.in[:0]
 				break
@@ -529,9 +529,10 @@ func writeStatus(w http.ResponseWriter, code int, msg string) {
 		Reason:   metav1.StatusReasonServiceUnavailable,
 		Code:     int32(code),
 	}
-	if code == http.StatusBadRequest {
+	switch code {
+	case http.StatusBadRequest:
 		st.Reason = metav1.StatusReasonBadRequest
-	} else if code == http.StatusRequestEntityTooLarge {
+	case http.StatusRequestEntityTooLarge:
 		st.Reason = metav1.StatusReasonRequestEntityTooLarge
 	}
 	w.Header().Set("Content-Type", "application/json")

@@ -131,7 +131,6 @@ type edit struct {
 	root       int
 	when       cond
 	how        how
-	val        string // decoded value
 	escaped    bool
 }
 
@@ -307,7 +306,8 @@ func (s *scanner) str() (int, bool, error) {
 					return 0, false, s.errf("short \\u escape")
 				}
 				for _, h := range s.in[s.pos+2 : s.pos+6] {
-					if !(h >= '0' && h <= '9' || h >= 'a' && h <= 'f' || h >= 'A' && h <= 'F') {
+					isHex := h >= '0' && h <= '9' || h >= 'a' && h <= 'f' || h >= 'A' && h <= 'F'
+					if !isHex {
 						return 0, false, s.errf("invalid \\u escape")
 					}
 				}

@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/url"
 	"reflect"
@@ -396,7 +397,7 @@ func TestWatchTranslatorFraming(t *testing.T) {
 	if err != nil || string(buf[:n]) != `{"type":"ADD` {
 		t.Fatalf("tail: %q %v", buf[:n], err)
 	}
-	if _, err := wt.Read(buf); err != io.EOF {
+	if _, err := wt.Read(buf); !errors.Is(err, io.EOF) {
 		t.Fatalf("want EOF, got %v", err)
 	}
 	// the platform's CRD events vanish from a CRD watch

@@ -88,7 +88,7 @@ func State(aci *hiveext.AgentClusterInstall) InstallState {
 // Condition returns the condition of type t, or nil.
 func Condition(conds []hivev1.ClusterInstallCondition, t string) *hivev1.ClusterInstallCondition {
 	for i := range conds {
-		if string(conds[i].Type) == t {
+		if conds[i].Type == t {
 			return &conds[i]
 		}
 	}

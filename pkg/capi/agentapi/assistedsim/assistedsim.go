@@ -338,7 +338,7 @@ func setInstallCondition(aci *hiveext.AgentClusterInstall, t string, status core
 	now := metav1.Now()
 	for i := range aci.Status.Conditions {
 		c := &aci.Status.Conditions[i]
-		if string(c.Type) == t {
+		if c.Type == t {
 			if c.Status == status && c.Reason == reason && c.Message == msg {
 				return // unchanged: no write, no event loop
 			}
