@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hcp-fleet/hcp-fleet/internal/k8sbins"
+
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -82,28 +84,9 @@ func runTests(m *testing.M) int {
 	return m.Run()
 }
 
-// binaryAssets finds kube-apiserver and etcd: $KUBEBUILDER_ASSETS (make test sets it),
-// else the cache directory hack/k8s-bins/build.sh fills (the same rule as
-// internal/localfleet.DefaultBinaryDir).
+// binaryAssets finds kube-apiserver and etcd (see internal/k8sbins).
 func binaryAssets() (string, error) {
-	dir := os.Getenv("KUBEBUILDER_ASSETS")
-	if dir == "" {
-		root := os.Getenv("HCP_FLEET_CACHE")
-		if root == "" {
-			cache, err := os.UserCacheDir()
-			if err != nil {
-				cache = os.TempDir()
-			}
-			root = filepath.Join(cache, "hcp-fleet")
-		}
-		dir = filepath.Join(root, "k8s-bins", "kube-v1.34.3-etcd-v3.6.6")
-	}
-	for _, bin := range []string{"kube-apiserver", "etcd"} {
-		if _, err := os.Stat(filepath.Join(dir, bin)); err != nil {
-			return "", fmt.Errorf("%s not found in %s: run `make k8s-bins` to build the Kubernetes binaries these tests run against (or set KUBEBUILDER_ASSETS)", bin, dir)
-		}
-	}
-	return dir, nil
+	return k8sbins.Dir("kube-apiserver", "etcd")
 }
 
 func installCRDs(dirs ...string) error {

@@ -8,11 +8,12 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/hcp-fleet/hcp-fleet/internal/k8sbins"
 )
 
 // process is one child process of the fleet (etcd, kube-apiserver,
@@ -161,41 +162,7 @@ func portFree(port int) error {
 	return l.Close()
 }
 
-// binaryDir finds etcd, kube-apiserver and kube-controller-manager:
-// $KUBEBUILDER_ASSETS when set (make sets it), else the cache directory that
-// hack/k8s-bins/build.sh fills.
+// binaryDir finds etcd, kube-apiserver and kube-controller-manager.
 func binaryDir() (string, error) {
-	dir := os.Getenv("KUBEBUILDER_ASSETS")
-	if dir == "" {
-		dir = DefaultBinaryDir()
-	}
-	var missing []string
-	for _, b := range []string{"etcd", "kube-apiserver", "kube-controller-manager"} {
-		if _, err := os.Stat(filepath.Join(dir, b)); err != nil {
-			missing = append(missing, b)
-		}
-	}
-	if len(missing) > 0 {
-		return "", fmt.Errorf("%s not found in %s: run `make k8s-bins` (or set KUBEBUILDER_ASSETS)", strings.Join(missing, ", "), dir)
-	}
-	return dir, nil
-}
-
-// Versions of the control-plane binaries; hack/k8s-bins/build.sh uses the same.
-const (
-	KubeVersion = "v1.34.3"
-	EtcdVersion = "v3.6.6"
-)
-
-// DefaultBinaryDir is where hack/k8s-bins/build.sh caches the binaries.
-func DefaultBinaryDir() string {
-	root := os.Getenv("HCP_FLEET_CACHE")
-	if root == "" {
-		cache, err := os.UserCacheDir()
-		if err != nil {
-			cache = os.TempDir()
-		}
-		root = filepath.Join(cache, "hcp-fleet")
-	}
-	return filepath.Join(root, "k8s-bins", fmt.Sprintf("kube-%s-etcd-%s", KubeVersion, EtcdVersion))
+	return k8sbins.Dir("etcd", "kube-apiserver", "kube-controller-manager")
 }

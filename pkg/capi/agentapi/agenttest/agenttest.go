@@ -8,12 +8,12 @@ package agenttest
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/hcp-fleet/hcp-fleet/internal/k8sbins"
 
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
@@ -24,27 +24,9 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/pkg/capi/agentapi/crds"
 )
 
-// Assets finds kube-apiserver and etcd: $KUBEBUILDER_ASSETS (make test sets
-// it), else the cache directory hack/k8s-bins/build.sh fills.
+// Assets finds kube-apiserver and etcd (see internal/k8sbins).
 func Assets() (string, error) {
-	dir := os.Getenv("KUBEBUILDER_ASSETS")
-	if dir == "" {
-		root := os.Getenv("HCP_FLEET_CACHE")
-		if root == "" {
-			cache, err := os.UserCacheDir()
-			if err != nil {
-				cache = os.TempDir()
-			}
-			root = filepath.Join(cache, "hcp-fleet")
-		}
-		dir = filepath.Join(root, "k8s-bins", "kube-v1.34.3-etcd-v3.6.6")
-	}
-	for _, bin := range []string{"kube-apiserver", "etcd"} {
-		if _, err := os.Stat(filepath.Join(dir, bin)); err != nil {
-			return "", fmt.Errorf("%s not found in %s: run `make k8s-bins` to build the Kubernetes binaries these tests run against (or set KUBEBUILDER_ASSETS)", bin, dir)
-		}
-	}
-	return dir, nil
+	return k8sbins.Dir("kube-apiserver", "etcd")
 }
 
 // CRDPaths are the CRD files and directories the tests install from files:

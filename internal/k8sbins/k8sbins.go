@@ -1,0 +1,50 @@
+// Package k8sbins finds the etcd, kube-apiserver, kube-controller-manager and
+// kubectl binaries that hack/k8s-bins/build.sh builds, for the local fleet and
+// the envtest-based tests.
+package k8sbins
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Versions of the binaries; hack/k8s-bins/build.sh builds the same.
+const (
+	KubeVersion = "v1.34.3"
+	EtcdVersion = "v3.6.6"
+)
+
+// DefaultDir is where hack/k8s-bins/build.sh caches the binaries.
+func DefaultDir() string {
+	root := os.Getenv("HCP_FLEET_CACHE")
+	if root == "" {
+		cache, err := os.UserCacheDir()
+		if err != nil {
+			cache = os.TempDir()
+		}
+		root = filepath.Join(cache, "hcp-fleet")
+	}
+	return filepath.Join(root, "k8s-bins", fmt.Sprintf("kube-%s-etcd-%s", KubeVersion, EtcdVersion))
+}
+
+// Dir returns the directory holding the required binaries:
+// $KUBEBUILDER_ASSETS when set (make sets it), else DefaultDir. It fails with
+// one error naming what is missing and how to get it.
+func Dir(required ...string) (string, error) {
+	dir := os.Getenv("KUBEBUILDER_ASSETS")
+	if dir == "" {
+		dir = DefaultDir()
+	}
+	var missing []string
+	for _, b := range required {
+		if _, err := os.Stat(filepath.Join(dir, b)); err != nil {
+			missing = append(missing, b)
+		}
+	}
+	if len(missing) > 0 {
+		return "", fmt.Errorf("%s not found in %s: run `make k8s-bins` (or set KUBEBUILDER_ASSETS)", strings.Join(missing, ", "), dir)
+	}
+	return dir, nil
+}
