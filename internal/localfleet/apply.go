@@ -30,8 +30,6 @@ import (
 // fleet installs.
 const FieldManager = "hcp-fleet-localfleet"
 
-var metav1GetOptions = metav1.GetOptions{}
-
 // DecodeManifests splits a multi-document YAML or JSON stream into objects.
 func DecodeManifests(data []byte) ([]*unstructured.Unstructured, error) {
 	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -234,7 +235,7 @@ func startCluster(ctx context.Context, binDir, dir, name, etcdURL string, port i
 	// The controller manager has no health endpoint without a secure port; it
 	// is ready when it has published the root CA into a namespace.
 	if err := c.kcm.waitReady(ctx, 60*time.Second, func(ctx context.Context) error {
-		_, err := client.CoreV1().ConfigMaps("default").Get(ctx, "kube-root-ca.crt", metav1GetOptions)
+		_, err := client.CoreV1().ConfigMaps("default").Get(ctx, "kube-root-ca.crt", metav1.GetOptions{})
 		return err
 	}); err != nil {
 		c.stop()

@@ -109,15 +109,15 @@ func Start(fleet *localfleet.Fleet, opts Options) (*Product, error) {
 	images := kubeletsim.Images{
 		// The local fleet gives every in-process program the same network
 		// namespace: no fixed ports.
-		repository(AgentImage): func(ctx context.Context, args []string) error {
+		kubeletsim.Repository(AgentImage): func(ctx context.Context, args []string) error {
 			args = append(args, "--metrics-bind-address=0", "--health-probe-bind-address=0", "--credential-poll-period=1s")
 			return agentapp.Main(ctx, args, os.Stderr)
 		},
 	}
 	// The HyperShift operator cannot run here; its stand-in plays it.
-	images[repository(operator.DefaultImage)] = hypershiftsim.Operator
+	images[kubeletsim.Repository(operator.DefaultImage)] = hypershiftsim.Operator
 	for _, m := range fleet.Managed {
-		k, err := kubeletsim.New(m.Name, m.Config(), images, filepath.Join(m.Dir, "kubelet"))
+		k, err := kubeletsim.New(m.Config(), images, filepath.Join(m.Dir, "kubelet"))
 		if err != nil {
 			cancel()
 			return nil, err
@@ -187,15 +187,6 @@ func (p *Product) Stop() {
 		<-r.done
 	}
 	p.wg.Wait()
-}
-
-func repository(image string) string {
-	for i := len(image) - 1; i >= 0 && image[i] != '/'; i-- {
-		if image[i] == ':' {
-			return image[:i]
-		}
-	}
-	return image
 }
 
 // EnableOnAll labels every management cluster for the hcp-fleet-hosts

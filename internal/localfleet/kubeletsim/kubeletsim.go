@@ -60,12 +60,12 @@ type Program func(ctx context.Context, args []string) error
 type Images map[string]Program
 
 func (im Images) lookup(image string) (Program, bool) {
-	p, ok := im[repository(image)]
+	p, ok := im[Repository(image)]
 	return p, ok
 }
 
-// repository strips the tag or digest from an image reference.
-func repository(image string) string {
+// Repository strips the tag or digest from an image reference.
+func Repository(image string) string {
 	if i := strings.Index(image, "@"); i >= 0 {
 		image = image[:i]
 	}
@@ -77,7 +77,6 @@ func repository(image string) string {
 
 // Kubelet runs the known workloads of one cluster.
 type Kubelet struct {
-	name   string
 	config *rest.Config
 	client kubernetes.Interface
 	images Images
@@ -92,12 +91,12 @@ type Kubelet struct {
 // New returns a kubelet stand-in for the cluster behind config (an admin
 // config: the kubelet writes status and requests tokens); dir holds the
 // materialized volumes and kubeconfigs.
-func New(name string, config *rest.Config, images Images, dir string) (*Kubelet, error) {
+func New(config *rest.Config, images Images, dir string) (*Kubelet, error) {
 	client, err := kubernetes.NewForConfig(config)
 	if err != nil {
 		return nil, err
 	}
-	return &Kubelet{name: name, config: config, client: client, images: images, dir: dir, running: map[string]*pod{}, restart: make(chan struct{}, 1)}, nil
+	return &Kubelet{config: config, client: client, images: images, dir: dir, running: map[string]*pod{}, restart: make(chan struct{}, 1)}, nil
 }
 
 // Run watches Deployments and Jobs until ctx ends, then stops every program

@@ -14,8 +14,8 @@ func TestRepository(t *testing.T) {
 		"agent":                                     "agent",
 		"registry:5000/a/b:tag@sha256:0123456789ab": "registry:5000/a/b",
 	} {
-		if got := repository(in); got != want {
-			t.Errorf("repository(%q) = %q, want %q", in, got, want)
+		if got := Repository(in); got != want {
+			t.Errorf("Repository(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

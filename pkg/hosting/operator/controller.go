@@ -72,8 +72,6 @@ type Reconciler struct {
 	reader   client.Reader // uncached: the install spans many kinds
 	env      *agent.Env
 	reporter *agent.Reporter
-	// Writes counts objects written (for tests and the metric).
-	Writes func(n int)
 }
 
 // installKey is the one request the reconciler handles: the install.
@@ -134,9 +132,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	}
 
 	written, err := r.apply(ctx, install, spec)
-	if r.Writes != nil {
-		r.Writes(written)
-	}
 	applyWrites.Add(float64(written))
 	if err != nil {
 		_ = r.report(ctx, metav1.ConditionFalse, "ApplyFailed", err.Error(), current)
