@@ -222,13 +222,12 @@ func (r *Reconciler) report(ctx context.Context, installed metav1.ConditionStatu
 }
 
 // deploymentProblem describes why a Deployment is unavailable, if its
-// conditions say.
+// conditions say: Available=False or ReplicaFailure=True, with their message.
 func deploymentProblem(d *appsv1.Deployment) string {
 	for _, c := range d.Status.Conditions {
-		if (c.Type == appsv1.DeploymentAvailable || c.Type == appsv1.DeploymentReplicaFailure) && c.Status == "False" && c.Message != "" {
-			return "; " + c.Reason + ": " + c.Message
-		}
-		if c.Type == appsv1.DeploymentReplicaFailure && c.Status == "True" {
+		failing := (c.Type == appsv1.DeploymentAvailable && c.Status == corev1.ConditionFalse) ||
+			(c.Type == appsv1.DeploymentReplicaFailure && c.Status == corev1.ConditionTrue)
+		if failing && c.Message != "" {
 			return "; " + c.Reason + ": " + c.Message
 		}
 	}
