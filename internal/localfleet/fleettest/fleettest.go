@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet"
@@ -66,4 +67,28 @@ func (e *Env) Eventually(t testing.TB, timeout time.Duration, what string, cond 
 	if err != nil {
 		t.Fatalf("%s: not after %s: %v\n  fleet logs: %s (LOCALFLEET_KEEP=1 keeps them)", what, timeout, last, e.Fleet.LogDir)
 	}
+}
+
+// HostedCluster is a minimal HostedCluster that passes the HyperShift CRD's
+// validation, for tests that need HostedClusters on a management cluster
+// (nothing here runs a control plane for it).
+func HostedCluster(namespace, name string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "hypershift.openshift.io/v1beta1", "kind": "HostedCluster",
+		"metadata": map[string]any{"name": name, "namespace": namespace},
+		"spec": map[string]any{
+			"release":    map[string]any{"image": "quay.io/openshift-release-dev/ocp-release:4.18.5-multi"},
+			"pullSecret": map[string]any{"name": "pull-secret"},
+			"platform":   map[string]any{"type": "None"},
+			"dns":        map[string]any{"baseDomain": "example.com"},
+			"networking": map[string]any{"networkType": "OVNKubernetes", "clusterNetwork": []any{map[string]any{"cidr": "10.132.0.0/14"}}, "serviceNetwork": []any{map[string]any{"cidr": "172.31.0.0/16"}}},
+			"etcd":       map[string]any{"managementType": "Managed", "managed": map[string]any{"storage": map[string]any{"type": "PersistentVolume"}}},
+			"services": []any{
+				map[string]any{"service": "APIServer", "servicePublishingStrategy": map[string]any{"type": "NodePort", "nodePort": map[string]any{"address": "10.0.0.1"}}},
+				map[string]any{"service": "OAuthServer", "servicePublishingStrategy": map[string]any{"type": "Route"}},
+				map[string]any{"service": "Konnectivity", "servicePublishingStrategy": map[string]any{"type": "Route"}},
+				map[string]any{"service": "Ignition", "servicePublishingStrategy": map[string]any{"type": "Route"}},
+			},
+		},
+	}}
 }

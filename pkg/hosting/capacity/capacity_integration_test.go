@@ -9,7 +9,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
@@ -41,27 +40,6 @@ func eventually(t *testing.T, timeout time.Duration, what string, cond func(ctx 
 }
 
 var hcGVR = schema.GroupVersionResource{Group: "hypershift.openshift.io", Version: "v1beta1", Resource: "hostedclusters"}
-
-func hostedCluster(name string) *unstructured.Unstructured {
-	return &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "hypershift.openshift.io/v1beta1", "kind": "HostedCluster",
-		"metadata": map[string]any{"name": name, "namespace": "clusters"},
-		"spec": map[string]any{
-			"release":    map[string]any{"image": "quay.io/openshift-release-dev/ocp-release:4.18.5-multi"},
-			"pullSecret": map[string]any{"name": "pull-secret"},
-			"platform":   map[string]any{"type": "None"},
-			"dns":        map[string]any{"baseDomain": "example.com"},
-			"networking": map[string]any{"networkType": "OVNKubernetes", "clusterNetwork": []any{map[string]any{"cidr": "10.132.0.0/14"}}, "serviceNetwork": []any{map[string]any{"cidr": "172.31.0.0/16"}}},
-			"etcd":       map[string]any{"managementType": "Managed", "managed": map[string]any{"storage": map[string]any{"type": "PersistentVolume"}}},
-			"services": []any{
-				map[string]any{"service": "APIServer", "servicePublishingStrategy": map[string]any{"type": "NodePort", "nodePort": map[string]any{"address": "10.0.0.1"}}},
-				map[string]any{"service": "OAuthServer", "servicePublishingStrategy": map[string]any{"type": "Route"}},
-				map[string]any{"service": "Konnectivity", "servicePublishingStrategy": map[string]any{"type": "Route"}},
-				map[string]any{"service": "Ignition", "servicePublishingStrategy": map[string]any{"type": "Route"}},
-			},
-		},
-	}}
-}
 
 func TestReportFollowsHostedClusters(t *testing.T) {
 	ctx := context.Background()
@@ -153,7 +131,7 @@ func TestReportFollowsHostedClusters(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 1; i <= 2; i++ {
-		if _, err := spokeDyn.Resource(hcGVR).Namespace("clusters").Create(ctx, hostedCluster(fmt.Sprintf("hc-%d", i)), metav1.CreateOptions{}); err != nil {
+		if _, err := spokeDyn.Resource(hcGVR).Namespace("clusters").Create(ctx, fleettest.HostedCluster("clusters", fmt.Sprintf("hc-%d", i)), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -161,7 +139,7 @@ func TestReportFollowsHostedClusters(t *testing.T) {
 		capacity.ClaimZero: "false", capacity.ClaimFull: "false", capacity.ClaimAboveThreshold: "true", capacity.ClaimHostedClusters: "2",
 	}, -33, true)
 
-	if _, err := spokeDyn.Resource(hcGVR).Namespace("clusters").Create(ctx, hostedCluster("hc-3"), metav1.CreateOptions{}); err != nil {
+	if _, err := spokeDyn.Resource(hcGVR).Namespace("clusters").Create(ctx, fleettest.HostedCluster("clusters", "hc-3"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	expect("three hosted clusters: full, not placed", 3, map[string]string{capacity.ClaimFull: "true", capacity.ClaimHostedClusters: "3"}, -100, false)

@@ -276,24 +276,7 @@ func TestOperatorLifecycle(t *testing.T) {
 		if _, err := spoke1.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "clusters"}}, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		hc := &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "hypershift.openshift.io/v1beta1", "kind": "HostedCluster",
-			"metadata": map[string]any{"name": "still-running", "namespace": "clusters"},
-			"spec": map[string]any{
-				"release":    map[string]any{"image": "quay.io/openshift-release-dev/ocp-release:4.18.5-multi"},
-				"pullSecret": map[string]any{"name": "pull-secret"},
-				"platform":   map[string]any{"type": "None"},
-				"dns":        map[string]any{"baseDomain": "example.com"},
-				"networking": map[string]any{"networkType": "OVNKubernetes", "clusterNetwork": []any{map[string]any{"cidr": "10.132.0.0/14"}}, "serviceNetwork": []any{map[string]any{"cidr": "172.31.0.0/16"}}},
-				"etcd":       map[string]any{"managementType": "Managed", "managed": map[string]any{"storage": map[string]any{"type": "PersistentVolume"}}},
-				"services": []any{
-					map[string]any{"service": "APIServer", "servicePublishingStrategy": map[string]any{"type": "NodePort", "nodePort": map[string]any{"address": "10.0.0.1"}}},
-					map[string]any{"service": "OAuthServer", "servicePublishingStrategy": map[string]any{"type": "Route"}},
-					map[string]any{"service": "Konnectivity", "servicePublishingStrategy": map[string]any{"type": "Route"}},
-					map[string]any{"service": "Ignition", "servicePublishingStrategy": map[string]any{"type": "Route"}},
-				},
-			},
-		}}
+		hc := fleettest.HostedCluster("clusters", "still-running")
 		if _, err := spokeDyn.Resource(hcGVR).Namespace("clusters").Create(ctx, hc, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
