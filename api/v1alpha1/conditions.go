@@ -29,6 +29,10 @@ const (
 	// ConditionUpgradeBlocked is True when a requested release upgrade is held back,
 	// e.g. because installed guest operators do not support the new OpenShift version.
 	ConditionUpgradeBlocked = "UpgradeBlocked"
+	// ConditionImported is True once the hosted cluster is represented on the hub
+	// by a ManagedCluster (status.managedCluster) and its admin kubeconfig is
+	// mirrored into this namespace (status.kubeconfigSecret).
+	ConditionImported = "Imported"
 )
 
 // Well-known condition reasons. Controllers may use others where none fits.
@@ -87,6 +91,13 @@ const (
 	ReasonRollingOut = "RollingOut"
 	// ReasonImportFailed: the hosted cluster could not be imported as a ManagedCluster.
 	ReasonImportFailed = "ImportFailed"
+	// ReasonImported: the ManagedCluster exists and the kubeconfig is mirrored.
+	ReasonImported = "Imported"
+	// ReasonWaitingForAvailable: import waits until the hosted cluster is available.
+	ReasonWaitingForAvailable = "WaitingForAvailable"
+	// ReasonWaitingForKubeconfig: the hosted cluster is available but its admin
+	// kubeconfig has not arrived from the hosting cluster yet.
+	ReasonWaitingForKubeconfig = "WaitingForKubeconfig"
 	// ReasonNodePoolsNotReady: at least one node pool has fewer ready nodes than asked.
 	ReasonNodePoolsNotReady = "NodePoolsNotReady"
 	// ReasonNoNodePools: the hosted cluster has no node pools.
@@ -113,4 +124,9 @@ const (
 	ReasonDeleting = "Deleting"
 	// ReasonOrphaning: deletionPolicy Orphan; the HostedCluster is being released.
 	ReasonOrphaning = "Orphaning"
+	// ReasonDeletionTimedOut: deletion waited longer than the hub allows for a
+	// hosting cluster that is unavailable or gone. Nothing is given up until
+	// the user annotates the HostedClusterDeployment
+	// hcpfleet.io/abandon-hosted-cluster=true.
+	ReasonDeletionTimedOut = "DeletionTimedOut"
 )

@@ -180,7 +180,7 @@ type HostedClusterDeploymentStatus struct {
 	ManifestWork string `json:"manifestWork,omitempty"`
 
 	// conditions describe the hosted cluster's state: Scheduled, Delivered, Available,
-	// Progressing, Degraded, NodePoolsReady, HostingClusterAvailable, UpgradeBlocked.
+	// Progressing, Degraded, NodePoolsReady, HostingClusterAvailable, UpgradeBlocked, Imported.
 	// Each carries a reason and a human-readable message.
 	// +optional
 	// +listType=map

@@ -8,15 +8,22 @@ import (
 	"io"
 
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon/agent"
+	capifeature "github.com/hcp-fleet/hcp-fleet/pkg/capi/feature"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/capacity"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/kubeconfigexport"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/namespacegc"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/operator"
 )
 
 // Features are the parts of the agent, in setup order. Cleanup runs in
 // reverse: the operator's (which waits for HostedClusters to be gone) before
 // the hosting report's, so a cluster keeps reporting while it still hosts.
+// CAPI comes before the operator: the CAPI CRDs exist before HyperShift
+// runs, and their cleanup (which refuses while CAPI objects exist) runs
+// after the operator's. The namespace janitor's cleanup runs after both, once
+// the hosted clusters are gone and the namespaces hcp-fleet created are empty.
 func Features() []agent.Feature {
-	return []agent.Feature{capacity.Feature(), operator.Feature()}
+	return []agent.Feature{capacity.Feature(), namespacegc.Feature(), kubeconfigexport.Feature(), capifeature.Feature(capifeature.Options{}), operator.Feature()}
 }
 
 // Main runs the agent command line (args without the program name).

@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 	"open-cluster-management.io/addon-framework/pkg/addonmanager"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -23,6 +24,8 @@ import (
 
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	addonhub "github.com/hcp-fleet/hcp-fleet/pkg/addon/hub"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/delivery"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/scheduling"
 )
 
 // Options configure the hub process.
@@ -36,6 +39,8 @@ type Options struct {
 	MetricsBindAddress     string
 	HealthProbeBindAddress string
 	DefaultAgentImage      string
+	SchedulingStrategy     string
+	LostHostTimeout        time.Duration
 }
 
 // NewOptions returns the defaults.
@@ -49,6 +54,8 @@ func NewOptions() *Options {
 		MetricsBindAddress:     ":8443",
 		HealthProbeBindAddress: ":8081",
 		DefaultAgentImage:      addon.DefaultAgentImage,
+		SchedulingStrategy:     string(scheduling.StrategySpread),
+		LostHostTimeout:        10 * time.Minute,
 	}
 }
 
@@ -65,6 +72,8 @@ func (o *Options) FlagSet(output io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "Address of the Prometheus metrics endpoint; \"0\" disables it.")
 	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress, "Address of /healthz and /readyz; \"0\" disables them.")
 	fs.StringVar(&o.DefaultAgentImage, "agent-image", o.DefaultAgentImage, "Agent image when the HostingConfig names none.")
+	fs.StringVar(&o.SchedulingStrategy, "scheduling-strategy", o.SchedulingStrategy, "How hosted clusters are placed among fitting management clusters: Spread (least utilized first) or BinPack (most utilized that fits). A Placement's "+scheduling.StrategyAnnotation+" annotation overrides it.")
+	fs.DurationVar(&o.LostHostTimeout, "lost-host-deletion-timeout", o.LostHostTimeout, "How long deleting a HostedClusterDeployment waits for an unavailable hosting cluster before it reports DeletionTimedOut and accepts the "+delivery.AbandonAnnotation+" annotation.")
 	return fs
 }
 
@@ -76,6 +85,9 @@ func (o *Options) Validate() error {
 	}
 	if o.LeaderElect && o.RenewDeadline >= o.LeaseDuration {
 		errs = append(errs, fmt.Errorf("--leader-elect-renew-deadline (%s) must be shorter than --leader-elect-lease-duration (%s)", o.RenewDeadline, o.LeaseDuration))
+	}
+	if _, err := scheduling.ParseStrategy(o.SchedulingStrategy); err != nil {
+		errs = append(errs, fmt.Errorf("--scheduling-strategy: %w", err))
 	}
 	if o.DefaultAgentImage == "" {
 		errs = append(errs, errors.New("--agent-image is required"))
@@ -89,6 +101,11 @@ func Run(ctx context.Context, cfg *rest.Config, opts *Options) error {
 		return err
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme: Scheme,
+		Cache:  cacheOptions(),
+		// HostedClusterDeployments are read unstructured (spec fields newer
+		// than our types must survive), from the cache like typed reads.
+		Client:                        client.Options{Cache: &client.CacheOptions{Unstructured: true}},
 		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsBindAddress},
 		HealthProbeBindAddress:        opts.HealthProbeBindAddress,
 		LeaderElection:                opts.LeaderElect,
@@ -121,6 +138,9 @@ func Run(ctx context.Context, cfg *rest.Config, opts *Options) error {
 		return err
 	}
 	if err := addonManager.AddAgent(agentAddon); err != nil {
+		return err
+	}
+	if err := setupControllers(mgr, opts); err != nil {
 		return err
 	}
 	// Only the leader renders and registers agents.

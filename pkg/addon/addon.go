@@ -43,4 +43,14 @@ const (
 	ConditionHostingConfigApplied = "HostingConfigApplied"
 	// ConditionCleanup: the pre-delete cleanup's progress or failure.
 	ConditionCleanup = "CleanupSucceeded"
+	// ConditionCAPITypes: which Cluster API CRDs (Standard or Private) the
+	// agent installed and why (pkg/capi).
+	ConditionCAPITypes = "CAPITypes"
+	// ConditionCAPIAgentProviders: whether the OpenShift Agent CAPI
+	// providers run as HostingConfig asks (pkg/capi).
+	ConditionCAPIAgentProviders = "CAPIAgentProviders"
+	// ConditionHyperShiftOperatorInstalled: the HyperShift operator the agent
+	// installed is rolled out. The hub schedules hosted clusters only onto
+	// management clusters where it is True.
+	ConditionHyperShiftOperatorInstalled = "HyperShiftOperatorInstalled"
 )

@@ -26,6 +26,12 @@ type Env struct {
 // fast status feedback, installs and starts hcp-fleet, hands the
 // environment to use, runs the tests, stops everything and exits.
 func Main(m *testing.M, managementClusters int, use func(*Env)) {
+	MainWith(m, managementClusters, hcpfleet.Options{}, use)
+}
+
+// MainWith is Main with the product's options (hub flags, stand-in
+// behaviour).
+func MainWith(m *testing.M, managementClusters int, opts hcpfleet.Options, use func(*Env)) {
 	ctx := context.Background()
 	fleet, err := localfleet.Start(ctx, localfleet.Options{
 		ManagementClusters: managementClusters, StatusSyncInterval: time.Second, AddOnLeaseSyncInterval: time.Second,
@@ -38,7 +44,7 @@ func Main(m *testing.M, managementClusters int, use func(*Env)) {
 	code := 1
 	var product *hcpfleet.Product
 	if err = hcpfleet.Install(ctx, fleet); err == nil {
-		product, err = hcpfleet.Start(fleet, hcpfleet.Options{})
+		product, err = hcpfleet.Start(fleet, opts)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

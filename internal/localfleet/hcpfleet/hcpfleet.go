@@ -70,6 +70,9 @@ type Options struct {
 	HubReplicas int
 	// Hub tweaks the hub options (after defaults for the local fleet).
 	Hub func(*hub.Options)
+	// HyperShift tunes the HyperShift stand-in on every management cluster
+	// (rollout duration, operator failure).
+	HyperShift hypershiftsim.Options
 }
 
 // Product is hcp-fleet running on a local fleet.
@@ -115,7 +118,7 @@ func Start(fleet *localfleet.Fleet, opts Options) (*Product, error) {
 		},
 	}
 	// The HyperShift operator cannot run here; its stand-in plays it.
-	images[kubeletsim.Repository(operator.DefaultImage)] = hypershiftsim.Operator
+	images[kubeletsim.Repository(operator.DefaultImage)] = hypershiftsim.Program(opts.HyperShift)
 	for _, m := range fleet.Managed {
 		k, err := kubeletsim.New(m.Config(), images, filepath.Join(m.Dir, "kubelet"))
 		if err != nil {

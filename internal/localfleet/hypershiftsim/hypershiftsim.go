@@ -3,8 +3,51 @@
 // payloads), so when the agent has installed the operator Deployment, the
 // kubelet stand-in runs this program in its place, with the operator's own
 // ServiceAccount. It does what the fleet can observe of the operator:
-// publishes the supported-versions ConfigMap. (Driving HostedCluster and
-// NodePool status comes with the end-to-end issue.)
+//
+//   - publishes the supported-versions ConfigMap (SupportedVersions);
+//   - HostedClusters: adds the finalizer hypershift.openshift.io/finalizer,
+//     creates the control-plane namespace <namespace>-<name>, and drives
+//     status the way the operator does: conditions (Available, Progressing,
+//     Degraded, ValidReleaseImage, ReconciliationSucceeded, … with
+//     HyperShift's reasons), version (desired, history newest first going
+//     Partial → Completed, observedGeneration), controlPlaneEndpoint and
+//     kubeconfig, with the admin kubeconfig Secret <name>-admin-kubeconfig
+//     (key "kubeconfig") in the HostedCluster's namespace. A rollout (the
+//     first one or an upgrade after spec.release.image changed) is
+//     Progressing for Options.RolloutDuration, then Completed. The OpenShift
+//     version is read from the release image tag
+//     (quay.io/openshift-release-dev/ocp-release:4.18.5-multi → 4.18.5); a
+//     release whose minor version is not in SupportedVersions gets
+//     ValidReleaseImage=False (reason InvalidImage) and is not rolled out.
+//   - NodePools: adds the finalizer; after the rollout duration, and once
+//     their HostedCluster is available, status.replicas follows
+//     spec.replicas (or spec.autoScaling.min) and status.version the release;
+//     conditions Ready, AllMachinesReady, UpdatingVersion, ValidReleaseImage.
+//   - Deletion: a HostedCluster being deleted keeps its finalizer for the
+//     rollout duration, then its NodePools, the control-plane namespace and
+//     the kubeconfig Secret are deleted; the finalizer goes once the NodePools
+//     are gone, so whoever waits for the HostedCluster to be really gone waits
+//     for something real.
+//
+// Failure injection, for demos and tests, by annotations on a HostedCluster
+// (the value is the message the conditions carry; empty means a default):
+//
+//   - hypershiftsim.hcpfleet.io/never-available: the control plane never
+//     comes up: Available=False (WaitingForAvailable), Progressing stays
+//     True, no kubeconfig is published;
+//   - hypershiftsim.hcpfleet.io/degraded: Degraded=True (UnavailableReplicas);
+//   - hypershiftsim.hcpfleet.io/rollout-duration: a Go duration ("30s")
+//     replacing Options.RolloutDuration for this HostedCluster.
+//
+// Options.OperatorFailure makes the operator itself fail: the program exits
+// at once with that message, so the kubelet stand-in reports its Deployment
+// as crash-looping and nothing is reconciled, as with a broken operator.
+//
+// The hosted control plane itself is behind ControlPlanes. The default
+// (EndpointOnly) runs none: the kubeconfig is a valid kubeconfig pointing at
+// the published controlPlaneEndpoint, where nothing answers. A
+// ControlPlanes that starts a small kube-apiserver per HostedCluster makes
+// the guest side real without changing the rest.
 //
 // Test and demo infrastructure only; never used by product code.
 package hypershiftsim
@@ -12,54 +55,159 @@ package hypershiftsim
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"strings"
+	"time"
 
+	hyperv1 "github.com/openshift/hypershift/api/hypershift/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 )
 
 // SupportedVersions are the OpenShift minor versions the stand-in claims to
 // support, newest first, as the real operator lists them.
 var SupportedVersions = []string{"4.19", "4.18", "4.17", "4.16", "4.15", "4.14"}
 
-// Operator is the kubelet stand-in program for the HyperShift operator image.
+// Failure-injection annotations on a HostedCluster (see the package comment).
+const (
+	AnnotationNeverAvailable  = "hypershiftsim.hcpfleet.io/never-available"
+	AnnotationDegraded        = "hypershiftsim.hcpfleet.io/degraded"
+	AnnotationRolloutDuration = "hypershiftsim.hcpfleet.io/rollout-duration"
+)
+
+// Finalizer is the finalizer HyperShift puts on HostedClusters and NodePools.
+const Finalizer = "hypershift.openshift.io/finalizer"
+
+// KubeconfigKey is the data key of the admin kubeconfig Secret.
+const KubeconfigKey = "kubeconfig"
+
+// DefaultRolloutDuration is how long a rollout, a NodePool scale-up and a
+// deletion take by default: long enough to see Progressing, short enough
+// for demos.
+const DefaultRolloutDuration = 1500 * time.Millisecond
+
+// Options tune the stand-in.
+type Options struct {
+	// RolloutDuration is how long a HostedCluster rollout (creation or
+	// upgrade), a NodePool change and a deletion take. Zero means
+	// DefaultRolloutDuration.
+	RolloutDuration time.Duration
+	// OperatorFailure, when set, makes the operator fail at start with this
+	// message (a degraded, crash-looping operator).
+	OperatorFailure string
+	// ControlPlanes runs the hosted control planes; nil means EndpointOnly.
+	ControlPlanes ControlPlanes
+}
+
+func (o Options) withDefaults() Options {
+	if o.RolloutDuration <= 0 {
+		o.RolloutDuration = DefaultRolloutDuration
+	}
+	if o.ControlPlanes == nil {
+		o.ControlPlanes = EndpointOnly{}
+	}
+	return o
+}
+
+// Operator is the kubelet stand-in program for the HyperShift operator
+// image, with default options.
 func Operator(ctx context.Context, args []string) error {
+	return Program(Options{})(ctx, args)
+}
+
+// Program returns the kubelet stand-in program for the HyperShift operator
+// image with the given options.
+func Program(opts Options) func(ctx context.Context, args []string) error {
+	return func(ctx context.Context, args []string) error {
+		namespace, kubeconfig, err := parseArgs(args)
+		if err != nil {
+			return err
+		}
+		if opts.OperatorFailure != "" {
+			return fmt.Errorf("hypershift operator (stand-in) failing as asked: %s", opts.OperatorFailure)
+		}
+		cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+		if err != nil {
+			return err
+		}
+		return Run(ctx, cfg, namespace, opts)
+	}
+}
+
+// parseArgs reads --namespace and --kubeconfig from the operator's command
+// line and ignores every other operator flag.
+func parseArgs(args []string) (namespace, kubeconfig string, err error) {
 	fs := flag.NewFlagSet("hypershift-operator (stand-in)", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	namespace := fs.String("namespace", "hypershift", "")
-	kubeconfig := fs.String("kubeconfig", "", "")
-	// Accept (and ignore) every other operator flag.
+	ns := fs.String("namespace", "hypershift", "")
+	kc := fs.String("kubeconfig", "", "")
 	if len(args) > 0 && args[0] == "run" {
 		args = args[1:]
 	}
 	var known []string
 	for _, a := range args {
-		for _, p := range []string{"--namespace=", "--kubeconfig="} {
-			if len(a) >= len(p) && a[:len(p)] == p {
-				known = append(known, a)
-			}
+		if strings.HasPrefix(a, "--namespace=") || strings.HasPrefix(a, "--kubeconfig=") {
+			known = append(known, a)
 		}
 	}
 	if err := fs.Parse(known); err != nil {
-		return err
+		return "", "", err
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
-	if err != nil {
-		return err
-	}
+	return *ns, *kc, nil
+}
+
+var scheme = runtime.NewScheme()
+
+func init() {
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(hyperv1.AddToScheme(scheme))
+}
+
+// Run plays the operator on the cluster behind cfg until ctx ends: it
+// publishes the supported versions in namespace and reconciles HostedClusters
+// and NodePools.
+func Run(ctx context.Context, cfg *rest.Config, namespace string, opts Options) error {
+	opts = opts.withDefaults()
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return err
 	}
-	if err := publishSupportedVersions(ctx, client, *namespace); err != nil {
+	if err := publishSupportedVersions(ctx, client, namespace); err != nil {
 		return fmt.Errorf("publishing supported versions: %w", err)
 	}
-	<-ctx.Done()
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		// One stand-in per management cluster, all in one process.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		return err
+	}
+	if err := setupHostedClusters(mgr, opts); err != nil {
+		return err
+	}
+	if err := setupNodePools(mgr, opts); err != nil {
+		return err
+	}
+	if err := mgr.Start(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
 	return nil
 }
 

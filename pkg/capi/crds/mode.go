@@ -9,12 +9,12 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	"github.com/hcp-fleet/hcp-fleet/pkg/capi/groups"
 )
 
-// Mode is the CAPI mode of HostingConfig. It is a local type until the
-// HostingConfig API (api/v1alpha1, written concurrently) lands; the values are
-// the ones that API uses, so converting is a plain string conversion.
+// Mode is the CAPI mode of HostingConfig (api/v1alpha1.CAPIMode has the same
+// values, so converting is a plain string conversion).
 type Mode string
 
 const (
@@ -67,7 +67,7 @@ type Decision struct {
 
 // ConditionType is the ManagedClusterAddOn condition the agent reports the
 // decision under.
-const ConditionType = "CAPITypes"
+const ConditionType = addon.ConditionCAPITypes
 
 // Condition renders the decision as a status condition.
 func (d Decision) Condition(generation int64) metav1.Condition {

@@ -22,6 +22,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hcpfleet"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hypershiftsim"
 	addonhub "github.com/hcp-fleet/hcp-fleet/pkg/addon/hub"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/capacity"
 )
 
@@ -123,29 +124,46 @@ func TestReportFollowsHostedClusters(t *testing.T) {
 	}
 
 	expect("empty cluster", 0, map[string]string{
-		capacity.ClaimHostingCluster: "true", capacity.ClaimZero: "true", capacity.ClaimFull: "false", capacity.ClaimAboveThreshold: "false",
+		capacity.ClaimHostingCluster: "true", capacity.ClaimZero: "true", capacity.ClaimManagedHostedClusters: "0", capacity.ClaimFull: "false", capacity.ClaimAboveThreshold: "false",
 		capacity.ClaimSupportedVersions: strings.Join(hypershiftsim.SupportedVersions, ","), capacity.ClaimPlatforms: "Agent,KubeVirt,None",
 	}, 100, true)
 
 	if _, err := spoke.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "clusters"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// hc-1 and hc-2 as hcp-fleet delivers them (labelled with their
+	// HostedClusterDeployment); hc-3 created by someone else, unlabelled: it
+	// counts in the total but not as managed.
 	for i := 1; i <= 2; i++ {
-		if _, err := spokeDyn.Resource(hcGVR).Namespace("clusters").Create(ctx, fleettest.HostedCluster("clusters", fmt.Sprintf("hc-%d", i)), metav1.CreateOptions{}); err != nil {
+		hc := fleettest.HostedCluster("clusters", fmt.Sprintf("hc-%d", i))
+		hc.SetLabels(map[string]string{hosting.LabelHCDNamespace: ns, hosting.LabelHCDName: fmt.Sprintf("hcd-%d", i)})
+		if _, err := spokeDyn.Resource(hcGVR).Namespace("clusters").Create(ctx, hc, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	expect("two hosted clusters: above threshold", 2, map[string]string{
+	expect("two managed hosted clusters: above threshold", 2, map[string]string{
 		capacity.ClaimZero: "false", capacity.ClaimFull: "false", capacity.ClaimAboveThreshold: "true", capacity.ClaimHostedClusters: "2",
+		capacity.ClaimManagedHostedClusters: "2",
 	}, -33, true)
 
 	if _, err := spokeDyn.Resource(hcGVR).Namespace("clusters").Create(ctx, fleettest.HostedCluster("clusters", "hc-3"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	expect("three hosted clusters: full, not placed", 3, map[string]string{capacity.ClaimFull: "true", capacity.ClaimHostedClusters: "3"}, -100, false)
+	expect("three hosted clusters, one unmanaged: full, not placed", 3, map[string]string{
+		capacity.ClaimFull: "true", capacity.ClaimHostedClusters: "3", capacity.ClaimManagedHostedClusters: "2",
+	}, -100, false)
 
 	if err := spokeDyn.Resource(hcGVR).Namespace("clusters").Delete(ctx, "hc-1", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	expect("one deleted: room again", 2, map[string]string{capacity.ClaimFull: "false", capacity.ClaimHostedClusters: "2"}, -33, true)
+	expect("one managed deleted: room again", 2, map[string]string{
+		capacity.ClaimFull: "false", capacity.ClaimHostedClusters: "2", capacity.ClaimManagedHostedClusters: "1",
+	}, -33, true)
+
+	// The count follows label changes, not only creations and deletions.
+	addLabel := []byte(fmt.Sprintf(`{"metadata":{"labels":{%q:"hcd-3"}}}`, hosting.LabelHCDName))
+	if _, err := spokeDyn.Resource(hcGVR).Namespace("clusters").Patch(ctx, "hc-3", types.MergePatchType, addLabel, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	expect("unmanaged one labelled", 2, map[string]string{capacity.ClaimHostedClusters: "2", capacity.ClaimManagedHostedClusters: "2"}, -33, true)
 }

@@ -34,6 +34,8 @@ import (
 var (
 	hostedClustersGauge = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "hcpfleet_agent_hosted_clusters", Help: "HostedClusters on this management cluster."})
+	managedHostedClustersGauge = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "hcpfleet_agent_managed_hosted_clusters", Help: "HostedClusters on this management cluster that hcp-fleet delivered."})
 	capacityGauge = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "hcpfleet_agent_hosted_cluster_capacity", Help: "maxHostedClusters from the HostingConfig."})
 	freeSlotsGauge = prometheus.NewGauge(prometheus.GaugeOpts{
@@ -43,7 +45,7 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(hostedClustersGauge, capacityGauge, freeSlotsGauge, supportedVersionsGauge)
+	metrics.Registry.MustRegister(hostedClustersGauge, managedHostedClustersGauge, capacityGauge, freeSlotsGauge, supportedVersionsGauge)
 	utilruntime.Must(clusterv1alpha1.Install(agent.Scheme))
 }
 
@@ -109,11 +111,11 @@ func (r *reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	}
 	report.Platforms = Platforms(spec.Install != nil && spec.Install.OIDCStorage != nil)
 
-	count, err := r.countHostedClusters(ctx)
+	var err error
+	report.HostedClusters, report.ManagedHostedClusters, err = r.countHostedClusters(ctx)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	report.HostedClusters = count
 	report.SupportedVersions, err = r.supportedVersions(ctx)
 	if err != nil {
 		return reconcile.Result{}, err
@@ -126,29 +128,32 @@ func (r *reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		return reconcile.Result{}, err
 	}
 	hostedClustersGauge.Set(float64(report.HostedClusters))
+	managedHostedClustersGauge.Set(float64(report.ManagedHostedClusters))
 	capacityGauge.Set(float64(report.MaxHostedClusters))
 	freeSlotsGauge.Set(float64(report.FreeSlots()))
 	supportedVersionsGauge.Set(float64(len(report.SupportedVersions)))
 	return reconcile.Result{RequeueAfter: resyncPeriod}, nil
 }
 
-// countHostedClusters counts from a metadata-only informer (no API list per
-// event), created once the HyperShift CRDs exist; its events requeue the
-// report so counts follow HostedClusters as they come and go.
-func (r *reconciler) countHostedClusters(ctx context.Context) (int32, error) {
+// countHostedClusters counts all HostedClusters and those hcp-fleet
+// delivered, from a metadata-only informer (no API list per event; labels are
+// metadata, so the cache has them), created once the HyperShift CRDs exist;
+// its events requeue the report so counts follow HostedClusters as they come
+// and go.
+func (r *reconciler) countHostedClusters(ctx context.Context) (total, managed int32, err error) {
 	list := &metav1.PartialObjectMetadataList{}
 	list.SetGroupVersionKind(hostedClusterGVK.GroupVersion().WithKind("HostedClusterList"))
 	probe := &metav1.PartialObjectMetadata{}
 	probe.SetGroupVersionKind(hostedClusterGVK)
 	if _, err := r.cache.GetRESTMapper().RESTMapping(hostedClusterGVK.GroupKind(), hostedClusterGVK.Version); err != nil {
 		if meta.IsNoMatchError(err) {
-			return 0, nil // the operator feature has not installed the CRDs yet
+			return 0, 0, nil // the operator feature has not installed the CRDs yet
 		}
-		return 0, err
+		return 0, 0, err
 	}
 	informer, err := r.cache.GetCache().GetInformer(ctx, probe)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	r.hookOnce.Do(func() {
 		notify := func(any) {
@@ -162,9 +167,14 @@ func (r *reconciler) countHostedClusters(ctx context.Context) (int32, error) {
 		})
 	})
 	if err := r.client.List(ctx, list); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return int32(len(list.Items)), nil
+	for i := range list.Items {
+		if IsManaged(list.Items[i].Labels) {
+			managed++
+		}
+	}
+	return int32(len(list.Items)), managed, nil
 }
 
 // supportedVersions reads the operator's supported-versions ConfigMap.

@@ -16,26 +16,20 @@ import (
 	"strings"
 
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
+
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 )
 
-// ClusterClaim names. Values are strings, as ClusterClaims hold.
+// ClusterClaim names: the hub reads them, so they are defined in pkg/hosting.
 const (
-	// ClaimHostingCluster marks a management cluster ("true").
-	ClaimHostingCluster = "hostingcluster.hcpfleet.io"
-	// ClaimFull is "true" when the cluster hosts maxHostedClusters or more.
-	ClaimFull = "full.hostingcluster.hcpfleet.io"
-	// ClaimAboveThreshold is "true" when it hosts aboveThreshold or more.
-	ClaimAboveThreshold = "above-threshold.hostingcluster.hcpfleet.io"
-	// ClaimZero is "true" when it hosts none.
-	ClaimZero = "zero.hostingcluster.hcpfleet.io"
-	// ClaimHostedClusters is the number of HostedClusters.
-	ClaimHostedClusters = "hostedclusters.hostingcluster.hcpfleet.io"
-	// ClaimSupportedVersions lists the OpenShift minor versions the installed
-	// operator supports, newest first, comma separated ("" when unknown).
-	ClaimSupportedVersions = "supported-versions.hostingcluster.hcpfleet.io"
-	// ClaimPlatforms lists the HostedCluster platforms the cluster can host,
-	// comma separated.
-	ClaimPlatforms = "platforms.hostingcluster.hcpfleet.io"
+	ClaimHostingCluster        = hosting.ClaimHostingCluster
+	ClaimFull                  = hosting.ClaimFull
+	ClaimAboveThreshold        = hosting.ClaimAboveThreshold
+	ClaimZero                  = hosting.ClaimZero
+	ClaimHostedClusters        = hosting.ClaimHostedClusters
+	ClaimManagedHostedClusters = hosting.ClaimManagedHostedClusters
+	ClaimSupportedVersions     = hosting.ClaimSupportedVersions
+	ClaimPlatforms             = hosting.ClaimPlatforms
 )
 
 // AddOnPlacementScore name and score names.
@@ -53,11 +47,15 @@ const (
 
 // Report is what a management cluster reports.
 type Report struct {
-	HostedClusters    int32
-	MaxHostedClusters int32
-	AboveThreshold    int32
-	SupportedVersions []string
-	Platforms         []string
+	// HostedClusters counts every HostedCluster on the cluster.
+	HostedClusters int32
+	// ManagedHostedClusters counts those hcp-fleet delivered (see
+	// IsManaged); the hub replaces them with its own bindings.
+	ManagedHostedClusters int32
+	MaxHostedClusters     int32
+	AboveThreshold        int32
+	SupportedVersions     []string
+	Platforms             []string
 }
 
 // FreeSlots is how many more HostedClusters fit.
@@ -78,14 +76,22 @@ func (r Report) FreeCapacityScore() int32 {
 // Claims returns the ClusterClaims' desired values.
 func (r Report) Claims() map[string]string {
 	return map[string]string{
-		ClaimHostingCluster:    "true",
-		ClaimFull:              strconv.FormatBool(r.HostedClusters >= r.MaxHostedClusters),
-		ClaimAboveThreshold:    strconv.FormatBool(r.HostedClusters >= r.AboveThreshold),
-		ClaimZero:              strconv.FormatBool(r.HostedClusters == 0),
-		ClaimHostedClusters:    strconv.Itoa(int(r.HostedClusters)),
-		ClaimSupportedVersions: strings.Join(r.SupportedVersions, ","),
-		ClaimPlatforms:         strings.Join(r.Platforms, ","),
+		ClaimHostingCluster:        "true",
+		ClaimFull:                  strconv.FormatBool(r.HostedClusters >= r.MaxHostedClusters),
+		ClaimAboveThreshold:        strconv.FormatBool(r.HostedClusters >= r.AboveThreshold),
+		ClaimZero:                  strconv.FormatBool(r.HostedClusters == 0),
+		ClaimHostedClusters:        strconv.Itoa(int(r.HostedClusters)),
+		ClaimManagedHostedClusters: strconv.Itoa(int(r.ManagedHostedClusters)),
+		ClaimSupportedVersions:     strings.Join(r.SupportedVersions, ","),
+		ClaimPlatforms:             strings.Join(r.Platforms, ","),
 	}
+}
+
+// IsManaged tells whether a HostedCluster with these labels was delivered by
+// hcp-fleet: the hub labels everything it delivers with the
+// HostedClusterDeployment's name.
+func IsManaged(labels map[string]string) bool {
+	return labels[hosting.LabelHCDName] != ""
 }
 
 // Scores returns the AddOnPlacementScore items.

@@ -1,6 +1,10 @@
 package capacity
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
+)
 
 func TestFreeCapacityScore(t *testing.T) {
 	for _, tc := range []struct{ count, max, want int32 }{
@@ -17,19 +21,22 @@ func TestFreeCapacityScore(t *testing.T) {
 }
 
 func TestClaims(t *testing.T) {
-	r := Report{HostedClusters: 3, MaxHostedClusters: 3, AboveThreshold: 2, SupportedVersions: []string{"4.19", "4.18"}, Platforms: Platforms(false)}
+	r := Report{HostedClusters: 3, ManagedHostedClusters: 2, MaxHostedClusters: 3, AboveThreshold: 2, SupportedVersions: []string{"4.19", "4.18"}, Platforms: Platforms(false)}
 	c := r.Claims()
 	want := map[string]string{
 		ClaimHostingCluster: "true", ClaimFull: "true", ClaimAboveThreshold: "true", ClaimZero: "false",
-		ClaimHostedClusters: "3", ClaimSupportedVersions: "4.19,4.18", ClaimPlatforms: "Agent,KubeVirt,None",
+		ClaimHostedClusters: "3", ClaimManagedHostedClusters: "2", ClaimSupportedVersions: "4.19,4.18", ClaimPlatforms: "Agent,KubeVirt,None",
 	}
 	for k, v := range want {
 		if c[k] != v {
 			t.Errorf("claim %s = %q, want %q", k, c[k], v)
 		}
 	}
-	r.HostedClusters = 0
-	if c := r.Claims(); c[ClaimZero] != "true" || c[ClaimFull] != "false" || c[ClaimAboveThreshold] != "false" {
+	if len(c) != len(want) {
+		t.Errorf("%d claims, want %d: %v", len(c), len(want), c)
+	}
+	r.HostedClusters, r.ManagedHostedClusters = 0, 0
+	if c := r.Claims(); c[ClaimZero] != "true" || c[ClaimFull] != "false" || c[ClaimAboveThreshold] != "false" || c[ClaimManagedHostedClusters] != "0" {
 		t.Errorf("empty cluster claims: %v", c)
 	}
 	if r.FreeSlots() != 3 || (Report{HostedClusters: 5, MaxHostedClusters: 3}).FreeSlots() != 0 {
@@ -37,5 +44,23 @@ func TestClaims(t *testing.T) {
 	}
 	if p := Platforms(true); len(p) != 4 || p[0] != "AWS" {
 		t.Errorf("Platforms(true) = %v", p)
+	}
+}
+
+func TestIsManaged(t *testing.T) {
+	for _, tc := range []struct {
+		labels map[string]string
+		want   bool
+	}{
+		{nil, false},
+		{map[string]string{"app": "x"}, false},
+		{map[string]string{hosting.LabelHCDName: ""}, false},
+		{map[string]string{hosting.LabelHCDNamespace: "team-a"}, false},
+		{map[string]string{hosting.LabelHCDName: "hc-1"}, true},
+		{map[string]string{hosting.LabelHCDNamespace: "team-a", hosting.LabelHCDName: "hc-1"}, true},
+	} {
+		if got := IsManaged(tc.labels); got != tc.want {
+			t.Errorf("IsManaged(%v) = %v, want %v", tc.labels, got, tc.want)
+		}
 	}
 }

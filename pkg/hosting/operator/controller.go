@@ -28,12 +28,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon/agent"
 )
 
 // ManagedClusterAddOn condition types the operator lifecycle reports.
 const (
-	ConditionInstalled   = "HyperShiftOperatorInstalled"
+	ConditionInstalled   = addon.ConditionHyperShiftOperatorInstalled
 	ConditionProgressing = "HyperShiftOperatorProgressing"
 	ConditionDegraded    = "HyperShiftOperatorDegraded"
 )

@@ -1,0 +1,71 @@
+package hub
+
+import (
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
+	workv1 "open-cluster-management.io/api/work/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/delivery"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/importer"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/scheduling"
+
+	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+)
+
+// Scheme holds every API the hub controllers read or write.
+var Scheme = runtime.NewScheme()
+
+func init() {
+	utilruntime.Must(clientgoscheme.AddToScheme(Scheme))
+	utilruntime.Must(v1alpha1.AddToScheme(Scheme))
+	utilruntime.Must(clusterv1.Install(Scheme))
+	utilruntime.Must(clusterv1alpha1.Install(Scheme))
+	utilruntime.Must(clusterv1beta1.Install(Scheme))
+	utilruntime.Must(clusterv1beta2.Install(Scheme))
+	utilruntime.Must(workv1.Install(Scheme))
+	utilruntime.Must(addonv1alpha1.Install(Scheme))
+}
+
+// setupControllers registers the hub's HostedClusterDeployment controllers
+// with the manager; they run on the leader only.
+func setupControllers(mgr ctrl.Manager, opts *Options) error {
+	strategy, err := scheduling.ParseStrategy(opts.SchedulingStrategy)
+	if err != nil {
+		return err
+	}
+	if err := scheduling.AddIndexes(mgr); err != nil {
+		return err
+	}
+	if err := scheduling.Setup(mgr, scheduling.Options{Strategy: strategy}); err != nil {
+		return err
+	}
+	if err := delivery.Setup(mgr, delivery.Options{LostHostTimeout: opts.LostHostTimeout}); err != nil {
+		return err
+	}
+	return importer.Setup(mgr)
+}
+
+// cacheOptions keep the hub's caches to what its controllers read.
+func cacheOptions() cache.Options {
+	ours, _ := labels.NewRequirement(hosting.LabelHCDName, selection.Exists, nil)
+	return cache.Options{ByObject: map[client.Object]cache.ByObject{
+		// Only the ManifestWorks that deliver hosted clusters.
+		&workv1.ManifestWork{}: {Label: labels.NewSelector().Add(*ours)},
+		// Only hcp-fleet's add-ons.
+		&addonv1alpha1.ManagedClusterAddOn{}: {Field: fields.OneTermEqualSelector("metadata.name", addon.Name)},
+	}}
+}

@@ -1,0 +1,347 @@
+package hypershiftsim
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"time"
+
+	configv1 "github.com/openshift/api/config/v1"
+	hyperv1 "github.com/openshift/hypershift/api/hypershift/v1beta1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// historyLimit bounds status.version.history, as the operator does.
+const historyLimit = 10
+
+type hostedClusterReconciler struct {
+	client client.Client
+	reader client.Reader // uncached: Secrets and Namespaces
+	opts   Options
+	now    func() time.Time
+}
+
+func setupHostedClusters(mgr ctrl.Manager, opts Options) error {
+	r := &hostedClusterReconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader(), opts: opts, now: time.Now}
+	return ctrl.NewControllerManagedBy(mgr).Named("hypershiftsim-hostedcluster").For(&hyperv1.HostedCluster{}).Complete(r)
+}
+
+// ControlPlaneNamespace is the namespace HyperShift runs a hosted control
+// plane in.
+func ControlPlaneNamespace(hc *hyperv1.HostedCluster) string { return hc.Namespace + "-" + hc.Name }
+
+// KubeconfigSecretName is the admin kubeconfig Secret of a HostedCluster, in
+// its namespace.
+func KubeconfigSecretName(hcName string) string { return hcName + "-admin-kubeconfig" }
+
+func (r *hostedClusterReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	hc := &hyperv1.HostedCluster{}
+	if err := r.client.Get(ctx, req.NamespacedName, hc); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	duration := rolloutDuration(hc.Annotations, r.opts.RolloutDuration)
+	if hc.DeletionTimestamp != nil {
+		return r.delete(ctx, hc, duration)
+	}
+	if !controllerutil.ContainsFinalizer(hc, Finalizer) {
+		if err := patchFinalizers(ctx, r.client, hc, append(hc.Finalizers, Finalizer)); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
+	if err := r.ensureControlPlaneNamespace(ctx, hc); err != nil {
+		return reconcile.Result{}, err
+	}
+
+	status, requeue := desiredStatus(hc, r.now(), duration)
+	if controlPlaneUp(status) {
+		cp, err := r.opts.ControlPlanes.Ensure(ctx, hc)
+		if err != nil {
+			return reconcile.Result{}, fmt.Errorf("control plane of %s/%s: %w", hc.Namespace, hc.Name, err)
+		}
+		if err := r.ensureKubeconfig(ctx, hc, cp.Kubeconfig); err != nil {
+			return reconcile.Result{}, err
+		}
+		status.ControlPlaneEndpoint = hyperv1.APIEndpoint{Host: cp.Host, Port: cp.Port}
+		status.KubeConfig = &corev1.LocalObjectReference{Name: KubeconfigSecretName(hc.Name)}
+	}
+	if err := patchHostedClusterStatus(ctx, r.client, hc, status); err != nil {
+		return reconcile.Result{}, err
+	}
+	return reconcile.Result{RequeueAfter: requeue}, nil
+}
+
+// rolloutDuration is the annotation's duration where it parses, else def.
+func rolloutDuration(annotations map[string]string, def time.Duration) time.Duration {
+	if d, err := time.ParseDuration(annotations[AnnotationRolloutDuration]); err == nil && d >= 0 {
+		return d
+	}
+	return def
+}
+
+// simStatus is the part of HostedCluster status the operator owns.
+type simStatus struct {
+	Conditions           []metav1.Condition            `json:"conditions"`
+	Version              *hyperv1.ClusterVersionStatus `json:"version,omitempty"`
+	ControlPlaneEndpoint hyperv1.APIEndpoint           `json:"controlPlaneEndpoint,omitzero"`
+	KubeConfig           *corev1.LocalObjectReference  `json:"kubeconfig,omitempty"`
+}
+
+// controlPlaneUp: a rollout completed once and the control plane is not held
+// down by the never-available annotation.
+func controlPlaneUp(s simStatus) bool {
+	return meta.IsStatusConditionTrue(s.Conditions, string(hyperv1.HostedClusterAvailable))
+}
+
+// desiredStatus computes the operator's status for hc at now, and when to
+// look again (zero: only on the next change).
+func desiredStatus(hc *hyperv1.HostedCluster, now time.Time, duration time.Duration) (simStatus, time.Duration) {
+	s := simStatus{Conditions: append([]metav1.Condition(nil), hc.Status.Conditions...)}
+	if hc.Status.Version != nil {
+		s.Version = hc.Status.Version.DeepCopy()
+	}
+	set := func(t hyperv1.ConditionType, status metav1.ConditionStatus, reason, message string) {
+		meta.SetStatusCondition(&s.Conditions, metav1.Condition{Type: string(t), Status: status, Reason: reason,
+			Message: message, ObservedGeneration: hc.Generation, LastTransitionTime: metav1.NewTime(now)})
+	}
+	set(hyperv1.ReconciliationActive, metav1.ConditionTrue, "ReconciliationActive", "Reconciliation active on resource")
+	set(hyperv1.ReconciliationSucceeded, metav1.ConditionTrue, "ReconciliatonSucceeded", "Reconciliation completed successfully")
+	set(hyperv1.ValidHostedClusterConfiguration, metav1.ConditionTrue, hyperv1.AsExpectedReason, "Configuration passes validation")
+	set(hyperv1.SupportedHostedCluster, metav1.ConditionTrue, hyperv1.AsExpectedReason, "HostedCluster is supported by operator configuration")
+	if msg, ok := hc.Annotations[AnnotationDegraded]; ok {
+		set(hyperv1.HostedClusterDegraded, metav1.ConditionTrue, "UnavailableReplicas", orDefault(msg, "hosted control plane components are unavailable (injected by the HyperShift stand-in)"))
+	} else {
+		set(hyperv1.HostedClusterDegraded, metav1.ConditionFalse, hyperv1.AsExpectedReason, "The hosted cluster is not degraded")
+	}
+
+	image := hc.Spec.Release.Image
+	version, invalid := releaseVersion(image)
+	var requeue time.Duration
+	if invalid != nil {
+		set(hyperv1.ValidReleaseImage, metav1.ConditionFalse, hyperv1.InvalidImageReason, invalid.Error())
+		set(hyperv1.HostedClusterProgressing, metav1.ConditionFalse, hyperv1.BlockedReason, invalid.Error())
+		if s.Version == nil || !anyCompleted(s.Version.History) {
+			set(hyperv1.HostedClusterAvailable, metav1.ConditionFalse, hyperv1.InvalidImageReason,
+				"The hosted control plane cannot be rolled out: "+invalid.Error())
+		}
+		if s.Version != nil {
+			s.Version.ObservedGeneration = hc.Generation
+		}
+		return s, 0
+	}
+	set(hyperv1.ValidReleaseImage, metav1.ConditionTrue, hyperv1.AsExpectedReason, "Release image is valid")
+
+	if s.Version == nil || s.Version.Desired.Image != image {
+		// A new rollout: the first one, or an upgrade.
+		if s.Version == nil {
+			s.Version = &hyperv1.ClusterVersionStatus{}
+		}
+		s.Version.Desired = configv1.Release{Image: image, Version: version}
+		entry := configv1.UpdateHistory{State: configv1.PartialUpdate, StartedTime: metav1.NewTime(now), Image: image, Version: version}
+		s.Version.History = append([]configv1.UpdateHistory{entry}, s.Version.History...)
+		if len(s.Version.History) > historyLimit {
+			s.Version.History = s.Version.History[:historyLimit]
+		}
+	}
+	s.Version.ObservedGeneration = hc.Generation
+	if s.Version.AvailableUpdates == nil {
+		// Required by the schema; null would delete it in a merge patch.
+		s.Version.AvailableUpdates = []configv1.Release{}
+	}
+	neverMsg, never := hc.Annotations[AnnotationNeverAvailable]
+	if current := &s.Version.History[0]; current.State == configv1.PartialUpdate && !never {
+		if elapsed := now.Sub(current.StartedTime.Time); elapsed >= duration {
+			current.State = configv1.CompletedUpdate
+			current.CompletionTime = ptr.To(metav1.NewTime(now))
+		} else {
+			requeue = duration - elapsed
+		}
+	}
+	switch {
+	case never:
+		set(hyperv1.HostedClusterAvailable, metav1.ConditionFalse, hyperv1.WaitingForAvailableReason,
+			orDefault(neverMsg, "the hosted control plane never becomes available (injected by the HyperShift stand-in)"))
+	case anyCompleted(s.Version.History):
+		set(hyperv1.HostedClusterAvailable, metav1.ConditionTrue, hyperv1.AsExpectedReason, "The hosted control plane is available")
+	default:
+		set(hyperv1.HostedClusterAvailable, metav1.ConditionFalse, hyperv1.WaitingForAvailableReason, "Waiting for hosted control plane to be healthy")
+	}
+	if s.Version.History[0].State == configv1.PartialUpdate {
+		set(hyperv1.HostedClusterProgressing, metav1.ConditionTrue, "Progressing", "HostedCluster is deploying, upgrading, or reconfiguring")
+	} else {
+		set(hyperv1.HostedClusterProgressing, metav1.ConditionFalse, hyperv1.AsExpectedReason, "HostedCluster is at expected version")
+	}
+	return s, requeue
+}
+
+func anyCompleted(history []configv1.UpdateHistory) bool {
+	for _, h := range history {
+		if h.State == configv1.CompletedUpdate {
+			return true
+		}
+	}
+	return false
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// patchHostedClusterStatus writes the operator's status fields with a JSON
+// patch on the status subresource, guarded by the resourceVersion read (other
+// status fields stay as they are), and only when they changed. A JSON patch,
+// not a merge patch: in a merge patch the null completionTime of a Partial
+// history entry would be dropped, and the schema requires the field.
+func patchHostedClusterStatus(ctx context.Context, c client.Client, hc *hyperv1.HostedCluster, s simStatus) error {
+	live := simStatus{Conditions: hc.Status.Conditions, Version: hc.Status.Version,
+		ControlPlaneEndpoint: hc.Status.ControlPlaneEndpoint, KubeConfig: hc.Status.KubeConfig}
+	if reflect.DeepEqual(normalizeJSON(live), normalizeJSON(s)) {
+		return nil
+	}
+	ops := []map[string]any{{"op": "test", "path": "/metadata/resourceVersion", "value": hc.ResourceVersion}}
+	if reflect.DeepEqual(hc.Status, hyperv1.HostedClusterStatus{}) {
+		ops = append(ops, map[string]any{"op": "add", "path": "/status", "value": s})
+	} else {
+		ops = append(ops, map[string]any{"op": "add", "path": "/status/conditions", "value": s.Conditions})
+		if s.Version != nil {
+			ops = append(ops, map[string]any{"op": "add", "path": "/status/version", "value": s.Version})
+		}
+		if s.ControlPlaneEndpoint != (hyperv1.APIEndpoint{}) {
+			ops = append(ops, map[string]any{"op": "add", "path": "/status/controlPlaneEndpoint", "value": s.ControlPlaneEndpoint})
+		}
+		if s.KubeConfig != nil {
+			ops = append(ops, map[string]any{"op": "add", "path": "/status/kubeconfig", "value": s.KubeConfig})
+		}
+	}
+	data, err := json.Marshal(ops)
+	if err != nil {
+		return err
+	}
+	return c.Status().Patch(ctx, hc, client.RawPatch(types.JSONPatchType, data))
+}
+
+// normalizeJSON makes two statuses comparable as the API would store them
+// (times at second precision).
+func normalizeJSON(s any) string {
+	b, _ := json.Marshal(s)
+	var v any
+	_ = json.Unmarshal(b, &v)
+	b, _ = json.Marshal(v)
+	return string(b)
+}
+
+// patchFinalizers sets metadata.finalizers, guarded by the resourceVersion
+// read, so a concurrent change of the list is not lost.
+func patchFinalizers(ctx context.Context, c client.Client, obj client.Object, finalizers []string) error {
+	if finalizers == nil {
+		finalizers = []string{}
+	}
+	data, err := json.Marshal(map[string]any{"metadata": map[string]any{
+		"finalizers": finalizers, "resourceVersion": obj.GetResourceVersion()}})
+	if err != nil {
+		return err
+	}
+	return c.Patch(ctx, obj, client.RawPatch(types.MergePatchType, data))
+}
+
+func (r *hostedClusterReconciler) ensureControlPlaneNamespace(ctx context.Context, hc *hyperv1.HostedCluster) error {
+	name := ControlPlaneNamespace(hc)
+	err := r.reader.Get(ctx, types.NamespacedName{Name: name}, &corev1.Namespace{})
+	if !apierrors.IsNotFound(err) {
+		return err
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name,
+		Labels:      map[string]string{"hypershift.openshift.io/hosted-control-plane": "true"},
+		Annotations: map[string]string{"hypershift.openshift.io/cluster": hc.Namespace + "/" + hc.Name}}}
+	if err := r.client.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating control-plane namespace %s: %w", name, err)
+	}
+	return nil
+}
+
+// ensureKubeconfig writes the admin kubeconfig Secret, owned by the
+// HostedCluster, when it is missing or differs.
+func (r *hostedClusterReconciler) ensureKubeconfig(ctx context.Context, hc *hyperv1.HostedCluster, kubeconfig []byte) error {
+	key := types.NamespacedName{Namespace: hc.Namespace, Name: KubeconfigSecretName(hc.Name)}
+	live := &corev1.Secret{}
+	err := r.reader.Get(ctx, key, live)
+	switch {
+	case err == nil && string(live.Data[KubeconfigKey]) == string(kubeconfig):
+		return nil
+	case err == nil:
+		live.Data = map[string][]byte{KubeconfigKey: kubeconfig}
+		return r.client.Update(ctx, live)
+	case apierrors.IsNotFound(err):
+		secret := &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name,
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: hyperv1.GroupVersion.String(), Kind: "HostedCluster",
+					Name: hc.Name, UID: hc.UID, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}},
+			Data: map[string][]byte{KubeconfigKey: kubeconfig},
+		}
+		return r.client.Create(ctx, secret)
+	default:
+		return err
+	}
+}
+
+// delete plays the operator's teardown: after the rollout duration, delete
+// the NodePools, the kubeconfig Secret and the control-plane namespace, and
+// let the HostedCluster go once its NodePools are gone.
+func (r *hostedClusterReconciler) delete(ctx context.Context, hc *hyperv1.HostedCluster, duration time.Duration) (reconcile.Result, error) {
+	if !controllerutil.ContainsFinalizer(hc, Finalizer) {
+		return reconcile.Result{}, nil
+	}
+	if elapsed := r.now().Sub(hc.DeletionTimestamp.Time); elapsed < duration {
+		return reconcile.Result{RequeueAfter: duration - elapsed}, nil
+	}
+	pools := &hyperv1.NodePoolList{}
+	if err := r.client.List(ctx, pools, client.InNamespace(hc.Namespace)); err != nil {
+		return reconcile.Result{}, err
+	}
+	remaining := 0
+	for i := range pools.Items {
+		np := &pools.Items[i]
+		if np.Spec.ClusterName != hc.Name {
+			continue
+		}
+		remaining++
+		if np.DeletionTimestamp == nil {
+			if err := r.client.Delete(ctx, np); client.IgnoreNotFound(err) != nil {
+				return reconcile.Result{}, err
+			}
+		}
+	}
+	if remaining > 0 {
+		return reconcile.Result{RequeueAfter: 200 * time.Millisecond}, nil
+	}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: hc.Namespace, Name: KubeconfigSecretName(hc.Name)}}
+	if err := r.client.Delete(ctx, secret); client.IgnoreNotFound(err) != nil {
+		return reconcile.Result{}, err
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ControlPlaneNamespace(hc)}}
+	if err := r.client.Delete(ctx, ns); client.IgnoreNotFound(err) != nil {
+		return reconcile.Result{}, err
+	}
+	if err := r.opts.ControlPlanes.Remove(ctx, hc.Namespace, hc.Name); err != nil {
+		return reconcile.Result{}, err
+	}
+	var keep []string
+	for _, f := range hc.Finalizers {
+		if f != Finalizer {
+			keep = append(keep, f)
+		}
+	}
+	return reconcile.Result{}, client.IgnoreNotFound(patchFinalizers(ctx, r.client, hc, keep))
+}

@@ -1,0 +1,451 @@
+package delivery
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	workv1 "open-cluster-management.io/api/work/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/scheduling"
+)
+
+// Finalizer keeps a delivered HostedClusterDeployment until its
+// HostedCluster is gone from (or released on) the hosting cluster.
+const Finalizer = "hcpfleet.io/delivery"
+
+// AbandonAnnotation, set to "true" on a HostedClusterDeployment whose
+// deletion timed out because its hosting cluster is unavailable or gone,
+// finishes the deletion without confirmation from that cluster: the
+// HostedCluster may keep running there.
+const AbandonAnnotation = "hcpfleet.io/abandon-hosted-cluster"
+
+// indexReferences indexes HostedClusterDeployments by the Secrets and
+// ConfigMaps they refer to ("Secret/name").
+const indexReferences = "delivery.references"
+
+var workWrites = prometheus.NewCounterVec(prometheus.CounterOpts{
+	Name: "hcpfleet_hub_manifestwork_writes_total", Help: "ManifestWork creates and updates by the HostedCluster delivery."}, []string{"verb"})
+
+func init() { metrics.Registry.MustRegister(workWrites) }
+
+// Options configure the delivery.
+type Options struct {
+	// LostHostTimeout is how long deletion waits for an unavailable hosting
+	// cluster before it says so and offers AbandonAnnotation.
+	LostHostTimeout time.Duration
+	// MaxConcurrentReconciles bounds parallel reconciles.
+	MaxConcurrentReconciles int
+}
+
+// Reconciler delivers scheduled HostedClusterDeployments to their hosting
+// clusters and maps what comes back into their status.
+type Reconciler struct {
+	client client.Client
+	reader client.Reader // live reads of referenced objects' contents
+	opts   Options
+}
+
+// Setup registers the delivery with mgr; scheduling.AddIndexes must have run.
+func Setup(mgr ctrl.Manager, opts Options) error {
+	if opts.LostHostTimeout == 0 {
+		opts.LostHostTimeout = 10 * time.Minute
+	}
+	if opts.MaxConcurrentReconciles == 0 {
+		opts.MaxConcurrentReconciles = 4
+	}
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha1.HostedClusterDeployment{}, indexReferences,
+		func(o client.Object) []string {
+			u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
+			if err != nil {
+				return nil
+			}
+			s, err := SpecFrom(&unstructured.Unstructured{Object: u})
+			if err != nil {
+				return nil
+			}
+			var keys []string
+			for _, r := range s.References() {
+				keys = append(keys, r.Kind+"/"+r.Name)
+			}
+			return keys
+		}); err != nil {
+		return err
+	}
+	r := &Reconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader(), opts: opts}
+	secret := &metav1.PartialObjectMetadata{}
+	secret.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
+	configMap := &metav1.PartialObjectMetadata{}
+	configMap.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMap"))
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("hcd-delivery").
+		For(&v1alpha1.HostedClusterDeployment{}).
+		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(workOwner)).
+		Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(r.boundTo(func(o client.Object) string { return o.GetName() }))).
+		Watches(&addonv1alpha1.ManagedClusterAddOn{}, handler.EnqueueRequestsFromMapFunc(r.boundTo(func(o client.Object) string { return o.GetNamespace() })),
+			builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetName() == addon.Name }))).
+		WatchesMetadata(secret, handler.EnqueueRequestsFromMapFunc(r.referencing(KindSecret))).
+		WatchesMetadata(configMap, handler.EnqueueRequestsFromMapFunc(r.referencing(KindConfigMap))).
+		WithOptions(controller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles}).
+		Complete(r)
+}
+
+// workOwner maps a ManifestWork to its HostedClusterDeployment by labels.
+func workOwner(_ context.Context, o client.Object) []reconcile.Request {
+	ns, name := o.GetLabels()[hosting.LabelHCDNamespace], o.GetLabels()[hosting.LabelHCDName]
+	if ns == "" || name == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}}
+}
+
+// boundTo maps a cluster-level object to every HostedClusterDeployment bound
+// to that cluster.
+func (r *Reconciler) boundTo(cluster func(client.Object) string) handler.MapFunc {
+	return func(ctx context.Context, o client.Object) []reconcile.Request {
+		var list v1alpha1.HostedClusterDeploymentList
+		if err := r.client.List(ctx, &list, client.MatchingFields{scheduling.IndexHostingCluster: cluster(o)}); err != nil {
+			return nil
+		}
+		return requests(list.Items)
+	}
+}
+
+// referencing maps a Secret or ConfigMap to the HostedClusterDeployments in
+// its namespace that refer to it.
+func (r *Reconciler) referencing(kind string) handler.MapFunc {
+	return func(ctx context.Context, o client.Object) []reconcile.Request {
+		var list v1alpha1.HostedClusterDeploymentList
+		if err := r.client.List(ctx, &list, client.InNamespace(o.GetNamespace()),
+			client.MatchingFields{indexReferences: kind + "/" + o.GetName()}); err != nil {
+			return nil
+		}
+		return requests(list.Items)
+	}
+}
+
+func requests(items []v1alpha1.HostedClusterDeployment) []reconcile.Request {
+	out := make([]reconcile.Request, 0, len(items))
+	for i := range items {
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&items[i])})
+	}
+	return out
+}
+
+// Reconcile delivers one HostedClusterDeployment.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	hcd := &v1alpha1.HostedClusterDeployment{}
+	if err := r.client.Get(ctx, req.NamespacedName, hcd); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	cluster := hcd.Status.HostingCluster
+	if cluster == "" {
+		if hcd.DeletionTimestamp != nil && controllerutil.ContainsFinalizer(hcd, Finalizer) {
+			return ctrl.Result{}, r.removeFinalizer(ctx, hcd)
+		}
+		return ctrl.Result{}, nil
+	}
+	host, err := r.host(ctx, cluster)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	work := &workv1.ManifestWork{}
+	if err := r.client.Get(ctx, types.NamespacedName{Namespace: cluster, Name: hosting.WorkName(hcd.Namespace, hcd.Name)}, work); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, err
+		}
+		work = nil
+	}
+	if hcd.DeletionTimestamp != nil {
+		return r.finalize(ctx, hcd, host, work)
+	}
+	if !controllerutil.ContainsFinalizer(hcd, Finalizer) {
+		// Before anything reaches the host, so deletion always cleans up.
+		if err := r.addFinalizer(ctx, hcd); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	observed := Observed{Generation: hcd.Generation, Work: work, Host: host}
+	for _, np := range hcd.Spec.NodePools {
+		observed.NodePools = append(observed.NodePools, np.Name)
+	}
+	w, problem, err := r.deliver(ctx, hcd, cluster, work)
+	if err != nil && problem == nil {
+		return ctrl.Result{}, err
+	}
+	observed.Problem = problem
+	if w != nil {
+		observed.Work = w
+	}
+	if statusErr := r.applyStatus(ctx, hcd, ComputeStatus(observed)); statusErr != nil {
+		return ctrl.Result{}, statusErr
+	}
+	// A failed write is retried with backoff; the status says what failed.
+	return ctrl.Result{}, err
+}
+
+// deliver creates or updates the ManifestWork when its input changed.
+func (r *Reconciler) deliver(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment, cluster string, existing *workv1.ManifestWork) (*workv1.ManifestWork, *Problem, error) {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("HostedClusterDeployment"))
+	if err := r.client.Get(ctx, client.ObjectKeyFromObject(hcd), u); err != nil {
+		return nil, nil, err
+	}
+	spec, err := SpecFrom(u)
+	if err != nil {
+		// Reported in status; the next change of the spec retries.
+		return nil, &Problem{Reason: v1alpha1.ReasonApplyFailed, Message: err.Error()}, nil //nolint:nilerr // see above
+	}
+	refs := spec.References()
+	versions := make(map[string]string, len(refs))
+	var missing []string
+	for _, ref := range refs {
+		m := &metav1.PartialObjectMetadata{}
+		m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind(ref.Kind))
+		if err := r.client.Get(ctx, types.NamespacedName{Namespace: hcd.Namespace, Name: ref.Name}, m); err != nil {
+			if apierrors.IsNotFound(err) {
+				missing = append(missing, fmt.Sprintf("%s %s/%s (%s)", ref.Kind, hcd.Namespace, ref.Name, ref.Field))
+				continue
+			}
+			return nil, nil, err
+		}
+		versions[ref.Kind+"/"+ref.Name] = m.ResourceVersion
+	}
+	if len(missing) > 0 {
+		return nil, &Problem{Reason: v1alpha1.ReasonReferencedObjectNotFound,
+			Message: "not delivered: " + strings.Join(missing, ", ") + " not found; it is delivered as soon as it exists"}, nil
+	}
+	hash, err := InputHash(spec, cluster, versions)
+	if err != nil {
+		return nil, nil, err
+	}
+	if existing != nil && existing.Annotations[AnnotationInputHash] == hash {
+		return nil, nil, nil
+	}
+	referenced := make(map[string]*unstructured.Unstructured, len(refs))
+	for _, ref := range refs {
+		obj := &unstructured.Unstructured{}
+		obj.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind(ref.Kind))
+		if err := r.reader.Get(ctx, types.NamespacedName{Namespace: hcd.Namespace, Name: ref.Name}, obj); err != nil {
+			return nil, nil, err
+		}
+		referenced[ref.Kind+"/"+ref.Name] = obj
+	}
+	desired, err := Render(spec, cluster, referenced, hash)
+	if err != nil {
+		// Reported in status; the next change of the spec retries.
+		return nil, &Problem{Reason: v1alpha1.ReasonApplyFailed, Message: err.Error()}, nil //nolint:nilerr // see above
+	}
+	if existing == nil {
+		if err := r.client.Create(ctx, desired); err != nil {
+			err = fmt.Errorf("creating ManifestWork %s/%s: %w", desired.Namespace, desired.Name, err)
+			return nil, &Problem{Reason: v1alpha1.ReasonApplyFailed, Message: err.Error()}, err
+		}
+		workWrites.WithLabelValues("create").Inc()
+		return desired, nil, nil
+	}
+	updated := existing.DeepCopy()
+	updated.Labels = desired.Labels
+	updated.Annotations = desired.Annotations
+	updated.Spec = desired.Spec
+	if err := r.client.Update(ctx, updated); err != nil {
+		err = fmt.Errorf("updating ManifestWork %s/%s: %w", updated.Namespace, updated.Name, err)
+		if apierrors.IsConflict(err) {
+			return nil, nil, err
+		}
+		return nil, &Problem{Reason: v1alpha1.ReasonApplyFailed, Message: err.Error()}, err
+	}
+	workWrites.WithLabelValues("update").Inc()
+	return updated, nil, nil
+}
+
+// host reads what the hub knows about the hosting cluster.
+func (r *Reconciler) host(ctx context.Context, cluster string) (Host, error) {
+	h := Host{Cluster: cluster}
+	mc := &clusterv1.ManagedCluster{}
+	if err := r.client.Get(ctx, types.NamespacedName{Name: cluster}, mc); err != nil {
+		if apierrors.IsNotFound(err) {
+			return h, nil
+		}
+		return h, err
+	}
+	h.Exists = mc.DeletionTimestamp == nil
+	h.Available = meta.IsStatusConditionTrue(mc.Status.Conditions, clusterv1.ManagedClusterConditionAvailable)
+	mca := &addonv1alpha1.ManagedClusterAddOn{}
+	if err := r.client.Get(ctx, types.NamespacedName{Namespace: cluster, Name: addon.Name}, mca); err == nil {
+		h.AddOnAvailable = meta.IsStatusConditionTrue(mca.Status.Conditions, addonv1alpha1.ManagedClusterAddOnConditionAvailable)
+	} else if !apierrors.IsNotFound(err) {
+		return h, err
+	}
+	return h, nil
+}
+
+// finalize deletes (or, for Orphan, releases) what was delivered and lets
+// the HostedClusterDeployment go once the ManifestWork is gone: the work
+// agent removes the ManifestWork only after the objects it deleted are
+// really gone on the host.
+func (r *Reconciler) finalize(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment, host Host, work *workv1.ManifestWork) (ctrl.Result, error) {
+	if !controllerutil.ContainsFinalizer(hcd, Finalizer) {
+		return ctrl.Result{}, nil
+	}
+	if work == nil {
+		return ctrl.Result{}, r.removeFinalizer(ctx, hcd)
+	}
+	orphan := work.Spec.DeleteOption != nil && work.Spec.DeleteOption.PropagationPolicy == workv1.DeletePropagationPolicyTypeOrphan
+	if work.DeletionTimestamp == nil {
+		if err := r.client.Delete(ctx, work); client.IgnoreNotFound(err) != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	observed := Observed{Generation: hcd.Generation, Work: work, Host: host, Deleting: true, DeletionReason: v1alpha1.ReasonDeleting,
+		DeletionMessage: fmt.Sprintf("deleting the HostedCluster and its NodePools on management cluster %s; waiting until they are gone", host.Cluster)}
+	for _, np := range hcd.Spec.NodePools {
+		observed.NodePools = append(observed.NodePools, np.Name)
+	}
+	if orphan {
+		observed.DeletionReason = v1alpha1.ReasonOrphaning
+		observed.DeletionMessage = fmt.Sprintf("releasing the HostedCluster on management cluster %s (deletionPolicy Orphan: it keeps running there)", host.Cluster)
+	}
+	var requeue time.Duration
+	if !host.Exists || !host.Available {
+		since := hcd.DeletionTimestamp.Time
+		if c := meta.FindStatusCondition(hcd.Status.Conditions, v1alpha1.ConditionHostingClusterAvailable); c != nil &&
+			c.Status == metav1.ConditionFalse && c.LastTransitionTime.After(since) {
+			since = c.LastTransitionTime.Time
+		}
+		waited := time.Since(since)
+		if waited < r.opts.LostHostTimeout {
+			requeue = r.opts.LostHostTimeout - waited
+			observed.DeletionMessage += fmt.Sprintf("; management cluster %s is unavailable, waiting up to %s for it to come back", host.Cluster, r.opts.LostHostTimeout.Round(time.Second))
+		} else if hcd.Annotations[AbandonAnnotation] == "true" {
+			// The user gave up on the hosted cluster: let the ManifestWork go
+			// without the host's confirmation.
+			if err := r.dropWorkFinalizers(ctx, work); err != nil {
+				return ctrl.Result{}, err
+			}
+			observed.DeletionMessage = fmt.Sprintf("abandoning the HostedCluster on unavailable management cluster %s as annotated (%s); it may still run there", host.Cluster, AbandonAnnotation)
+		} else {
+			observed.DeletionReason = v1alpha1.ReasonDeletionTimedOut
+			observed.DeletionMessage = fmt.Sprintf("management cluster %s has been unavailable for %s, so the HostedCluster cannot be confirmed deleted and may still run there; "+
+				"bring the cluster back, or give the hosted cluster up with: kubectl annotate hostedclusterdeployment -n %s %s %s=true",
+				host.Cluster, waited.Round(time.Second), hcd.Namespace, hcd.Name, AbandonAnnotation)
+		}
+	}
+	return ctrl.Result{RequeueAfter: requeue}, r.applyStatus(ctx, hcd, ComputeStatus(observed))
+}
+
+func (r *Reconciler) dropWorkFinalizers(ctx context.Context, work *workv1.ManifestWork) error {
+	if len(work.Finalizers) == 0 {
+		return nil
+	}
+	patch := client.MergeFromWithOptions(work.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	work.Finalizers = nil
+	return client.IgnoreNotFound(r.client.Patch(ctx, work, patch))
+}
+
+// addFinalizer and removeFinalizer patch metadata only: a typed Update would
+// drop spec fields our Go types do not know.
+func (r *Reconciler) addFinalizer(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment) error {
+	patch := client.MergeFromWithOptions(hcd.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	controllerutil.AddFinalizer(hcd, Finalizer)
+	return r.client.Patch(ctx, hcd, patch)
+}
+
+func (r *Reconciler) removeFinalizer(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment) error {
+	patch := client.MergeFromWithOptions(hcd.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	controllerutil.RemoveFinalizer(hcd, Finalizer)
+	return client.IgnoreNotFound(r.client.Patch(ctx, hcd, patch))
+}
+
+// applyStatus server-side applies the delivery's status fields when they
+// differ from what the HostedClusterDeployment shows.
+func (r *Reconciler) applyStatus(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment, s Status) error {
+	conditions := make([]metav1.Condition, 0, len(s.Conditions))
+	changed := hcd.Status.ObservedGeneration != s.ObservedGeneration || hcd.Status.ManifestWork != s.ManifestWork ||
+		!equality.Semantic.DeepEqual(hcd.Status.Version, s.Version) ||
+		!equality.Semantic.DeepEqual(hcd.Status.ControlPlaneEndpoint, s.ControlPlaneEndpoint) ||
+		!equality.Semantic.DeepEqual(hcd.Status.NodePools, s.NodePools)
+	for _, c := range s.Conditions {
+		c.LastTransitionTime = metav1.Now()
+		if old := meta.FindStatusCondition(hcd.Status.Conditions, c.Type); old != nil {
+			if old.Status == c.Status {
+				c.LastTransitionTime = old.LastTransitionTime
+			}
+			if old.Status != c.Status || old.Reason != c.Reason || old.Message != c.Message || old.ObservedGeneration != c.ObservedGeneration {
+				changed = true
+			}
+		} else {
+			changed = true
+		}
+		conditions = append(conditions, c)
+	}
+	if !changed {
+		return nil
+	}
+	sort.Slice(conditions, func(i, j int) bool { return conditions[i].Type < conditions[j].Type })
+	status := map[string]any{"observedGeneration": s.ObservedGeneration}
+	if s.ManifestWork != "" {
+		status["manifestWork"] = s.ManifestWork
+	}
+	var conds []any
+	for _, c := range conditions {
+		conds = append(conds, map[string]any{"type": c.Type, "status": string(c.Status), "reason": c.Reason, "message": c.Message,
+			"observedGeneration": c.ObservedGeneration, "lastTransitionTime": c.LastTransitionTime.UTC().Format(time.RFC3339)})
+	}
+	status["conditions"] = conds
+	for key, v := range map[string]any{"version": s.Version, "controlPlaneEndpoint": s.ControlPlaneEndpoint} {
+		if isNil(v) {
+			continue
+		}
+		if m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(v); err == nil {
+			status[key] = m
+		}
+	}
+	if len(s.NodePools) > 0 {
+		var pools []any
+		for _, np := range s.NodePools {
+			pools = append(pools, map[string]any{"name": np.Name, "replicas": int64(np.Replicas), "readyReplicas": int64(np.ReadyReplicas)})
+		}
+		status["nodePools"] = pools
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{"status": status}}
+	u.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("HostedClusterDeployment"))
+	u.SetNamespace(hcd.Namespace)
+	u.SetName(hcd.Name)
+	return client.IgnoreNotFound(r.client.Status().Patch(ctx, u, client.Apply, client.FieldOwner(FieldManager), client.ForceOwnership))
+}
+
+func isNil(v any) bool {
+	switch t := v.(type) {
+	case *v1alpha1.HostedClusterVersionStatus:
+		return t == nil
+	case *v1alpha1.APIEndpoint:
+		return t == nil
+	}
+	return v == nil
+}

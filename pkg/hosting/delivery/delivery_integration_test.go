@@ -1,0 +1,451 @@
+package delivery_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
+	workv1 "open-cluster-management.io/api/work/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/internal/hub"
+	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/fleettest"
+	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hcpfleet"
+	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/delivery"
+)
+
+var (
+	env     *fleettest.Env
+	hubc    client.Client
+	hosts   map[string]dynamic.Interface
+	hcGVR   = schema.GroupVersionResource{Group: "hypershift.openshift.io", Version: "v1beta1", Resource: "hostedclusters"}
+	npGVR   = schema.GroupVersionResource{Group: "hypershift.openshift.io", Version: "v1beta1", Resource: "nodepools"}
+	scGVR   = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+	nsGVR   = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+	release = "quay.io/openshift-release-dev/ocp-release:4.18.5-multi"
+)
+
+const lostHostTimeout = 3 * time.Second
+
+func TestMain(m *testing.M) {
+	fleettest.MainWith(m, 3, hcpfleet.Options{Hub: func(o *hub.Options) { o.LostHostTimeout = lostHostTimeout }}, func(e *fleettest.Env) {
+		env = e
+		var err error
+		if hubc, err = client.New(e.Fleet.Hub.Config(), client.Options{Scheme: hub.Scheme}); err != nil {
+			panic(err)
+		}
+		hosts = map[string]dynamic.Interface{}
+		for _, m := range e.Fleet.Managed {
+			hosts[m.Name] = dynamic.NewForConfigOrDie(m.Config())
+		}
+		ctx := context.Background()
+		if err := hcpfleet.EnableOnAll(ctx, e.Fleet); err != nil {
+			panic(err)
+		}
+		// Every management cluster must run the operator before the tests
+		// schedule onto it.
+		deadline := time.Now().Add(3 * time.Minute)
+		for _, m := range e.Fleet.Managed {
+			for {
+				mca := &addonv1alpha1.ManagedClusterAddOn{}
+				err := hubc.Get(ctx, types.NamespacedName{Namespace: m.Name, Name: addon.Name}, mca)
+				if err == nil && meta.IsStatusConditionTrue(mca.Status.Conditions, addon.ConditionHyperShiftOperatorInstalled) &&
+					meta.IsStatusConditionTrue(mca.Status.Conditions, addonv1alpha1.ManagedClusterAddOnConditionAvailable) {
+					break
+				}
+				if time.Now().After(deadline) {
+					fmt.Fprintf(os.Stderr, "add-on on %s not ready: %v %+v\n", m.Name, err, mca.Status.Conditions)
+					os.Exit(1)
+				}
+				time.Sleep(500 * time.Millisecond)
+			}
+		}
+	})
+}
+
+// tenant creates a hub namespace bound to the global cluster set, with a
+// Placement of the management clusters and a pull secret.
+func tenant(t *testing.T, name string) {
+	t.Helper()
+	ctx := context.Background()
+	for _, o := range []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}},
+		&clusterv1beta2.ManagedClusterSetBinding{ObjectMeta: metav1.ObjectMeta{Name: "global", Namespace: name}, Spec: clusterv1beta2.ManagedClusterSetBindingSpec{ClusterSet: "global"}},
+		&clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "hosts", Namespace: name}, Spec: clusterv1beta1.PlacementSpec{
+			ClusterSets: []string{"global"},
+			Predicates: []clusterv1beta1.ClusterPredicate{{RequiredClusterSelector: clusterv1beta1.ClusterSelector{
+				LabelSelector: metav1.LabelSelector{MatchLabels: map[string]string{hcpfleet.HostLabel: "true"}}}}},
+		}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "pull-secret", Namespace: name}, StringData: map[string]string{".dockerconfigjson": `{"auths":{}}`}},
+	} {
+		if err := hubc.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
+}
+
+// hcd is a HostedClusterDeployment with one node pool, as unstructured
+// (the way a user's YAML arrives, unknown fields included).
+func hcd(namespace, name string, mutate ...func(spec map[string]any)) *unstructured.Unstructured {
+	hc := map[string]any{
+		"release":    map[string]any{"image": release},
+		"pullSecret": map[string]any{"name": "pull-secret"},
+		"platform":   map[string]any{"type": "None"},
+		"dns":        map[string]any{"baseDomain": "example.com"},
+		"networking": map[string]any{"networkType": "OVNKubernetes", "clusterNetwork": []any{map[string]any{"cidr": "10.132.0.0/14"}}, "serviceNetwork": []any{map[string]any{"cidr": "172.31.0.0/16"}}},
+		"etcd":       map[string]any{"managementType": "Managed", "managed": map[string]any{"storage": map[string]any{"type": "PersistentVolume"}}},
+		"services": []any{
+			map[string]any{"service": "APIServer", "servicePublishingStrategy": map[string]any{"type": "NodePort", "nodePort": map[string]any{"address": "10.0.0.1"}}},
+			map[string]any{"service": "OAuthServer", "servicePublishingStrategy": map[string]any{"type": "Route"}},
+			map[string]any{"service": "Konnectivity", "servicePublishingStrategy": map[string]any{"type": "Route"}},
+			map[string]any{"service": "Ignition", "servicePublishingStrategy": map[string]any{"type": "Route"}},
+		},
+	}
+	spec := map[string]any{
+		"placement":     "hosts",
+		"hostedCluster": map[string]any{"labels": map[string]any{"team": "a"}, "spec": hc},
+		"nodePools": []any{map[string]any{"name": name + "-workers", "spec": map[string]any{
+			"clusterName": name, "replicas": int64(2), "release": map[string]any{"image": release},
+			"management": map[string]any{"upgradeType": "Replace"},
+			"platform":   map[string]any{"type": "None"},
+		}}},
+	}
+	for _, m := range mutate {
+		m(spec)
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
+	u.SetAPIVersion(v1alpha1.GroupVersion.String())
+	u.SetKind("HostedClusterDeployment")
+	u.SetNamespace(namespace)
+	u.SetName(name)
+	return u
+}
+
+func getHCD(ctx context.Context, namespace, name string) (*v1alpha1.HostedClusterDeployment, error) {
+	h := &v1alpha1.HostedClusterDeployment{}
+	return h, hubc.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, h)
+}
+
+// condition returns an error unless hcd's condition t has status want.
+func condition(h *v1alpha1.HostedClusterDeployment, t string, want metav1.ConditionStatus) error {
+	c := meta.FindStatusCondition(h.Status.Conditions, t)
+	if c == nil {
+		return fmt.Errorf("no %s condition yet (conditions %v)", t, h.Status.Conditions)
+	}
+	if c.Status != want {
+		return fmt.Errorf("%s=%s (%s: %s), want %s", t, c.Status, c.Reason, c.Message, want)
+	}
+	return nil
+}
+
+func waitCondition(t *testing.T, namespace, name, condType string, want metav1.ConditionStatus, timeout time.Duration) *v1alpha1.HostedClusterDeployment {
+	t.Helper()
+	var h *v1alpha1.HostedClusterDeployment
+	env.Eventually(t, timeout, fmt.Sprintf("%s/%s %s=%s", namespace, name, condType, want), func(ctx context.Context) error {
+		var err error
+		if h, err = getHCD(ctx, namespace, name); err != nil {
+			return err
+		}
+		return condition(h, condType, want)
+	})
+	return h
+}
+
+func TestDeliverUpdateAndDelete(t *testing.T) {
+	ctx := context.Background()
+	ns := "flow"
+	tenant(t, ns)
+	u := hcd(ns, "alpha")
+	if err := hubc.Create(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	h := waitCondition(t, ns, "alpha", v1alpha1.ConditionScheduled, metav1.ConditionTrue, time.Minute)
+	host := h.Status.HostingCluster
+	if hosts[host] == nil {
+		t.Fatalf("bound to %q, not a management cluster", host)
+	}
+	h = waitCondition(t, ns, "alpha", v1alpha1.ConditionDelivered, metav1.ConditionTrue, time.Minute)
+	if h.Status.ManifestWork != hosting.WorkName(ns, "alpha") {
+		t.Errorf("status.manifestWork %q", h.Status.ManifestWork)
+	}
+	work := &workv1.ManifestWork{}
+	if err := hubc.Get(ctx, types.NamespacedName{Namespace: host, Name: hosting.WorkName(ns, "alpha")}, work); err != nil {
+		t.Fatal(err)
+	}
+	if work.Labels[hosting.LabelHCDNamespace] != ns || work.Labels[hosting.LabelHCDName] != "alpha" {
+		t.Errorf("ManifestWork labels %v", work.Labels)
+	}
+
+	// On the host: the HostedCluster with our labels, the renamed pull
+	// secret and the unknown field; the node pool; the secret copy.
+	hc, err := hosts[host].Resource(hcGVR).Namespace("clusters").Get(ctx, "alpha", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hc.GetLabels()["team"] != "a" || hc.GetLabels()[hosting.LabelHCDName] != "alpha" {
+		t.Errorf("HostedCluster labels %v", hc.GetLabels())
+	}
+	if name, _, _ := unstructured.NestedString(hc.Object, "spec", "pullSecret", "name"); name != "alpha-pull-secret" {
+		t.Errorf("HostedCluster pull secret %q, want the delivered copy alpha-pull-secret", name)
+	}
+	sec, err := hosts[host].Resource(scGVR).Namespace("clusters").Get(ctx, "alpha-pull-secret", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sec.GetLabels()[hosting.LabelHCDNamespace] != ns {
+		t.Errorf("secret copy labels %v", sec.GetLabels())
+	}
+	if nsObj, err := hosts[host].Resource(nsGVR).Get(ctx, "clusters", metav1.GetOptions{}); err != nil || nsObj.GetLabels()[hosting.LabelCreatedNamespace] != "true" {
+		t.Errorf("hosting namespace: %v, labels %v", err, nsObj.GetLabels())
+	}
+
+	// The stand-in operator makes it available; status flows back.
+	h = waitCondition(t, ns, "alpha", v1alpha1.ConditionAvailable, metav1.ConditionTrue, 2*time.Minute)
+	env.Eventually(t, time.Minute, "version, endpoint and node pools in status", func(ctx context.Context) error {
+		if h, err = getHCD(ctx, ns, "alpha"); err != nil {
+			return err
+		}
+		if h.Status.Version == nil || h.Status.Version.Current != "4.18.5" || h.Status.Version.Desired.Image != release {
+			return fmt.Errorf("version %+v", h.Status.Version)
+		}
+		if h.Status.ControlPlaneEndpoint == nil || h.Status.ControlPlaneEndpoint.Host == "" {
+			return fmt.Errorf("controlPlaneEndpoint %+v", h.Status.ControlPlaneEndpoint)
+		}
+		if len(h.Status.NodePools) != 1 || h.Status.NodePools[0].ReadyReplicas != 2 {
+			return fmt.Errorf("nodePools %+v", h.Status.NodePools)
+		}
+		return condition(h, v1alpha1.ConditionNodePoolsReady, metav1.ConditionTrue)
+	})
+	if err := condition(h, v1alpha1.ConditionHostingClusterAvailable, metav1.ConditionTrue); err != nil {
+		t.Error(err)
+	}
+	// Available → imported: a ManagedCluster and the mirrored kubeconfig.
+	h = waitCondition(t, ns, "alpha", v1alpha1.ConditionImported, metav1.ConditionTrue, time.Minute)
+	if h.Status.ManagedCluster != "alpha" || h.Status.KubeconfigSecret == nil || h.Status.KubeconfigSecret.Name != hosting.AdminKubeconfigName("alpha") {
+		t.Errorf("import status: managedCluster %q kubeconfigSecret %+v", h.Status.ManagedCluster, h.Status.KubeconfigSecret)
+	}
+	kubeconfig := &corev1.Secret{}
+	if err := hubc.Get(ctx, types.NamespacedName{Namespace: ns, Name: hosting.AdminKubeconfigName("alpha")}, kubeconfig); err != nil || len(kubeconfig.Data[hosting.KubeconfigKey]) == 0 {
+		t.Errorf("mirrored kubeconfig: %v", err)
+	}
+
+	// A metadata-only change renders nothing new: no ManifestWork write.
+	if err := hubc.Get(ctx, types.NamespacedName{Namespace: host, Name: work.Name}, work); err != nil {
+		t.Fatal(err)
+	}
+	rv := work.ResourceVersion
+	patch := []byte(`{"metadata":{"annotations":{"note":"unrelated"}}}`)
+	if err := hubc.Patch(ctx, hcd(ns, "alpha"), client.RawPatch(types.MergePatchType, patch)); err != nil {
+		t.Fatal(err)
+	}
+	// A spec change propagates: scale the node pool.
+	patch = []byte(`{"spec":{"nodePools":[{"name":"alpha-workers","spec":{"clusterName":"alpha","replicas":3,"release":{"image":"` + release + `"},"management":{"upgradeType":"Replace"},"platform":{"type":"None"}}}]}}`)
+	time.Sleep(2 * time.Second) // let the unrelated change be reconciled first
+	if err := hubc.Get(ctx, types.NamespacedName{Namespace: host, Name: work.Name}, work); err != nil {
+		t.Fatal(err)
+	}
+	if work.ResourceVersion != rv {
+		t.Errorf("a metadata-only change rewrote the ManifestWork (resourceVersion %s → %s)", rv, work.ResourceVersion)
+	}
+	if err := hubc.Patch(ctx, hcd(ns, "alpha"), client.RawPatch(types.MergePatchType, patch)); err != nil {
+		t.Fatal(err)
+	}
+	env.Eventually(t, time.Minute, "replicas 3 on the host and in status", func(ctx context.Context) error {
+		np, err := hosts[host].Resource(npGVR).Namespace("clusters").Get(ctx, "alpha-workers", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if r, _, _ := unstructured.NestedInt64(np.Object, "spec", "replicas"); r != 3 {
+			return fmt.Errorf("host NodePool replicas %d", r)
+		}
+		if h, err = getHCD(ctx, ns, "alpha"); err != nil {
+			return err
+		}
+		if len(h.Status.NodePools) != 1 || h.Status.NodePools[0].Replicas != 3 || h.Status.NodePools[0].ReadyReplicas != 3 {
+			return fmt.Errorf("status nodePools %+v", h.Status.NodePools)
+		}
+		return nil
+	})
+
+	// Delete: the HostedCluster goes on the host first, then the HCD.
+	if err := hubc.Delete(ctx, hcd(ns, "alpha")); err != nil {
+		t.Fatal(err)
+	}
+	env.Eventually(t, 2*time.Minute, "HostedClusterDeployment gone", func(ctx context.Context) error {
+		if _, err := getHCD(ctx, ns, "alpha"); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("still there (%v)", err)
+		}
+		return nil
+	})
+	for gvr, name := range map[schema.GroupVersionResource]string{hcGVR: "alpha", npGVR: "alpha-workers", scGVR: "alpha-pull-secret"} {
+		if _, err := hosts[host].Resource(gvr).Namespace("clusters").Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("%s clusters/%s still on the host after the HCD went: %v", gvr.Resource, name, err)
+		}
+	}
+	mc := &unstructured.Unstructured{}
+	mc.SetAPIVersion("cluster.open-cluster-management.io/v1")
+	mc.SetKind("ManagedCluster")
+	if err := hubc.Get(ctx, types.NamespacedName{Name: "alpha"}, mc); !apierrors.IsNotFound(err) {
+		t.Errorf("the hosted cluster's ManagedCluster outlived its HCD: %v", err)
+	}
+}
+
+func TestOrphan(t *testing.T) {
+	ctx := context.Background()
+	ns := "orphan"
+	tenant(t, ns)
+	if err := hubc.Create(ctx, hcd(ns, "keep", func(spec map[string]any) { spec["deletionPolicy"] = "Orphan" })); err != nil {
+		t.Fatal(err)
+	}
+	h := waitCondition(t, ns, "keep", v1alpha1.ConditionDelivered, metav1.ConditionTrue, time.Minute)
+	host := h.Status.HostingCluster
+	if err := hubc.Delete(ctx, hcd(ns, "keep")); err != nil {
+		t.Fatal(err)
+	}
+	env.Eventually(t, time.Minute, "HostedClusterDeployment and ManifestWork gone", func(ctx context.Context) error {
+		if _, err := getHCD(ctx, ns, "keep"); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("HCD still there (%v)", err)
+		}
+		if err := hubc.Get(ctx, types.NamespacedName{Namespace: host, Name: hosting.WorkName(ns, "keep")}, &workv1.ManifestWork{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("ManifestWork still there (%v)", err)
+		}
+		return nil
+	})
+	hc, err := hosts[host].Resource(hcGVR).Namespace("clusters").Get(ctx, "keep", metav1.GetOptions{})
+	if err != nil || hc.GetDeletionTimestamp() != nil {
+		t.Fatalf("orphaned HostedCluster should keep running on %s: %v", host, err)
+	}
+	// Clean up behind the test (the stand-in tears it down).
+	_ = hosts[host].Resource(hcGVR).Namespace("clusters").Delete(ctx, "keep", metav1.DeleteOptions{})
+}
+
+func TestBadInputIsReportedAndRecovers(t *testing.T) {
+	ctx := context.Background()
+	ns := "bad-input"
+	tenant(t, ns)
+	// A referenced secret that does not exist yet.
+	if err := hubc.Create(ctx, hcd(ns, "nokey", func(spec map[string]any) {
+		spec["hostedCluster"].(map[string]any)["spec"].(map[string]any)["sshKey"] = map[string]any{"name": "ssh-key"}
+	})); err != nil {
+		t.Fatal(err)
+	}
+	h := waitCondition(t, ns, "nokey", v1alpha1.ConditionDelivered, metav1.ConditionFalse, time.Minute)
+	env.Eventually(t, time.Minute, "ReferencedObjectNotFound", func(ctx context.Context) error {
+		h, _ = getHCD(ctx, ns, "nokey")
+		c := meta.FindStatusCondition(h.Status.Conditions, v1alpha1.ConditionDelivered)
+		if c == nil || c.Reason != v1alpha1.ReasonReferencedObjectNotFound ||
+			!strings.Contains(c.Message, "Secret bad-input/ssh-key (spec.hostedCluster.spec.sshKey.name) not found") {
+			return fmt.Errorf("Delivered %+v", c)
+		}
+		return condition(h, v1alpha1.ConditionDegraded, metav1.ConditionTrue)
+	})
+	if err := hubc.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "ssh-key", Namespace: ns}, StringData: map[string]string{"id_rsa.pub": "ssh-ed25519 AAAA"}}); err != nil {
+		t.Fatal(err)
+	}
+	waitCondition(t, ns, "nokey", v1alpha1.ConditionDelivered, metav1.ConditionTrue, time.Minute)
+
+	// A field our HyperShift types do not know is kept and delivered, not
+	// silently dropped; a host whose HyperShift does not know it either
+	// refuses it, and the refusal is reported.
+	if err := hubc.Create(ctx, hcd(ns, "future", func(spec map[string]any) {
+		spec["hostedCluster"].(map[string]any)["spec"].(map[string]any)["futureField"] = map[string]any{"enabled": true}
+	})); err != nil {
+		t.Fatal(err)
+	}
+	env.Eventually(t, time.Minute, "the host's refusal of an unknown field in status", func(ctx context.Context) error {
+		h, err := getHCD(ctx, ns, "future")
+		if err != nil {
+			return err
+		}
+		c := meta.FindStatusCondition(h.Status.Conditions, v1alpha1.ConditionDelivered)
+		if c == nil || c.Reason != v1alpha1.ReasonApplyFailed || !strings.Contains(c.Message, ".spec.futureField: field not declared in schema") {
+			return fmt.Errorf("Delivered %+v", c)
+		}
+		work := &workv1.ManifestWork{}
+		if err := hubc.Get(ctx, types.NamespacedName{Namespace: h.Status.HostingCluster, Name: h.Status.ManifestWork}, work); err != nil {
+			return err
+		}
+		for _, m := range work.Spec.Workload.Manifests {
+			if strings.Contains(string(m.Raw), `"futureField":{"enabled":true}`) {
+				return nil
+			}
+		}
+		return fmt.Errorf("futureField not in the ManifestWork")
+	})
+	if err := hubc.Patch(ctx, hcd(ns, "future"), client.RawPatch(types.MergePatchType,
+		[]byte(`{"spec":{"hostedCluster":{"spec":{"futureField":null}}}}`))); err != nil {
+		t.Fatal(err)
+	}
+	waitCondition(t, ns, "future", v1alpha1.ConditionDelivered, metav1.ConditionTrue, time.Minute)
+
+	// A release no management cluster supports is not scheduled, and says why.
+	if err := hubc.Create(ctx, hcd(ns, "ancient", func(spec map[string]any) {
+		spec["hostedCluster"].(map[string]any)["spec"].(map[string]any)["release"] = map[string]any{"image": "quay.io/openshift-release-dev/ocp-release:4.9.0-x86_64"}
+	})); err != nil {
+		t.Fatal(err)
+	}
+	h = waitCondition(t, ns, "ancient", v1alpha1.ConditionScheduled, metav1.ConditionFalse, time.Minute)
+	c := meta.FindStatusCondition(h.Status.Conditions, v1alpha1.ConditionScheduled)
+	if c.Reason != v1alpha1.ReasonReleaseNotSupported || !strings.Contains(c.Message, "3 clusters: 3 release not supported") ||
+		!strings.Contains(c.Message, "does not support OpenShift 4.9") {
+		t.Errorf("Scheduled: %s: %s", c.Reason, c.Message)
+	}
+	// A pinned cluster outside the namespace's cluster sets is refused.
+	other := "no-binding"
+	if err := hubc.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: other}}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	if err := hubc.Create(ctx, hcd(other, "pinned", func(spec map[string]any) {
+		delete(spec, "placement")
+		spec["hostingCluster"] = env.Fleet.Managed[0].Name
+	})); err != nil {
+		t.Fatal(err)
+	}
+	h = waitCondition(t, other, "pinned", v1alpha1.ConditionScheduled, metav1.ConditionFalse, time.Minute)
+	if c := meta.FindStatusCondition(h.Status.Conditions, v1alpha1.ConditionScheduled); c.Reason != v1alpha1.ReasonHostingClusterNotAllowed {
+		t.Errorf("pinned outside cluster sets: %s: %s", c.Reason, c.Message)
+	}
+	// Binding the set lets it through.
+	if err := hubc.Create(ctx, &clusterv1beta2.ManagedClusterSetBinding{ObjectMeta: metav1.ObjectMeta{Name: "global", Namespace: other}, Spec: clusterv1beta2.ManagedClusterSetBindingSpec{ClusterSet: "global"}}); err != nil {
+		t.Fatal(err)
+	}
+	h = waitCondition(t, other, "pinned", v1alpha1.ConditionScheduled, metav1.ConditionTrue, time.Minute)
+	if h.Status.HostingCluster != env.Fleet.Managed[0].Name {
+		t.Errorf("pinned HCD bound to %s", h.Status.HostingCluster)
+	}
+	for _, key := range [][2]string{{ns, "nokey"}, {ns, "future"}, {ns, "ancient"}, {other, "pinned"}} {
+		deleteAndWait(t, key[0], key[1])
+	}
+}
+
+func deleteAndWait(t *testing.T, namespace, name string) {
+	t.Helper()
+	if err := hubc.Delete(context.Background(), hcd(namespace, name)); client.IgnoreNotFound(err) != nil {
+		t.Fatal(err)
+	}
+	env.Eventually(t, 2*time.Minute, "deleting "+namespace+"/"+name, func(ctx context.Context) error {
+		if _, err := getHCD(ctx, namespace, name); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("still there (%v)", err)
+		}
+		return nil
+	})
+}
+
+var _ = delivery.Finalizer

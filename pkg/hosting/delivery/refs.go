@@ -1,0 +1,148 @@
+package delivery
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
+)
+
+// Kind of a referenced object.
+const (
+	KindSecret    = "Secret"
+	KindConfigMap = "ConfigMap"
+)
+
+// refPath is a field of a HostedClusterSpec or NodePoolSpec holding the name
+// of a Secret or ConfigMap in the HostedCluster's namespace. "[]" steps into
+// every item of a list.
+type refPath struct {
+	kind string
+	path string
+}
+
+// hostedClusterRefs are the references HyperShift resolves in the
+// HostedCluster's namespace (HostedClusterSpec as of the pinned API).
+var hostedClusterRefs = []refPath{
+	{KindSecret, "pullSecret.name"},
+	{KindSecret, "sshKey.name"},
+	{KindSecret, "serviceAccountSigningKey.name"},
+	{KindSecret, "auditWebhook.name"},
+	{KindSecret, "secretEncryption.aescbc.activeKey.name"},
+	{KindSecret, "secretEncryption.aescbc.backupKey.name"},
+	{KindSecret, "platform.kubevirt.credentials.infraKubeConfigSecret.name"},
+	{KindConfigMap, "additionalTrustBundle.name"},
+	{KindConfigMap, "configuration.proxy.trustedCA.name"},
+	{KindConfigMap, "configuration.image.additionalTrustedCA.name"},
+	{KindSecret, "configuration.apiServer.servingCerts.namedCertificates[].servingCertificate.name"},
+	{KindSecret, "configuration.oauth.templates.login.name"},
+	{KindSecret, "configuration.oauth.templates.providerSelection.name"},
+	{KindSecret, "configuration.oauth.templates.error.name"},
+	{KindSecret, "configuration.oauth.identityProviders[].htpasswd.fileData.name"},
+	{KindSecret, "configuration.oauth.identityProviders[].openID.clientSecret.name"},
+	{KindConfigMap, "configuration.oauth.identityProviders[].openID.ca.name"},
+	{KindSecret, "configuration.oauth.identityProviders[].github.clientSecret.name"},
+	{KindConfigMap, "configuration.oauth.identityProviders[].github.ca.name"},
+	{KindSecret, "configuration.oauth.identityProviders[].gitlab.clientSecret.name"},
+	{KindConfigMap, "configuration.oauth.identityProviders[].gitlab.ca.name"},
+	{KindSecret, "configuration.oauth.identityProviders[].google.clientSecret.name"},
+	{KindSecret, "configuration.oauth.identityProviders[].ldap.bindPassword.name"},
+	{KindConfigMap, "configuration.oauth.identityProviders[].ldap.ca.name"},
+	{KindConfigMap, "configuration.oauth.identityProviders[].keystone.ca.name"},
+	{KindSecret, "configuration.oauth.identityProviders[].keystone.tlsClientCert.name"},
+	{KindSecret, "configuration.oauth.identityProviders[].keystone.tlsClientKey.name"},
+	{KindConfigMap, "configuration.oauth.identityProviders[].basicAuth.ca.name"},
+	{KindSecret, "configuration.oauth.identityProviders[].basicAuth.tlsClientCert.name"},
+	{KindSecret, "configuration.oauth.identityProviders[].basicAuth.tlsClientKey.name"},
+	{KindConfigMap, "configuration.oauth.identityProviders[].requestHeader.ca.name"},
+}
+
+// nodePoolRefs are the references in a NodePoolSpec.
+var nodePoolRefs = []refPath{
+	{KindConfigMap, "config[].name"},
+	{KindConfigMap, "tuningConfig[].name"},
+}
+
+// Reference is one Secret or ConfigMap a HostedClusterDeployment refers to.
+type Reference struct {
+	Kind string
+	Name string
+	// Field is where, for messages: spec.hostedCluster.spec.pullSecret.name.
+	Field string
+}
+
+// CopyName is the name of the copy delivered with the hosted cluster:
+// prefixed with its name, so hosted clusters sharing a hosting namespace never
+// overwrite each other's pull secrets.
+func CopyName(hcdName, refName string) string {
+	if strings.HasPrefix(refName, hcdName+"-") {
+		return refName
+	}
+	return hosting.BoundedName(hcdName + "-" + refName)
+}
+
+// walk calls visit for every string at path under obj; visit returns the
+// replacement value.
+func walk(obj any, path []string, field string, visit func(field, value string) string) any {
+	if len(path) == 0 {
+		if s, ok := obj.(string); ok && s != "" {
+			return visit(field, s)
+		}
+		return obj
+	}
+	m, ok := obj.(map[string]any)
+	if !ok {
+		return obj
+	}
+	step := path[0]
+	if name, ok := strings.CutSuffix(step, "[]"); ok {
+		items, ok := m[name].([]any)
+		if !ok {
+			return obj
+		}
+		for i := range items {
+			items[i] = walk(items[i], path[1:], fmt.Sprintf("%s.%s[%d]", field, name, i), visit)
+		}
+		return obj
+	}
+	if child, ok := m[step]; ok {
+		m[step] = walk(child, path[1:], field+"."+step, visit)
+	}
+	return obj
+}
+
+// references lists (and, with rename, rewrites in place) the references in
+// spec, an unstructured HostedClusterSpec or NodePoolSpec.
+func references(spec map[string]any, paths []refPath, field string, rename func(string) string) []Reference {
+	var refs []Reference
+	for _, p := range paths {
+		walk(spec, strings.Split(p.path, "."), field, func(f, value string) string {
+			refs = append(refs, Reference{Kind: p.kind, Name: value, Field: f})
+			if rename != nil {
+				return rename(value)
+			}
+			return value
+		})
+	}
+	return refs
+}
+
+// uniqueRefs drops repeated kind/name pairs, keeping the first field, sorted.
+func uniqueRefs(refs []Reference) []Reference {
+	seen := map[string]bool{}
+	var out []Reference
+	for _, r := range refs {
+		if k := r.Kind + "/" + r.Name; !seen[k] {
+			seen[k] = true
+			out = append(out, r)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Kind != out[j].Kind {
+			return out[i].Kind < out[j].Kind
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}

@@ -1,0 +1,273 @@
+package delivery
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"maps"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	workv1 "open-cluster-management.io/api/work/v1"
+
+	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
+)
+
+// FieldManager is the server-side apply field manager of the delivery's
+// fields of HostedClusterDeployment status on the hub.
+const FieldManager = "hcp-fleet-delivery"
+
+// HostFieldManager is the field manager the work agent applies our objects
+// with on the management cluster (OCM requires the "work-agent" prefix).
+const HostFieldManager = "work-agent-hcp-fleet"
+
+// AnnotationInputHash on a ManifestWork is the hash of what it was rendered
+// from; an unchanged hash means no write.
+const AnnotationInputHash = "hcpfleet.io/input-hash"
+
+const (
+	hyperShiftGroup   = "hypershift.openshift.io"
+	hyperShiftVersion = "v1beta1"
+)
+
+// Spec is the part of a HostedClusterDeployment the delivery renders, read
+// unstructured so fields newer than our HyperShift types pass through.
+type Spec struct {
+	Namespace        string
+	Name             string
+	HostingNamespace string
+	DeletionPolicy   v1alpha1.DeletionPolicy
+	// HostedCluster is spec.hostedCluster: labels, annotations, spec.
+	HostedCluster map[string]any
+	// NodePools is spec.nodePools.
+	NodePools []map[string]any
+}
+
+// SpecFrom reads the Spec of an unstructured HostedClusterDeployment.
+func SpecFrom(hcd *unstructured.Unstructured) (Spec, error) {
+	s := Spec{Namespace: hcd.GetNamespace(), Name: hcd.GetName()}
+	s.HostingNamespace, _, _ = unstructured.NestedString(hcd.Object, "spec", "hostingNamespace")
+	if s.HostingNamespace == "" {
+		s.HostingNamespace = v1alpha1.DefaultHostingNamespace
+	}
+	policy, _, _ := unstructured.NestedString(hcd.Object, "spec", "deletionPolicy")
+	s.DeletionPolicy = v1alpha1.DeletionPolicy(policy)
+	if s.DeletionPolicy == "" {
+		s.DeletionPolicy = v1alpha1.DeletionPolicyDelete
+	}
+	hc, found, err := unstructured.NestedMap(hcd.Object, "spec", "hostedCluster")
+	if err != nil || !found {
+		return s, fmt.Errorf("spec.hostedCluster: missing or malformed (%v)", err)
+	}
+	s.HostedCluster = hc
+	pools, _, err := unstructured.NestedSlice(hcd.Object, "spec", "nodePools")
+	if err != nil {
+		return s, fmt.Errorf("spec.nodePools: %w", err)
+	}
+	for i, p := range pools {
+		m, ok := p.(map[string]any)
+		if !ok {
+			return s, fmt.Errorf("spec.nodePools[%d]: not an object", i)
+		}
+		s.NodePools = append(s.NodePools, m)
+	}
+	return s, nil
+}
+
+// References lists the Secrets and ConfigMaps the spec refers to, each once.
+func (s Spec) References() []Reference {
+	var refs []Reference
+	if spec, ok := s.HostedCluster["spec"].(map[string]any); ok {
+		refs = append(refs, references(spec, hostedClusterRefs, "spec.hostedCluster.spec", nil)...)
+	}
+	for i, p := range s.NodePools {
+		if spec, ok := p["spec"].(map[string]any); ok {
+			refs = append(refs, references(spec, nodePoolRefs, fmt.Sprintf("spec.nodePools[%d].spec", i), nil)...)
+		}
+	}
+	return uniqueRefs(refs)
+}
+
+// Labels are the labels pointing back to the HostedClusterDeployment.
+func (s Spec) Labels() map[string]string {
+	return map[string]string{hosting.LabelHCDNamespace: s.Namespace, hosting.LabelHCDName: s.Name}
+}
+
+// Render computes the ManifestWork that delivers s to cluster, with copies
+// of the referenced objects (keyed "Kind/name"; every reference must be
+// present). Pure: the same input renders the same ManifestWork.
+func Render(s Spec, cluster string, referenced map[string]*unstructured.Unstructured, inputHash string) (*workv1.ManifestWork, error) {
+	labels := s.Labels()
+	rename := func(name string) string { return CopyName(s.Name, name) }
+
+	ns := &corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
+		ObjectMeta: metav1.ObjectMeta{Name: s.HostingNamespace, Labels: map[string]string{hosting.LabelCreatedNamespace: "true"}}}
+	manifests := []runtime.Object{ns}
+	configs := []workv1.ManifestConfigOption{{
+		ResourceIdentifier: workv1.ResourceIdentifier{Resource: "namespaces", Name: s.HostingNamespace},
+		UpdateStrategy:     &workv1.UpdateStrategy{Type: workv1.UpdateStrategyTypeCreateOnly},
+	}}
+
+	for _, ref := range s.References() {
+		obj, ok := referenced[ref.Kind+"/"+ref.Name]
+		if !ok {
+			return nil, fmt.Errorf("%s %s/%s (%s) is not given", ref.Kind, s.Namespace, ref.Name, ref.Field)
+		}
+		cp := copyOf(obj, ref.Kind, s.HostingNamespace, rename(ref.Name), labels)
+		manifests = append(manifests, cp)
+		resource := "secrets"
+		if ref.Kind == KindConfigMap {
+			resource = "configmaps"
+		}
+		configs = append(configs, applyConfig("", resource, s.HostingNamespace, cp.GetName()))
+	}
+
+	hc := &unstructured.Unstructured{Object: map[string]any{}}
+	hc.SetAPIVersion(hyperShiftGroup + "/" + hyperShiftVersion)
+	hc.SetKind("HostedCluster")
+	hc.SetNamespace(s.HostingNamespace)
+	hc.SetName(s.Name)
+	hc.SetLabels(merged(stringMap(s.HostedCluster["labels"]), labels))
+	if a := stringMap(s.HostedCluster["annotations"]); len(a) > 0 {
+		hc.SetAnnotations(a)
+	}
+	spec, _ := runtime.DeepCopyJSONValue(s.HostedCluster["spec"]).(map[string]any)
+	references(spec, hostedClusterRefs, "", rename)
+	hc.Object["spec"] = spec
+	manifests = append(manifests, hc)
+	hcConfig := applyConfig(hyperShiftGroup, "hostedclusters", s.HostingNamespace, s.Name)
+	hcConfig.FeedbackRules = []workv1.FeedbackRule{{Type: workv1.JSONPathsType, JsonPaths: hostedClusterFeedback}}
+	hcConfig.FeedbackScrapeType = workv1.FeedbackWatchType
+	configs = append(configs, hcConfig)
+
+	for _, p := range s.NodePools {
+		name, _ := p["name"].(string)
+		np := &unstructured.Unstructured{Object: map[string]any{}}
+		np.SetAPIVersion(hyperShiftGroup + "/" + hyperShiftVersion)
+		np.SetKind("NodePool")
+		np.SetNamespace(s.HostingNamespace)
+		np.SetName(name)
+		np.SetLabels(merged(stringMap(p["labels"]), labels))
+		if a := stringMap(p["annotations"]); len(a) > 0 {
+			np.SetAnnotations(a)
+		}
+		spec, _ := runtime.DeepCopyJSONValue(p["spec"]).(map[string]any)
+		references(spec, nodePoolRefs, "", rename)
+		np.Object["spec"] = spec
+		manifests = append(manifests, np)
+		npConfig := applyConfig(hyperShiftGroup, "nodepools", s.HostingNamespace, name)
+		npConfig.FeedbackRules = []workv1.FeedbackRule{{Type: workv1.JSONPathsType, JsonPaths: nodePoolFeedback}}
+		npConfig.FeedbackScrapeType = workv1.FeedbackWatchType
+		configs = append(configs, npConfig)
+	}
+
+	work := &workv1.ManifestWork{
+		TypeMeta: metav1.TypeMeta{APIVersion: workv1.GroupVersion.String(), Kind: "ManifestWork"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name: hosting.WorkName(s.Namespace, s.Name), Namespace: cluster, Labels: labels,
+			Annotations: map[string]string{AnnotationInputHash: inputHash},
+		},
+		Spec: workv1.ManifestWorkSpec{
+			DeleteOption:    deleteOption(s),
+			ManifestConfigs: configs,
+		},
+	}
+	for _, m := range manifests {
+		raw, err := json.Marshal(m)
+		if err != nil {
+			return nil, err
+		}
+		work.Spec.Workload.Manifests = append(work.Spec.Workload.Manifests, workv1.Manifest{RawExtension: runtime.RawExtension{Raw: raw}})
+	}
+	return work, nil
+}
+
+// deleteOption: Delete removes everything but the hosting namespace, which
+// other hosted clusters may share (the agent removes it once empty if
+// hcp-fleet created it); Orphan leaves everything.
+func deleteOption(s Spec) *workv1.DeleteOption {
+	if s.DeletionPolicy == v1alpha1.DeletionPolicyOrphan {
+		return &workv1.DeleteOption{PropagationPolicy: workv1.DeletePropagationPolicyTypeOrphan}
+	}
+	return &workv1.DeleteOption{
+		PropagationPolicy: workv1.DeletePropagationPolicyTypeSelectivelyOrphan,
+		SelectivelyOrphan: &workv1.SelectivelyOrphan{OrphaningRules: []workv1.OrphaningRule{
+			{Resource: "namespaces", Name: s.HostingNamespace},
+		}},
+	}
+}
+
+// applyConfig applies with server-side apply: the fields HyperShift's
+// operator defaults or sets are not ours and never fought over; the fields we
+// deliver are, forcefully, because the HostedClusterDeployment is the source
+// of truth for them.
+func applyConfig(group, resource, namespace, name string) workv1.ManifestConfigOption {
+	return workv1.ManifestConfigOption{
+		ResourceIdentifier: workv1.ResourceIdentifier{Group: group, Resource: resource, Namespace: namespace, Name: name},
+		UpdateStrategy: &workv1.UpdateStrategy{Type: workv1.UpdateStrategyTypeServerSideApply,
+			ServerSideApply: &workv1.ServerSideApplyConfig{Force: true, FieldManager: HostFieldManager}},
+	}
+}
+
+// copyOf is the delivered copy of a referenced Secret or ConfigMap: its data
+// (and type), renamed, in the hosting namespace, with our labels.
+func copyOf(obj *unstructured.Unstructured, kind, namespace, name string, labels map[string]string) *unstructured.Unstructured {
+	cp := &unstructured.Unstructured{Object: map[string]any{}}
+	cp.SetAPIVersion("v1")
+	cp.SetKind(kind)
+	cp.SetNamespace(namespace)
+	cp.SetName(name)
+	cp.SetLabels(maps.Clone(labels))
+	for _, k := range []string{"type", "data", "stringData", "binaryData", "immutable"} {
+		if v, ok := obj.Object[k]; ok {
+			cp.Object[k] = runtime.DeepCopyJSONValue(v)
+		}
+	}
+	return cp
+}
+
+func stringMap(v any) map[string]string {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		if s, ok := v.(string); ok {
+			out[k] = s
+		}
+	}
+	return out
+}
+
+func merged(a, b map[string]string) map[string]string {
+	out := maps.Clone(a)
+	if out == nil {
+		out = map[string]string{}
+	}
+	maps.Copy(out, b)
+	return out
+}
+
+// InputHash hashes what a ManifestWork is rendered from: the spec and the
+// versions of the referenced objects (kind/name → resourceVersion), so an
+// unchanged input is recognized without reading the objects themselves.
+func InputHash(s Spec, cluster string, refVersions map[string]string) (string, error) {
+	b, err := json.Marshal(struct {
+		Cluster          string
+		HostingNamespace string
+		DeletionPolicy   v1alpha1.DeletionPolicy
+		HostedCluster    map[string]any
+		NodePools        []map[string]any
+		Refs             map[string]string
+	}{cluster, s.HostingNamespace, s.DeletionPolicy, s.HostedCluster, s.NodePools, refVersions})
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:16]), nil
+}

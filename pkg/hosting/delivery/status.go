@@ -1,0 +1,296 @@
+package delivery
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	workv1 "open-cluster-management.io/api/work/v1"
+
+	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+)
+
+// Host is what the hub knows about the hosting cluster.
+type Host struct {
+	Cluster string
+	// Exists: the ManagedCluster is there.
+	Exists bool
+	// Available: its klusterlet reports in (ManagedCluster Available=True).
+	Available bool
+	// AddOnAvailable: the hcp-fleet agent's lease is fresh.
+	AddOnAvailable bool
+}
+
+// Problem is a delivery problem found on the hub before anything reaches
+// the host (a missing referenced Secret, a malformed spec).
+type Problem struct {
+	Reason  string
+	Message string
+}
+
+// Observed is everything the delivery status is computed from.
+type Observed struct {
+	Generation int64
+	// NodePools are spec.nodePools[].name, in order.
+	NodePools []string
+	// Work is the ManifestWork, nil while it does not exist.
+	Work *workv1.ManifestWork
+	Host Host
+	// Problem, when set, kept the ManifestWork from being (re)written.
+	Problem *Problem
+	// Deleting is set while the HostedClusterDeployment is being deleted;
+	// DeletionMessage says what deletion waits for.
+	Deleting        bool
+	DeletionReason  string
+	DeletionMessage string
+}
+
+// Status is the part of HostedClusterDeployment status the delivery owns.
+type Status struct {
+	ObservedGeneration   int64
+	ManifestWork         string
+	Conditions           []metav1.Condition
+	Version              *v1alpha1.HostedClusterVersionStatus
+	ControlPlaneEndpoint *v1alpha1.APIEndpoint
+	NodePools            []v1alpha1.NodePoolStatus
+}
+
+// ComputeStatus maps what the hub observes into HostedClusterDeployment
+// status. Pure.
+func ComputeStatus(o Observed) Status {
+	s := Status{ObservedGeneration: o.Generation}
+	var hc Values
+	pools := map[string]Values{}
+	if o.Work != nil {
+		s.ManifestWork = o.Work.Name
+		for _, m := range o.Work.Status.ResourceStatus.Manifests {
+			switch m.ResourceMeta.Resource {
+			case "hostedclusters":
+				hc = valuesOf(m.StatusFeedbacks)
+			case "nodepools":
+				pools[m.ResourceMeta.Name] = valuesOf(m.StatusFeedbacks)
+			}
+		}
+	}
+	cond := func(t string, status metav1.ConditionStatus, reason, message string) {
+		s.Conditions = append(s.Conditions, metav1.Condition{Type: t, Status: status, Reason: reason, Message: message, ObservedGeneration: o.Generation})
+	}
+
+	delivered, deliveredReason, deliveredMsg := deliveredCondition(o)
+	cond(v1alpha1.ConditionDelivered, delivered, deliveredReason, deliveredMsg)
+
+	// Hosting cluster.
+	switch {
+	case !o.Host.Exists:
+		cond(v1alpha1.ConditionHostingClusterAvailable, metav1.ConditionFalse, v1alpha1.ReasonHostingClusterLost,
+			fmt.Sprintf("ManagedCluster %s is gone; the hosted cluster is not moved elsewhere", o.Host.Cluster))
+	case !o.Host.Available:
+		cond(v1alpha1.ConditionHostingClusterAvailable, metav1.ConditionFalse, v1alpha1.ReasonHostingClusterUnavailable,
+			fmt.Sprintf("ManagedCluster %s is not available (its agent stopped reporting); status below is the last reported", o.Host.Cluster))
+	case !o.Host.AddOnAvailable:
+		cond(v1alpha1.ConditionHostingClusterAvailable, metav1.ConditionFalse, v1alpha1.ReasonAddOnNotAvailable,
+			fmt.Sprintf("the hcp-fleet add-on on %s is not available (lease expired or not installed)", o.Host.Cluster))
+	default:
+		cond(v1alpha1.ConditionHostingClusterAvailable, metav1.ConditionTrue, v1alpha1.ReasonAsExpected,
+			fmt.Sprintf("management cluster %s and its hcp-fleet add-on are available", o.Host.Cluster))
+	}
+
+	// Available and Progressing mirror HyperShift's.
+	switch {
+	case hc[fbAvailable] == "":
+		cond(v1alpha1.ConditionAvailable, metav1.ConditionUnknown, v1alpha1.ReasonStatusUnknown, "no status reported for the HostedCluster yet")
+	case !o.Host.Available:
+		cond(v1alpha1.ConditionAvailable, metav1.ConditionUnknown, v1alpha1.ReasonStatusUnknown,
+			fmt.Sprintf("hosting cluster %s is not available; last reported Available=%s: %s", o.Host.Cluster, hc[fbAvailable], hc[fbAvailableMessage]))
+	case hc[fbAvailable] == "True":
+		cond(v1alpha1.ConditionAvailable, metav1.ConditionTrue, v1alpha1.ReasonAsExpected, orDefault(hc[fbAvailableMessage], "the hosted cluster's API is available"))
+	default:
+		cond(v1alpha1.ConditionAvailable, metav1.ConditionFalse, v1alpha1.ReasonHostedClusterNotAvailable,
+			hyperShiftSays(hc[fbAvailableReason], hc[fbAvailableMessage]))
+	}
+	switch hc[fbProgressing] {
+	case "True":
+		cond(v1alpha1.ConditionProgressing, metav1.ConditionTrue, v1alpha1.ReasonRollingOut, hyperShiftSays(hc[fbProgressingReason], hc[fbProgressingMessage]))
+	case "False":
+		cond(v1alpha1.ConditionProgressing, metav1.ConditionFalse, v1alpha1.ReasonAsExpected, hyperShiftSays(hc[fbProgressingReason], hc[fbProgressingMessage]))
+	default:
+		cond(v1alpha1.ConditionProgressing, metav1.ConditionUnknown, v1alpha1.ReasonStatusUnknown, "no status reported for the HostedCluster yet")
+	}
+
+	// Degraded collects every problem that needs attention.
+	var problems []string
+	degradedReason := ""
+	addProblem := func(reason, msg string) {
+		if degradedReason == "" {
+			degradedReason = reason
+		}
+		problems = append(problems, msg)
+	}
+	if delivered == metav1.ConditionFalse && (deliveredReason == v1alpha1.ReasonApplyFailed || deliveredReason == v1alpha1.ReasonReferencedObjectNotFound) {
+		addProblem(deliveredReason, deliveredMsg)
+	}
+	if hc[fbValidRelease] == "False" {
+		addProblem("InvalidReleaseImage", "release image: "+hc[fbValidReleaseMsg])
+	}
+	if hc[fbValidConfig] == "False" {
+		addProblem("InvalidConfiguration", "configuration: "+hc[fbValidConfigMsg])
+	}
+	if hc[fbDegraded] == "True" {
+		addProblem(orDefault(hc[fbDegradedReason], "HostedClusterDegraded"), "HyperShift: "+hc[fbDegradedMessage])
+	}
+	if hc[fbMigrationFailed] != "" {
+		addProblem("CAPIMigrationFailed", "migration to private CAPI types failed: "+hc[fbMigrationFailed])
+	}
+	if len(problems) > 0 {
+		cond(v1alpha1.ConditionDegraded, metav1.ConditionTrue, degradedReason, strings.Join(problems, "; "))
+	} else if hc[fbMigrating] != "" {
+		cond(v1alpha1.ConditionDegraded, metav1.ConditionFalse, "CAPIMigrationInProgress", "migrating the hosted cluster's CAPI objects to private types")
+	} else {
+		cond(v1alpha1.ConditionDegraded, metav1.ConditionFalse, v1alpha1.ReasonAsExpected, "no problems reported")
+	}
+
+	// Node pools.
+	var notReady []string
+	for _, name := range o.NodePools {
+		v := pools[name]
+		np := v1alpha1.NodePoolStatus{Name: name}
+		desired := v[fbDesiredReplicas]
+		if desired == "" {
+			desired = v[fbAutoscalingMin]
+		}
+		np.Replicas = atoi32(desired)
+		if v[fbReady] == "True" {
+			np.ReadyReplicas = atoi32(v[fbReplicas])
+		}
+		s.NodePools = append(s.NodePools, np)
+		if v[fbReady] != "True" || np.ReadyReplicas < np.Replicas {
+			detail := fmt.Sprintf("%s %d/%d ready", name, np.ReadyReplicas, np.Replicas)
+			if m := v[fbReadyMessage]; m != "" && v[fbReady] != "True" {
+				detail += " (" + m + ")"
+			}
+			notReady = append(notReady, detail)
+		}
+	}
+	switch {
+	case len(o.NodePools) == 0:
+		cond(v1alpha1.ConditionNodePoolsReady, metav1.ConditionTrue, v1alpha1.ReasonNoNodePools, "the hosted cluster has no node pools")
+	case len(notReady) > 0:
+		cond(v1alpha1.ConditionNodePoolsReady, metav1.ConditionFalse, v1alpha1.ReasonNodePoolsNotReady, strings.Join(notReady, "; "))
+	default:
+		cond(v1alpha1.ConditionNodePoolsReady, metav1.ConditionTrue, v1alpha1.ReasonAsExpected, fmt.Sprintf("all %d node pools are ready", len(o.NodePools)))
+	}
+
+	// Version and endpoint.
+	if hc[fbDesiredImage] != "" || hc[fbLatestState] != "" {
+		v := &v1alpha1.HostedClusterVersionStatus{
+			Desired: v1alpha1.ReleaseStatus{Version: hc[fbDesiredVersion], Image: hc[fbDesiredImage]},
+			Current: hc[fbCurrentVersion],
+		}
+		if st := hc[fbLatestState]; st != "" {
+			v.History = []v1alpha1.VersionHistoryEntry{{State: v1alpha1.VersionUpdateState(st), Version: hc[fbLatestVersion], Image: hc[fbLatestImage]}}
+		}
+		s.Version = v
+	}
+	if host := hc[fbEndpointHost]; host != "" {
+		s.ControlPlaneEndpoint = &v1alpha1.APIEndpoint{Host: host, Port: atoi32(hc[fbEndpointPort])}
+	}
+	return s
+}
+
+func deliveredCondition(o Observed) (metav1.ConditionStatus, string, string) {
+	if o.Deleting {
+		return metav1.ConditionFalse, o.DeletionReason, o.DeletionMessage
+	}
+	if o.Problem != nil {
+		return metav1.ConditionFalse, o.Problem.Reason, o.Problem.Message
+	}
+	w := o.Work
+	if w == nil {
+		return metav1.ConditionFalse, v1alpha1.ReasonWaitingForApply, "the ManifestWork is being created"
+	}
+	applied := meta.FindStatusCondition(w.Status.Conditions, workv1.WorkApplied)
+	if applied == nil || applied.ObservedGeneration != w.Generation {
+		return metav1.ConditionFalse, v1alpha1.ReasonWaitingForApply,
+			fmt.Sprintf("ManifestWork %s/%s: waiting for management cluster %s to apply it", w.Namespace, w.Name, w.Namespace)
+	}
+	if applied.Status == metav1.ConditionTrue {
+		return metav1.ConditionTrue, v1alpha1.ReasonApplied,
+			fmt.Sprintf("applied on management cluster %s by ManifestWork %s", w.Namespace, w.Name)
+	}
+	var failures []string
+	for _, m := range w.Status.ResourceStatus.Manifests {
+		c := meta.FindStatusCondition(m.Conditions, workv1.ManifestApplied)
+		if c == nil || c.Status == metav1.ConditionTrue {
+			continue
+		}
+		failures = append(failures, fmt.Sprintf("%s %s/%s: %s", kindOf(m.ResourceMeta), m.ResourceMeta.Namespace, m.ResourceMeta.Name, c.Message))
+	}
+	sort.Strings(failures)
+	msg := applied.Message
+	if len(failures) > 0 {
+		msg = strings.Join(failures, "; ")
+	}
+	return metav1.ConditionFalse, v1alpha1.ReasonApplyFailed, fmt.Sprintf("management cluster %s could not apply: %s", w.Namespace, msg)
+}
+
+func kindOf(m workv1.ManifestResourceMeta) string {
+	if m.Kind != "" {
+		return m.Kind
+	}
+	return m.Resource
+}
+
+func hyperShiftSays(reason, message string) string {
+	switch {
+	case reason != "" && message != "":
+		return reason + ": " + message
+	case message != "":
+		return message
+	case reason != "":
+		return reason
+	}
+	return "no message from HyperShift"
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+func atoi32(s string) int32 {
+	n, _ := strconv.ParseInt(s, 10, 32)
+	return int32(n)
+}
+
+// firstOfJSON returns a JSON scalar as a string, or the first item of a JSON
+// list.
+func firstOfJSON(raw string) string {
+	var v any
+	if err := json.Unmarshal([]byte(raw), &v); err != nil {
+		return raw
+	}
+	if l, ok := v.([]any); ok {
+		if len(l) == 0 {
+			return ""
+		}
+		v = l[0]
+	}
+	switch t := v.(type) {
+	case string:
+		return t
+	case float64:
+		return strconv.FormatFloat(t, 'f', -1, 64)
+	case bool:
+		return strconv.FormatBool(t)
+	case nil:
+		return ""
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}

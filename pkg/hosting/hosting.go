@@ -1,0 +1,100 @@
+// Package hosting holds what the hub's HostedCluster delivery and the agent on
+// a management cluster agree on: the labels that tie a HostedCluster on a
+// management cluster back to its HostedClusterDeployment on the hub, and the
+// names of the objects that carry a hosted cluster's admin kubeconfig from the
+// management cluster to the hub. Hub code (scheduling, delivery, import) and
+// agent code (operator lifecycle, hosting report, kubeconfig export) live in
+// sub-packages and never import each other.
+package hosting
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+)
+
+// Labels the hub puts on everything it delivers for a HostedClusterDeployment
+// (the ManifestWork on the hub; the Namespace, HostedCluster, NodePools and
+// copied Secrets/ConfigMaps on the management cluster), and the agent puts on
+// the kubeconfig Secret it exports to the hub.
+const (
+	// LabelHCDNamespace is the HostedClusterDeployment's namespace on the hub.
+	LabelHCDNamespace = "hcpfleet.io/hcd-namespace"
+	// LabelHCDName is the HostedClusterDeployment's name.
+	LabelHCDName = "hcpfleet.io/hcd-name"
+	// LabelAdminKubeconfig marks a Secret holding a hosted cluster's admin
+	// kubeconfig exported or mirrored by hcp-fleet ("true").
+	LabelAdminKubeconfig = "hcpfleet.io/admin-kubeconfig"
+	// LabelCreatedNamespace marks a hosting namespace on a management cluster
+	// that hcp-fleet created ("true"). The hub delivers the Namespace with
+	// update strategy CreateOnly, so a namespace that existed before never
+	// gets the label, and orphans it when a ManifestWork goes (other hosted
+	// clusters may live there). The agent deletes a namespace so labelled once
+	// nothing lives in it any more.
+	LabelCreatedNamespace = "hcpfleet.io/created-namespace"
+)
+
+// ClusterClaims the agent publishes on a management cluster (OCM mirrors them
+// into the ManagedCluster's status.clusterClaims) and the hub's scheduler
+// reads. Values are strings.
+const (
+	// ClaimHostingCluster marks a management cluster ("true").
+	ClaimHostingCluster = "hostingcluster.hcpfleet.io"
+	// ClaimFull is "true" when the cluster hosts maxHostedClusters or more.
+	ClaimFull = "full.hostingcluster.hcpfleet.io"
+	// ClaimAboveThreshold is "true" when it hosts aboveThreshold or more.
+	ClaimAboveThreshold = "above-threshold.hostingcluster.hcpfleet.io"
+	// ClaimZero is "true" when it hosts none.
+	ClaimZero = "zero.hostingcluster.hcpfleet.io"
+	// ClaimHostedClusters is the number of HostedClusters on the cluster.
+	ClaimHostedClusters = "hostedclusters.hostingcluster.hcpfleet.io"
+	// ClaimManagedHostedClusters is how many of them hcp-fleet delivered
+	// (they carry LabelHCDName). The hub counts those from its own bindings,
+	// which are never stale, and adds the rest from the report.
+	ClaimManagedHostedClusters = "managed-hostedclusters.hostingcluster.hcpfleet.io"
+	// ClaimSupportedVersions lists the OpenShift minor versions the installed
+	// operator supports, newest first, comma separated ("" when unknown).
+	ClaimSupportedVersions = "supported-versions.hostingcluster.hcpfleet.io"
+	// ClaimPlatforms lists the HostedCluster platforms the cluster can host,
+	// comma separated.
+	ClaimPlatforms = "platforms.hostingcluster.hcpfleet.io"
+)
+
+// KubeconfigKey is the data key of the admin kubeconfig in every kubeconfig
+// Secret hcp-fleet writes, as in HyperShift's own admin-kubeconfig Secret.
+const KubeconfigKey = "kubeconfig"
+
+// maxNameLength is the longest object name (a DNS subdomain).
+const maxNameLength = 253
+
+// WorkName is the deterministic name of the ManifestWork, in the hosting
+// cluster's namespace on the hub, that delivers the HostedClusterDeployment
+// namespace/name. Namespace names cannot contain dots, so the name is
+// unambiguous.
+func WorkName(namespace, name string) string {
+	return BoundedName("hcd-" + namespace + "." + name)
+}
+
+// ExportedKubeconfigName is the name of the Secret, in the hosting cluster's
+// namespace on the hub, into which the agent copies the admin kubeconfig of
+// the HostedCluster delivered for HostedClusterDeployment namespace/name.
+func ExportedKubeconfigName(namespace, name string) string {
+	return BoundedName(namespace + "." + name + "-admin-kubeconfig")
+}
+
+// AdminKubeconfigName is the Secret in the HostedClusterDeployment's own
+// namespace that mirrors the hosted cluster's admin kubeconfig.
+func AdminKubeconfigName(hcdName string) string {
+	return BoundedName(hcdName + "-admin-kubeconfig")
+}
+
+// BoundedName keeps a generated name within the object-name limit: a name too
+// long is cut and suffixed with a hash of the whole, so it stays unique and
+// deterministic.
+func BoundedName(n string) string {
+	if len(n) <= maxNameLength {
+		return n
+	}
+	sum := sha256.Sum256([]byte(n))
+	suffix := "-" + hex.EncodeToString(sum[:])[:10]
+	return n[:maxNameLength-len(suffix)] + suffix
+}

@@ -1,0 +1,361 @@
+// Package importer is the hub's import of hosted clusters: once a
+// HostedClusterDeployment's hosted cluster is Available on its hosting
+// cluster, it is represented on the hub by a ManagedCluster of the same name
+// (hosted klusterlet mode, as ACM imports HyperShift clusters), and its admin
+// kubeconfig, exported by the agent into the hosting cluster's namespace, is
+// mirrored into the HostedClusterDeployment's namespace. Both go when the
+// HostedClusterDeployment goes (finalizer hcpfleet.io/import).
+//
+// It owns, on the HostedClusterDeployment, only status.managedCluster,
+// status.kubeconfigSecret and the Imported condition, written with
+// server-side apply under its own field manager, and its finalizer; the
+// scheduler and delivery own the rest.
+package importer
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
+)
+
+const (
+	// FieldManager owns the import's status fields and the objects it
+	// applies (ManagedCluster, mirrored Secret).
+	FieldManager = "hcp-fleet-import"
+	// Finalizer keeps an imported HostedClusterDeployment until its
+	// ManagedCluster and mirrored kubeconfig are deleted.
+	Finalizer = "hcpfleet.io/import"
+)
+
+// Annotations ACM's import controller reads on a ManagedCluster to import a
+// HyperShift hosted cluster in hosted klusterlet mode (the klusterlet runs on
+// the hosting cluster), as the ACM hypershift-addon sets them.
+const (
+	AnnotationKlusterletDeployMode = "import.open-cluster-management.io/klusterlet-deploy-mode"
+	AnnotationHostingClusterName   = "import.open-cluster-management.io/hosting-cluster-name"
+	AnnotationCreatedVia           = "open-cluster-management/created-via"
+	// CreatedViaHyperShift is the created-via value of hosted clusters.
+	CreatedViaHyperShift = "hypershift"
+)
+
+// Reconciler imports HostedClusterDeployments.
+type Reconciler struct {
+	client client.Client
+	// secrets reads only Secrets labelled hcpfleet.io/admin-kubeconfig (the
+	// exported and mirrored kubeconfigs), from a cache of its own, so the
+	// hub does not cache every Secret of the hub.
+	secrets client.Reader
+}
+
+// Setup registers the import controller with the hub manager.
+func Setup(mgr ctrl.Manager) error {
+	adminKubeconfig, err := labels.NewRequirement(hosting.LabelAdminKubeconfig, selection.Equals, []string{"true"})
+	if err != nil {
+		return err
+	}
+	secrets, err := cache.New(mgr.GetConfig(), cache.Options{
+		Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(),
+		ByObject: map[client.Object]cache.ByObject{&corev1.Secret{}: {Label: labels.NewSelector().Add(*adminKubeconfig)}},
+	})
+	if err != nil {
+		return err
+	}
+	if err := mgr.Add(secrets); err != nil {
+		return err
+	}
+	r := &Reconciler{client: mgr.GetClient(), secrets: secrets}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("hcd-import").
+		For(&v1alpha1.HostedClusterDeployment{}).
+		Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(hcdFromLabels)).
+		WatchesRawSource(source.Kind(secrets, client.Object(&corev1.Secret{}), handler.EnqueueRequestsFromMapFunc(hcdFromLabels))).
+		Complete(r)
+}
+
+// hcdFromLabels maps an object carrying the hcd labels to its
+// HostedClusterDeployment.
+func hcdFromLabels(_ context.Context, obj client.Object) []reconcile.Request {
+	ns, name := obj.GetLabels()[hosting.LabelHCDNamespace], obj.GetLabels()[hosting.LabelHCDName]
+	if ns == "" || name == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}}
+}
+
+// Reconcile imports one HostedClusterDeployment, or cleans up after it.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	hcd := &v1alpha1.HostedClusterDeployment{} // read only: never written back
+	if err := r.client.Get(ctx, req.NamespacedName, hcd); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if hcd.DeletionTimestamp != nil {
+		return reconcile.Result{}, r.cleanUp(ctx, hcd)
+	}
+	imported := controllerutil.ContainsFinalizer(hcd, Finalizer)
+	host := hcd.Status.HostingCluster
+	available := meta.IsStatusConditionTrue(hcd.Status.Conditions, v1alpha1.ConditionAvailable)
+	if !imported && (host == "" || !available) {
+		return reconcile.Result{}, r.applyStatus(ctx, hcd, importStatus{condition: metav1.Condition{
+			Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonWaitingForAvailable, Message: waitingMessage(host)}})
+	}
+
+	mc := &clusterv1.ManagedCluster{}
+	err := r.client.Get(ctx, types.NamespacedName{Name: hcd.Name}, mc)
+	if client.IgnoreNotFound(err) != nil {
+		return reconcile.Result{}, err
+	}
+	if err == nil && !ours(mc, hcd) {
+		return reconcile.Result{}, r.applyStatus(ctx, hcd, importStatus{condition: metav1.Condition{
+			Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonImportFailed,
+			Message: fmt.Sprintf("ManagedCluster %s already exists and does not belong to this HostedClusterDeployment (it lacks the labels %s=%s, %s=%s); rename one of them",
+				hcd.Name, hosting.LabelHCDNamespace, hcd.Namespace, hosting.LabelHCDName, hcd.Name)}})
+	}
+	if !imported {
+		// The finalizer first, so nothing created below can be orphaned.
+		if err := patchFinalizers(ctx, r.client, hcd, append(slices.Clone(hcd.Finalizers), Finalizer)); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
+	if host == "" {
+		// Cannot happen once imported (hostingCluster is set once), but
+		// never apply an empty hosting-cluster annotation.
+		return reconcile.Result{}, r.applyStatus(ctx, hcd, importStatus{condition: metav1.Condition{
+			Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonWaitingForAvailable, Message: waitingMessage(host)}})
+	}
+	if err := r.applyManagedCluster(ctx, hcd, host); err != nil {
+		return reconcile.Result{}, err
+	}
+	status := importStatus{managedCluster: hcd.Name}
+	mirrored, err := r.mirrorKubeconfig(ctx, hcd, host)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if mirrored {
+		status.kubeconfigSecret = hosting.AdminKubeconfigName(hcd.Name)
+		status.condition = metav1.Condition{Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonImported,
+			Message: fmt.Sprintf("ManagedCluster %s (hosted mode on %s) exists and the admin kubeconfig is in Secret %s", hcd.Name, host, status.kubeconfigSecret)}
+	} else {
+		status.condition = metav1.Condition{Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonWaitingForKubeconfig,
+			Message: fmt.Sprintf("ManagedCluster %s exists; waiting for the agent on %s to export the admin kubeconfig (Secret %s/%s)",
+				hcd.Name, host, host, hosting.ExportedKubeconfigName(hcd.Namespace, hcd.Name))}
+	}
+	return reconcile.Result{}, r.applyStatus(ctx, hcd, status)
+}
+
+func waitingMessage(host string) string {
+	if host == "" {
+		return "waiting for the hosted cluster to be scheduled and available"
+	}
+	return fmt.Sprintf("waiting for the hosted cluster to be available on %s", host)
+}
+
+// ours: the ManagedCluster was created for this HostedClusterDeployment.
+func ours(obj metav1.Object, hcd *v1alpha1.HostedClusterDeployment) bool {
+	return obj.GetLabels()[hosting.LabelHCDNamespace] == hcd.Namespace && obj.GetLabels()[hosting.LabelHCDName] == hcd.Name
+}
+
+func ownLabels(hcd *v1alpha1.HostedClusterDeployment) map[string]string {
+	return map[string]string{hosting.LabelHCDNamespace: hcd.Namespace, hosting.LabelHCDName: hcd.Name}
+}
+
+// DesiredManagedCluster is the ManagedCluster, as applied, for a hosted
+// cluster on host: the HostedClusterDeployment's labels plus ours, and the
+// annotations of a hosted-mode import.
+func DesiredManagedCluster(hcd *v1alpha1.HostedClusterDeployment, host string) map[string]any {
+	lbls := maps.Clone(hcd.Labels)
+	if lbls == nil {
+		lbls = map[string]string{}
+	}
+	maps.Copy(lbls, ownLabels(hcd))
+	return map[string]any{
+		"apiVersion": clusterv1.GroupVersion.String(), "kind": "ManagedCluster",
+		"metadata": map[string]any{
+			"name": hcd.Name, "labels": lbls,
+			"annotations": map[string]string{
+				AnnotationKlusterletDeployMode: "Hosted",
+				AnnotationHostingClusterName:   host,
+				AnnotationCreatedVia:           CreatedViaHyperShift,
+			},
+		},
+		"spec": map[string]any{"hubAcceptsClient": true},
+	}
+}
+
+func (r *Reconciler) applyManagedCluster(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment, host string) error {
+	mc := &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: hcd.Name}}
+	if err := apply(ctx, r.client, mc, DesiredManagedCluster(hcd, host)); err != nil {
+		return fmt.Errorf("applying ManagedCluster %s: %w", hcd.Name, err)
+	}
+	return nil
+}
+
+// mirrorKubeconfig copies the exported kubeconfig into the
+// HostedClusterDeployment's namespace; without one, any stale mirror goes.
+func (r *Reconciler) mirrorKubeconfig(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment, host string) (bool, error) {
+	exported := &corev1.Secret{}
+	err := r.secrets.Get(ctx, types.NamespacedName{Namespace: host, Name: hosting.ExportedKubeconfigName(hcd.Namespace, hcd.Name)}, exported)
+	if apierrors.IsNotFound(err) || (err == nil && len(exported.Data[hosting.KubeconfigKey]) == 0) {
+		return false, r.deleteMirror(ctx, hcd)
+	}
+	if err != nil {
+		return false, err
+	}
+	lbls := ownLabels(hcd)
+	lbls[hosting.LabelAdminKubeconfig] = "true"
+	mirror := map[string]any{
+		"apiVersion": "v1", "kind": "Secret",
+		"metadata": map[string]any{
+			"name": hosting.AdminKubeconfigName(hcd.Name), "namespace": hcd.Namespace, "labels": lbls,
+			"ownerReferences": []metav1.OwnerReference{{APIVersion: v1alpha1.GroupVersion.String(), Kind: "HostedClusterDeployment",
+				Name: hcd.Name, UID: hcd.UID, Controller: ptr.To(true)}},
+		},
+		"type": string(corev1.SecretTypeOpaque),
+		"data": map[string][]byte{hosting.KubeconfigKey: exported.Data[hosting.KubeconfigKey]},
+	}
+	live := &corev1.Secret{}
+	err = r.secrets.Get(ctx, types.NamespacedName{Namespace: hcd.Namespace, Name: hosting.AdminKubeconfigName(hcd.Name)}, live)
+	if err == nil && string(live.Data[hosting.KubeconfigKey]) == string(exported.Data[hosting.KubeconfigKey]) && ours(live, hcd) && len(live.OwnerReferences) > 0 {
+		return true, nil // up to date: no write
+	}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: hcd.Namespace, Name: hosting.AdminKubeconfigName(hcd.Name)}}
+	if err := apply(ctx, r.client, secret, mirror); err != nil {
+		return false, fmt.Errorf("mirroring the admin kubeconfig into Secret %s/%s: %w", hcd.Namespace, secret.Name, err)
+	}
+	return true, nil
+}
+
+func (r *Reconciler) deleteMirror(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment) error {
+	live := &corev1.Secret{}
+	err := r.secrets.Get(ctx, types.NamespacedName{Namespace: hcd.Namespace, Name: hosting.AdminKubeconfigName(hcd.Name)}, live)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !ours(live, hcd) {
+		return nil
+	}
+	return client.IgnoreNotFound(r.client.Delete(ctx, live))
+}
+
+// cleanUp deletes the ManagedCluster and the mirrored kubeconfig of a
+// HostedClusterDeployment being deleted, then lets it go.
+func (r *Reconciler) cleanUp(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment) error {
+	if !controllerutil.ContainsFinalizer(hcd, Finalizer) {
+		return nil
+	}
+	mc := &clusterv1.ManagedCluster{}
+	err := r.client.Get(ctx, types.NamespacedName{Name: hcd.Name}, mc)
+	switch {
+	case err == nil && ours(mc, hcd) && mc.DeletionTimestamp == nil:
+		if err := r.client.Delete(ctx, mc); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting ManagedCluster %s: %w", hcd.Name, err)
+		}
+	case client.IgnoreNotFound(err) != nil:
+		return err
+	}
+	if err := r.deleteMirror(ctx, hcd); err != nil {
+		return fmt.Errorf("deleting the mirrored kubeconfig %s/%s: %w", hcd.Namespace, hosting.AdminKubeconfigName(hcd.Name), err)
+	}
+	var keep []string
+	for _, f := range hcd.Finalizers {
+		if f != Finalizer {
+			keep = append(keep, f)
+		}
+	}
+	return client.IgnoreNotFound(patchFinalizers(ctx, r.client, hcd, keep))
+}
+
+// importStatus is what the import owns of the status.
+type importStatus struct {
+	managedCluster   string
+	kubeconfigSecret string
+	condition        metav1.Condition // Type is set by applyStatus
+}
+
+// applyStatus server-side applies the import's status fields; fields not in
+// the apply (a managedCluster no longer ours) are released. Nothing is sent
+// when they already hold these values.
+func (r *Reconciler) applyStatus(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment, s importStatus) error {
+	cond := s.condition
+	cond.Type = v1alpha1.ConditionImported
+	cond.ObservedGeneration = hcd.Generation
+	cond.LastTransitionTime = metav1.Now()
+	live := meta.FindStatusCondition(hcd.Status.Conditions, v1alpha1.ConditionImported)
+	if live != nil && live.Status == cond.Status {
+		cond.LastTransitionTime = live.LastTransitionTime
+	}
+	liveSecret := ""
+	if hcd.Status.KubeconfigSecret != nil {
+		liveSecret = hcd.Status.KubeconfigSecret.Name
+	}
+	if live != nil && *live == cond && hcd.Status.ManagedCluster == s.managedCluster && liveSecret == s.kubeconfigSecret {
+		return nil
+	}
+	status := map[string]any{"conditions": []metav1.Condition{cond}}
+	if s.managedCluster != "" {
+		status["managedCluster"] = s.managedCluster
+	}
+	if s.kubeconfigSecret != "" {
+		status["kubeconfigSecret"] = v1alpha1.SecretKeyReference{Name: s.kubeconfigSecret, Key: hosting.KubeconfigKey}
+	}
+	obj := map[string]any{
+		"apiVersion": v1alpha1.GroupVersion.String(), "kind": "HostedClusterDeployment",
+		"metadata": map[string]any{"name": hcd.Name, "namespace": hcd.Namespace},
+		"status":   status,
+	}
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return err
+	}
+	target := &v1alpha1.HostedClusterDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: hcd.Namespace, Name: hcd.Name}}
+	return r.client.Status().Patch(ctx, target, client.RawPatch(types.ApplyPatchType, data), client.FieldOwner(FieldManager), client.ForceOwnership)
+}
+
+// apply server-side applies obj (a full apply configuration) as the import.
+func apply(ctx context.Context, c client.Client, target client.Object, obj map[string]any) error {
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return err
+	}
+	return c.Patch(ctx, target, client.RawPatch(types.ApplyPatchType, data), client.FieldOwner(FieldManager), client.ForceOwnership)
+}
+
+// patchFinalizers sets metadata.finalizers with a merge patch guarded by
+// the resourceVersion read (never an Update: the typed object would drop
+// fields our types do not know).
+func patchFinalizers(ctx context.Context, c client.Client, obj client.Object, finalizers []string) error {
+	if finalizers == nil {
+		finalizers = []string{}
+	}
+	data, err := json.Marshal(map[string]any{"metadata": map[string]any{
+		"finalizers": finalizers, "resourceVersion": obj.GetResourceVersion()}})
+	if err != nil {
+		return err
+	}
+	target := obj.DeepCopyObject().(client.Object)
+	return c.Patch(ctx, target, client.RawPatch(types.MergePatchType, data))
+}

@@ -1,0 +1,460 @@
+package scheduling
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
+	clustersdkv1beta2 "open-cluster-management.io/sdk-go/pkg/apis/cluster/v1beta2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
+)
+
+// FieldManager owns status.hostingCluster and the Scheduled condition.
+const FieldManager = "hcp-fleet-scheduler"
+
+// StrategyAnnotation on a Placement selects the Strategy for the
+// HostedClusterDeployments that name it, overriding the hub's default.
+const StrategyAnnotation = "hcpfleet.io/scheduling-strategy"
+
+// IndexHostingCluster indexes HostedClusterDeployments by
+// status.hostingCluster ("" for unscheduled ones).
+const IndexHostingCluster = "status.hostingCluster"
+
+// defaultCapacity is HostingConfig's maxHostedClusters default, used while a
+// cluster's HostingConfig cannot be read.
+const defaultCapacity = 80
+
+var (
+	bindings = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "hcpfleet_hub_scheduler_bindings_total", Help: "HostedClusterDeployments bound to a management cluster."})
+	unschedulable = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "hcpfleet_hub_scheduler_unschedulable_total", Help: "Scheduling attempts that found no management cluster."})
+)
+
+func init() { metrics.Registry.MustRegister(bindings, unschedulable) }
+
+// Options configure the scheduler.
+type Options struct {
+	// Strategy is the default Strategy.
+	Strategy Strategy
+	// RetryInterval re-tries unschedulable HostedClusterDeployments even when
+	// no watched object changed (a safety net; changes trigger retries).
+	RetryInterval time.Duration
+}
+
+// Reconciler binds HostedClusterDeployments to management clusters.
+type Reconciler struct {
+	client  client.Client
+	opts    Options
+	assumed *assumeCache
+}
+
+// AddIndexes registers the cache index the hub's HostedClusterDeployment
+// controllers share. Call it once, before their Setup.
+func AddIndexes(mgr ctrl.Manager) error {
+	return mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha1.HostedClusterDeployment{}, IndexHostingCluster,
+		func(o client.Object) []string {
+			return []string{o.(*v1alpha1.HostedClusterDeployment).Status.HostingCluster}
+		})
+}
+
+// Setup registers the scheduler with mgr (after AddIndexes). It runs one reconcile at a time:
+// each decision must see every binding made before it.
+func Setup(mgr ctrl.Manager, opts Options) error {
+	if opts.Strategy == "" {
+		opts.Strategy = StrategySpread
+	}
+	if opts.RetryInterval == 0 {
+		opts.RetryInterval = time.Minute
+	}
+	r := &Reconciler{client: mgr.GetClient(), opts: opts, assumed: newAssumeCache()}
+	retryUnscheduled := handler.EnqueueRequestsFromMapFunc(r.unscheduled)
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("hcd-scheduler").
+		For(&v1alpha1.HostedClusterDeployment{}).
+		// A deleted HostedClusterDeployment frees capacity.
+		Watches(&v1alpha1.HostedClusterDeployment{}, retryUnscheduled, builder.WithPredicates(predicate.Funcs{
+			CreateFunc: func(event.CreateEvent) bool { return false },
+			UpdateFunc: func(event.UpdateEvent) bool { return false },
+			DeleteFunc: func(event.DeleteEvent) bool { return true },
+		})).
+		Watches(&clusterv1.ManagedCluster{}, retryUnscheduled).
+		Watches(&addonv1alpha1.ManagedClusterAddOn{}, retryUnscheduled, builder.WithPredicates(predicate.NewPredicateFuncs(
+			func(o client.Object) bool { return o.GetName() == addon.Name }))).
+		Watches(&v1alpha1.HostingConfig{}, retryUnscheduled).
+		Watches(&clusterv1beta1.PlacementDecision{}, retryUnscheduled).
+		Watches(&clusterv1beta2.ManagedClusterSetBinding{}, retryUnscheduled).
+		WithOptions(controller.Options{MaxConcurrentReconciles: 1}).
+		Complete(r)
+}
+
+// unscheduled lists every HostedClusterDeployment waiting for a cluster.
+func (r *Reconciler) unscheduled(ctx context.Context, _ client.Object) []reconcile.Request {
+	var list v1alpha1.HostedClusterDeploymentList
+	if err := r.client.List(ctx, &list, client.MatchingFields{IndexHostingCluster: ""}); err != nil {
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(list.Items))
+	for i := range list.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+	}
+	return reqs
+}
+
+// Reconcile schedules one HostedClusterDeployment.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	hcd := &v1alpha1.HostedClusterDeployment{}
+	if err := r.client.Get(ctx, req.NamespacedName, hcd); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.assumed.forget(req.NamespacedName)
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, err
+	}
+	if hcd.Status.HostingCluster != "" {
+		// The cache caught up with our binding (or someone else's).
+		r.assumed.forget(req.NamespacedName)
+		return ctrl.Result{}, nil
+	}
+	if _, ok := r.assumed.get(req.NamespacedName); ok || hcd.DeletionTimestamp != nil {
+		return ctrl.Result{}, nil
+	}
+	names, strategy, reason, message, err := r.candidateNames(ctx, hcd)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if names == nil {
+		unschedulable.Inc()
+		return ctrl.Result{RequeueAfter: r.opts.RetryInterval}, r.setUnscheduled(ctx, hcd, reason, message)
+	}
+	candidates := make([]Candidate, 0, len(names))
+	for _, name := range names {
+		c, err := r.candidate(ctx, name)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		candidates = append(candidates, c)
+	}
+	decision := Schedule(RequestFor(hcd), candidates, strategy)
+	if decision.Cluster == "" {
+		unschedulable.Inc()
+		return ctrl.Result{RequeueAfter: r.opts.RetryInterval}, r.setUnscheduled(ctx, hcd, decision.Reason(), decision.Message())
+	}
+	return ctrl.Result{}, r.bind(ctx, hcd, decision.Cluster, strategy)
+}
+
+// candidateNames returns the management clusters hcd may go to and the
+// strategy to order them by, or nil and why there are none.
+func (r *Reconciler) candidateNames(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment) (names []string, strategy Strategy, reason, message string, err error) {
+	strategy = r.opts.Strategy
+	var decided []string
+	if p := hcd.Spec.Placement; p != "" {
+		placement := &clusterv1beta1.Placement{}
+		if err := r.client.Get(ctx, types.NamespacedName{Namespace: hcd.Namespace, Name: p}, placement); err != nil {
+			if apierrors.IsNotFound(err) {
+				return nil, "", v1alpha1.ReasonPlacementNotFound,
+					fmt.Sprintf("spec.placement names Placement %s/%s, which does not exist", hcd.Namespace, p), nil
+			}
+			return nil, "", "", "", err
+		}
+		if s, ok := placement.Annotations[StrategyAnnotation]; ok {
+			if strategy, err = ParseStrategy(s); err != nil {
+				return nil, "", v1alpha1.ReasonNoSuitableHostingCluster,
+					fmt.Sprintf("Placement %s/%s: annotation %s: %v", hcd.Namespace, p, StrategyAnnotation, err), nil
+			}
+		}
+		var pds clusterv1beta1.PlacementDecisionList
+		if err := r.client.List(ctx, &pds, client.InNamespace(hcd.Namespace),
+			client.MatchingLabels{clusterv1beta1.PlacementLabel: p}); err != nil {
+			return nil, "", "", "", err
+		}
+		for _, pd := range pds.Items {
+			for _, d := range pd.Status.Decisions {
+				decided = append(decided, d.ClusterName)
+			}
+		}
+		slices.Sort(decided)
+		decided = slices.Compact(decided)
+		if len(decided) == 0 {
+			return nil, "", v1alpha1.ReasonNoPlacementDecisions,
+				fmt.Sprintf("Placement %s/%s has not selected any management cluster; check its predicates and the ManagedClusterSetBindings of namespace %s", hcd.Namespace, p, hcd.Namespace), nil
+		}
+	}
+	pinned := hcd.Spec.HostingCluster
+	if pinned == "" {
+		return decided, strategy, "", "", nil
+	}
+	mc := &clusterv1.ManagedCluster{}
+	if err := r.client.Get(ctx, types.NamespacedName{Name: pinned}, mc); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, "", v1alpha1.ReasonHostingClusterNotFound,
+				fmt.Sprintf("spec.hostingCluster names ManagedCluster %s, which does not exist", pinned), nil
+		}
+		return nil, "", "", "", err
+	}
+	if hcd.Spec.Placement != "" && !slices.Contains(decided, pinned) {
+		return nil, "", v1alpha1.ReasonHostingClusterNotAllowed,
+			fmt.Sprintf("spec.hostingCluster %s is not among the decisions of Placement %s/%s (%s)", pinned, hcd.Namespace, hcd.Spec.Placement, strings.Join(decided, ", ")), nil
+	}
+	allowed, err := r.boundToNamespace(ctx, mc, hcd.Namespace)
+	if err != nil {
+		return nil, "", "", "", err
+	}
+	if !allowed {
+		return nil, "", v1alpha1.ReasonHostingClusterNotAllowed,
+			fmt.Sprintf("spec.hostingCluster %s is in no ManagedClusterSet bound to namespace %s; create a ManagedClusterSetBinding for one of its sets there", pinned, hcd.Namespace), nil
+	}
+	return []string{pinned}, strategy, "", "", nil
+}
+
+// boundToNamespace says whether mc is in a ManagedClusterSet bound to the
+// namespace, the rule OCM applies to Placements.
+func (r *Reconciler) boundToNamespace(ctx context.Context, mc *clusterv1.ManagedCluster, namespace string) (bool, error) {
+	var list clusterv1beta2.ManagedClusterSetBindingList
+	if err := r.client.List(ctx, &list, client.InNamespace(namespace)); err != nil {
+		return false, err
+	}
+	for _, b := range list.Items {
+		if !meta.IsStatusConditionTrue(b.Status.Conditions, clusterv1beta2.ClusterSetBindingBoundType) {
+			continue
+		}
+		set := &clusterv1beta2.ManagedClusterSet{}
+		if err := r.client.Get(ctx, types.NamespacedName{Name: b.Spec.ClusterSet}, set); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			return false, err
+		}
+		selector, err := clustersdkv1beta2.BuildClusterSelector(set)
+		if err != nil || selector == nil {
+			continue
+		}
+		if selector.Matches(labels.Set(mc.Labels)) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// candidate gathers what the scheduler knows about one management cluster.
+func (r *Reconciler) candidate(ctx context.Context, name string) (Candidate, error) {
+	c := Candidate{Name: name, Capacity: defaultCapacity, Occupied: map[string]bool{}}
+	mc := &clusterv1.ManagedCluster{}
+	var claims map[string]string
+	if err := r.client.Get(ctx, types.NamespacedName{Name: name}, mc); err == nil {
+		c.ClusterAvailable = meta.IsStatusConditionTrue(mc.Status.Conditions, clusterv1.ManagedClusterConditionAvailable)
+		claims = make(map[string]string, len(mc.Status.ClusterClaims))
+		for _, cl := range mc.Status.ClusterClaims {
+			claims[cl.Name] = cl.Value
+		}
+	} else if !apierrors.IsNotFound(err) {
+		return c, err
+	}
+	mca := &addonv1alpha1.ManagedClusterAddOn{}
+	if err := r.client.Get(ctx, types.NamespacedName{Namespace: name, Name: addon.Name}, mca); err == nil {
+		c.AddOnAvailable = meta.IsStatusConditionTrue(mca.Status.Conditions, addonv1alpha1.ManagedClusterAddOnConditionAvailable)
+		c.OperatorInstalled = meta.IsStatusConditionTrue(mca.Status.Conditions, addon.ConditionHyperShiftOperatorInstalled)
+		capacity, err := r.capacity(ctx, mca)
+		if err != nil {
+			return c, err
+		}
+		c.Capacity = capacity
+	} else if !apierrors.IsNotFound(err) {
+		return c, err
+	}
+	if v := claims[hosting.ClaimSupportedVersions]; v != "" {
+		c.SupportedVersions = strings.Split(v, ",")
+	}
+	if v := claims[hosting.ClaimPlatforms]; v != "" {
+		c.Platforms = strings.Split(v, ",")
+	}
+	var bound v1alpha1.HostedClusterDeploymentList
+	if err := r.client.List(ctx, &bound, client.MatchingFields{IndexHostingCluster: name}); err != nil {
+		return c, err
+	}
+	seen := make(map[types.NamespacedName]bool, len(bound.Items))
+	for i := range bound.Items {
+		seen[client.ObjectKeyFromObject(&bound.Items[i])] = true
+		for _, k := range Occupies(&bound.Items[i]) {
+			c.Occupied[k] = true
+		}
+	}
+	count := int32(len(bound.Items))
+	for key, occupies := range r.assumed.on(name) {
+		if !seen[key] {
+			count++
+			for _, k := range occupies {
+				c.Occupied[k] = true
+			}
+		}
+	}
+	c.Load = Load(claimInt(claims, hosting.ClaimHostedClusters), claimInt(claims, hosting.ClaimManagedHostedClusters), count)
+	return c, nil
+}
+
+// Load is a management cluster's load: the hub's own bindings are exact and
+// never stale, so they replace the report's count of hcp-fleet's hosted
+// clusters; hosted clusters someone else created count as reported. The
+// report's total is a floor (hosted clusters of deleted or orphaned
+// deployments still run until they are gone).
+func Load(reportedTotal, reportedManaged, bound int32) int32 {
+	return max(reportedTotal, reportedTotal-reportedManaged+bound)
+}
+
+func claimInt(claims map[string]string, name string) int32 {
+	n, err := strconv.ParseInt(claims[name], 10, 32)
+	if err != nil {
+		return 0
+	}
+	return int32(n)
+}
+
+// capacity is maxHostedClusters of the HostingConfig the add-on on that
+// cluster runs with.
+func (r *Reconciler) capacity(ctx context.Context, mca *addonv1alpha1.ManagedClusterAddOn) (int32, error) {
+	for _, ref := range mca.Status.ConfigReferences {
+		if ref.Group != v1alpha1.GroupVersion.Group || ref.Resource != "hostingconfigs" {
+			continue
+		}
+		referent := ref.ConfigReferent
+		if ref.DesiredConfig != nil {
+			referent = ref.DesiredConfig.ConfigReferent
+		}
+		hc := &v1alpha1.HostingConfig{}
+		if err := r.client.Get(ctx, types.NamespacedName{Namespace: referent.Namespace, Name: referent.Name}, hc); err != nil {
+			if apierrors.IsNotFound(err) {
+				break
+			}
+			return 0, err
+		}
+		if hc.Spec.Capacity != nil && hc.Spec.Capacity.MaxHostedClusters > 0 {
+			return hc.Spec.Capacity.MaxHostedClusters, nil
+		}
+		break
+	}
+	return defaultCapacity, nil
+}
+
+// bind records the decision. The resourceVersion makes it a compare-and-swap
+// on what this decision was based on; the API's own rule (status.hostingCluster
+// is set once) keeps a second scheduler from ever moving it.
+func (r *Reconciler) bind(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment, cluster string, strategy Strategy) error {
+	cond := metav1.Condition{Type: v1alpha1.ConditionScheduled, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonScheduled,
+		Message: fmt.Sprintf("scheduled onto management cluster %s (strategy %s)", cluster, strategy)}
+	patch := statusPatch(hcd, cond)
+	patch.SetResourceVersion(hcd.ResourceVersion)
+	_ = unstructured.SetNestedField(patch.Object, cluster, "status", "hostingCluster")
+	if err := r.client.Status().Patch(ctx, patch, client.Apply, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+		if apierrors.IsConflict(err) {
+			// The decision was based on a stale copy; the next reconcile
+			// sees the new one.
+			return fmt.Errorf("binding %s/%s: %w", hcd.Namespace, hcd.Name, err)
+		}
+		return err
+	}
+	r.assumed.assume(client.ObjectKeyFromObject(hcd), cluster, Occupies(hcd))
+	bindings.Inc()
+	return nil
+}
+
+// setUnscheduled records why no cluster fits, writing only on change.
+func (r *Reconciler) setUnscheduled(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment, reason, message string) error {
+	if c := meta.FindStatusCondition(hcd.Status.Conditions, v1alpha1.ConditionScheduled); c != nil &&
+		c.Status == metav1.ConditionFalse && c.Reason == reason && c.Message == message {
+		return nil
+	}
+	cond := metav1.Condition{Type: v1alpha1.ConditionScheduled, Status: metav1.ConditionFalse, Reason: reason, Message: message}
+	return r.client.Status().Patch(ctx, statusPatch(hcd, cond), client.Apply, client.FieldOwner(FieldManager), client.ForceOwnership)
+}
+
+// statusPatch is a server-side apply object carrying only the scheduler's
+// condition; lastTransitionTime moves only when the status changes.
+func statusPatch(hcd *v1alpha1.HostedClusterDeployment, cond metav1.Condition) *unstructured.Unstructured {
+	cond.ObservedGeneration = hcd.Generation
+	cond.LastTransitionTime = metav1.Now()
+	if old := meta.FindStatusCondition(hcd.Status.Conditions, cond.Type); old != nil && old.Status == cond.Status {
+		cond.LastTransitionTime = old.LastTransitionTime
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("HostedClusterDeployment"))
+	u.SetNamespace(hcd.Namespace)
+	u.SetName(hcd.Name)
+	u.Object["status"] = map[string]any{"conditions": []any{map[string]any{
+		"type": cond.Type, "status": string(cond.Status), "reason": cond.Reason, "message": cond.Message,
+		"observedGeneration": cond.ObservedGeneration, "lastTransitionTime": cond.LastTransitionTime.UTC().Format(time.RFC3339),
+	}}}
+	return u
+}
+
+// assumeCache remembers bindings this scheduler made until the cache shows
+// them, so decisions in between count them (as kube-scheduler assumes pods).
+type assumeCache struct {
+	mu      sync.Mutex
+	cluster map[types.NamespacedName]string
+	holds   map[types.NamespacedName][]string
+}
+
+func newAssumeCache() *assumeCache {
+	return &assumeCache{cluster: map[types.NamespacedName]string{}, holds: map[types.NamespacedName][]string{}}
+}
+
+func (a *assumeCache) assume(key types.NamespacedName, cluster string, occupies []string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.cluster[key] = cluster
+	a.holds[key] = occupies
+}
+
+func (a *assumeCache) forget(key types.NamespacedName) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.cluster, key)
+	delete(a.holds, key)
+}
+
+func (a *assumeCache) get(key types.NamespacedName) (string, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	c, ok := a.cluster[key]
+	return c, ok
+}
+
+// on returns the assumed bindings to cluster and what each occupies.
+func (a *assumeCache) on(cluster string) map[types.NamespacedName][]string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := map[types.NamespacedName][]string{}
+	for k, c := range a.cluster {
+		if c == cluster {
+			out[k] = a.holds[k]
+		}
+	}
+	return out
+}
