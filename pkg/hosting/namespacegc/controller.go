@@ -348,6 +348,19 @@ func Cleanup(ctx context.Context, env *agent.Env) error {
 	if err != nil {
 		return err
 	}
+	return cleanup(ctx, c, GracePeriod, func(ctx context.Context) error {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(GracePeriod):
+			return nil
+		}
+	})
+}
+
+// cleanup deletes the labelled namespaces c finds empty both before and
+// after waitGrace.
+func cleanup(ctx context.Context, c client.Client, grace time.Duration, waitGrace func(context.Context) error) error {
 	empty := func() ([]corev1.Namespace, error) {
 		list := &corev1.NamespaceList{}
 		if err := c.List(ctx, list, client.MatchingLabelsSelector{Selector: createdSelector}); err != nil {
@@ -355,7 +368,7 @@ func Cleanup(ctx context.Context, env *agent.Env) error {
 		}
 		var out []corev1.Namespace
 		for i := range list.Items {
-			d, err := inspect(ctx, c, c, &list.Items[i], time.Now(), GracePeriod)
+			d, err := inspect(ctx, c, c, &list.Items[i], time.Now(), grace)
 			if err != nil {
 				return nil, err
 			}
@@ -369,10 +382,8 @@ func Cleanup(ctx context.Context, env *agent.Env) error {
 	if err != nil || len(first) == 0 {
 		return err
 	}
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(GracePeriod):
+	if err := waitGrace(ctx); err != nil {
+		return err
 	}
 	second, err := empty()
 	if err != nil {

@@ -172,3 +172,39 @@ func TestReconcileDeletesOnlyTheVersionChecked(t *testing.T) {
 		t.Error("after a conflict the grace period must start over")
 	}
 }
+
+func TestCleanup(t *testing.T) {
+	ns := func(name string, labels map[string]string) *corev1.Namespace {
+		return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID("uid-" + name), Labels: labels}}
+	}
+	created := map[string]string{hosting.LabelCreatedNamespace: "true"}
+	c := fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(
+		ns("empty", created), ns("busy", created), ns("filled-meanwhile", created), ns("unlabelled", nil),
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "pull-secret", Namespace: "busy"}},
+	).Build()
+	ctx := context.Background()
+	waited := false
+	err := cleanup(ctx, c, testGrace, func(context.Context) error {
+		waited = true
+		// A delivery arrives during the grace period.
+		return c.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "delivered", Namespace: "filled-meanwhile"}})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !waited {
+		t.Error("cleanup deleted without waiting the grace period")
+	}
+	for name, want := range map[string]bool{"empty": false, "busy": true, "filled-meanwhile": true, "unlabelled": true} {
+		err := c.Get(ctx, types.NamespacedName{Name: name}, &corev1.Namespace{})
+		if exists := err == nil; exists != want {
+			t.Errorf("namespace %s exists %v, want %v (%v)", name, exists, want, err)
+		}
+	}
+
+	// Nothing to delete: no wait.
+	waited = false
+	if err := cleanup(ctx, c, testGrace, func(context.Context) error { waited = true; return nil }); err != nil || waited {
+		t.Errorf("second cleanup: err %v, waited %v; want neither", err, waited)
+	}
+}

@@ -167,7 +167,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		unschedulable.Inc()
 		return ctrl.Result{RequeueAfter: r.opts.RetryInterval}, r.setUnscheduled(ctx, hcd, decision.Reason(), decision.Message())
 	}
-	return ctrl.Result{}, r.bind(ctx, hcd, decision.Cluster, strategy)
+	var chosen Candidate
+	for _, c := range candidates {
+		if c.Name == decision.Cluster {
+			chosen = c
+		}
+	}
+	return ctrl.Result{}, r.bind(ctx, hcd, chosen, strategy)
 }
 
 // candidateNames returns the management clusters hcd may go to and the
@@ -365,9 +371,10 @@ func (r *Reconciler) capacity(ctx context.Context, mca *addonv1alpha1.ManagedClu
 // bind records the decision. The resourceVersion makes it a compare-and-swap
 // on what this decision was based on; the API's own rule (status.hostingCluster
 // is set once) keeps a second scheduler from ever moving it.
-func (r *Reconciler) bind(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment, cluster string, strategy Strategy) error {
+func (r *Reconciler) bind(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment, chosen Candidate, strategy Strategy) error {
+	cluster := chosen.Name
 	cond := metav1.Condition{Type: v1alpha1.ConditionScheduled, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonScheduled,
-		Message: fmt.Sprintf("scheduled onto management cluster %s (strategy %s)", cluster, strategy)}
+		Message: fmt.Sprintf("scheduled onto management cluster %s (strategy %s; it hosted %d of %d before)", cluster, strategy, chosen.Load, chosen.Capacity)}
 	patch := statusPatch(hcd, cond)
 	patch.SetResourceVersion(hcd.ResourceVersion)
 	_ = unstructured.SetNestedField(patch.Object, cluster, "status", "hostingCluster")

@@ -1,0 +1,241 @@
+package hosting_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	workv1 "open-cluster-management.io/api/work/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
+)
+
+// setCapacity sets maxHostedClusters in the default HostingConfig every
+// management cluster runs with, and restores it when the test ends.
+func setCapacity(t *testing.T, max int32) {
+	t.Helper()
+	ctx := context.Background()
+	hc := &v1alpha1.HostingConfig{}
+	key := types.NamespacedName{Namespace: "hcp-fleet", Name: "default"}
+	if err := hubc.Get(ctx, key, hc); err != nil {
+		t.Fatal(err)
+	}
+	patch := client.MergeFrom(hc.DeepCopy())
+	hc.Spec.Capacity = &v1alpha1.CapacityConfig{MaxHostedClusters: max, AboveThreshold: max}
+	if err := hubc.Patch(ctx, hc, patch); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		restore := []byte(`{"spec":{"capacity":null}}`)
+		if err := hubc.Patch(context.Background(), hc, client.RawPatch(types.MergePatchType, restore)); err != nil {
+			t.Error(err)
+		}
+	})
+	// The scheduler reads the capacity through each add-on's resolved
+	// configuration; wait until every cluster's add-on reports it.
+	env.Eventually(t, time.Minute, "capacity applied", func(ctx context.Context) error {
+		if err := hubc.Get(ctx, key, hc); err != nil {
+			return err
+		}
+		if hc.Spec.Capacity == nil || hc.Spec.Capacity.MaxHostedClusters != max {
+			return fmt.Errorf("capacity %+v", hc.Spec.Capacity)
+		}
+		return nil
+	})
+}
+
+// createBurst creates n HostedClusterDeployments at once (several writers,
+// as many users would) and returns their names.
+func createBurst(t *testing.T, ns, prefix string, n int) []string {
+	t.Helper()
+	names := make([]string, n)
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 8)
+	for i := range n {
+		names[i] = fmt.Sprintf("%s-%03d", prefix, i)
+		wg.Add(1)
+		go func(name string) {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			errs <- hubc.Create(context.Background(), hcd(ns, name, func(spec map[string]any) { delete(spec, "nodePools") }))
+		}(names[i])
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return names
+}
+
+// bindings waits until every named HostedClusterDeployment is scheduled and
+// checks each is bound once: exactly one ManifestWork for it, in its
+// cluster's namespace, and no ManifestWork without a HostedClusterDeployment.
+func bindings(t *testing.T, ns string, names []string) map[string]int {
+	t.Helper()
+	perCluster := map[string]int{}
+	env.Eventually(t, 5*time.Minute, fmt.Sprintf("%d HostedClusterDeployments bound and delivered", len(names)), func(ctx context.Context) error {
+		var list v1alpha1.HostedClusterDeploymentList
+		if err := hubc.List(ctx, &list, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		bound, unbound := 0, []string{}
+		count := map[string]int{}
+		for _, h := range list.Items {
+			if h.Status.HostingCluster == "" {
+				unbound = append(unbound, h.Name)
+				continue
+			}
+			if h.Status.ManifestWork == "" {
+				return fmt.Errorf("%s bound to %s but not delivered yet", h.Name, h.Status.HostingCluster)
+			}
+			bound++
+			count[h.Status.HostingCluster]++
+		}
+		if bound != len(names) {
+			return fmt.Errorf("%d of %d bound; e.g. %v", bound, len(names), unbound[:min(3, len(unbound))])
+		}
+		perCluster = count
+		return nil
+	})
+	ctx := context.Background()
+	var works workv1.ManifestWorkList
+	if err := hubc.List(ctx, &works, client.MatchingLabels{hosting.LabelHCDNamespace: ns}); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]string{}
+	for _, w := range works.Items {
+		name := w.Labels[hosting.LabelHCDName]
+		if other, dup := seen[name]; dup {
+			t.Errorf("%s/%s has ManifestWorks on %s and %s", ns, name, other, w.Namespace)
+		}
+		seen[name] = w.Namespace
+		h, err := getHCD(ctx, ns, name)
+		if apierrors.IsNotFound(err) {
+			t.Errorf("orphaned ManifestWork %s/%s: no HostedClusterDeployment %s/%s", w.Namespace, w.Name, ns, name)
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.Status.HostingCluster != w.Namespace {
+			t.Errorf("%s bound to %s but delivered to %s", name, h.Status.HostingCluster, w.Namespace)
+		}
+	}
+	if len(seen) != len(names) {
+		t.Errorf("%d ManifestWorks for %d HostedClusterDeployments", len(seen), len(names))
+	}
+	return perCluster
+}
+
+func deleteAll(t *testing.T, ns string) {
+	t.Helper()
+	ctx := context.Background()
+	if err := hubc.DeleteAllOf(ctx, &v1alpha1.HostedClusterDeployment{}, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	env.Eventually(t, 5*time.Minute, "deleting every HostedClusterDeployment in "+ns, func(ctx context.Context) error {
+		var list v1alpha1.HostedClusterDeploymentList
+		if err := hubc.List(ctx, &list, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		if len(list.Items) > 0 {
+			return fmt.Errorf("%d left", len(list.Items))
+		}
+		return nil
+	})
+}
+
+func spread(perCluster map[string]int) (lo, hi int) {
+	counts := make([]int, 0, len(hosts))
+	for name := range hosts {
+		counts = append(counts, perCluster[name])
+	}
+	return slices.Min(counts), slices.Max(counts)
+}
+
+func TestBurstSpreadsWithinCapacity(t *testing.T) {
+	setCapacity(t, 40)
+	ns := "burst"
+	tenant(t, ns)
+	names := createBurst(t, ns, "b", 100)
+	perCluster := bindings(t, ns, names)
+	lo, hi := spread(perCluster)
+	t.Logf("100 hosted clusters over 3 management clusters of capacity 40: %v", perCluster)
+	if hi > 40 {
+		t.Errorf("a cluster got %d hosted clusters, over its capacity 40: %v", hi, perCluster)
+	}
+	if hi-lo > 1 {
+		t.Errorf("spread %d..%d, want within 1: %v", lo, hi, perCluster)
+	}
+	// The 121st does not fit and says so.
+	more := createBurst(t, ns, "x", 21)
+	env.Eventually(t, 2*time.Minute, "20 more fill the clusters, one is left over", func(ctx context.Context) error {
+		unscheduled := 0
+		for _, name := range more {
+			h, err := getHCD(ctx, ns, name)
+			if err != nil {
+				return err
+			}
+			if h.Status.HostingCluster == "" {
+				unscheduled++
+				if err := condition(h, v1alpha1.ConditionScheduled, "False"); err != nil {
+					return err
+				}
+			}
+		}
+		if unscheduled != 1 {
+			h, _ := getHCD(ctx, ns, more[len(more)-1])
+			return fmt.Errorf("%d unscheduled, want 1 (last: %+v)", unscheduled, h.Status.Conditions)
+		}
+		return nil
+	})
+	deleteAll(t, ns)
+}
+
+func TestHubRestartMidBurst(t *testing.T) {
+	ns := "restart"
+	tenant(t, ns)
+	// A standby replica takes over when the leader is killed.
+	standby := env.Product.StartHub()
+	names := createBurst(t, ns, "r", 60)
+	env.Eventually(t, time.Minute, "some bound before the kill", func(ctx context.Context) error {
+		var list v1alpha1.HostedClusterDeploymentList
+		if err := hubc.List(ctx, &list, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		bound := 0
+		for _, h := range list.Items {
+			if h.Status.HostingCluster != "" {
+				bound++
+			}
+		}
+		if bound < 5 {
+			return fmt.Errorf("%d bound", bound)
+		}
+		return nil
+	})
+	env.Product.StopHub(0)
+	perCluster := bindings(t, ns, names)
+	lo, hi := spread(perCluster)
+	t.Logf("60 hosted clusters with the leader killed mid-burst: %v", perCluster)
+	if hi-lo > 1 {
+		t.Errorf("spread %d..%d after the takeover, want within 1: %v", lo, hi, perCluster)
+	}
+	if err := env.Product.Err(); err != nil {
+		t.Errorf("hub replica failed: %v", err)
+	}
+	deleteAll(t, ns)
+	_ = standby
+}
