@@ -47,10 +47,12 @@ const (
 	ClaimZero = "zero.hostingcluster.hcpfleet.io"
 	// ClaimHostedClusters is the number of HostedClusters on the cluster.
 	ClaimHostedClusters = "hostedclusters.hostingcluster.hcpfleet.io"
-	// ClaimManagedHostedClusters is how many of them hcp-fleet delivered
-	// (they carry LabelHCDName). The hub counts those from its own bindings,
-	// which are never stale, and adds the rest from the report.
-	ClaimManagedHostedClusters = "managed-hostedclusters.hostingcluster.hcpfleet.io"
+	// ClaimUnmanagedHostedClusters is how many of them hcp-fleet did not
+	// deliver (they lack LabelHCDName). The hub counts its own from its
+	// bindings, which are never stale, and adds these. One claim rather than
+	// a total and a managed count: claims sync to the hub one by one, and a
+	// difference of two could be computed from values of different moments.
+	ClaimUnmanagedHostedClusters = "unmanaged-hostedclusters.hostingcluster.hcpfleet.io"
 	// ClaimSupportedVersions lists the OpenShift minor versions the installed
 	// operator supports, newest first, comma separated ("" when unknown).
 	ClaimSupportedVersions = "supported-versions.hostingcluster.hcpfleet.io"

@@ -124,7 +124,7 @@ func TestReportFollowsHostedClusters(t *testing.T) {
 	}
 
 	expect("empty cluster", 0, map[string]string{
-		capacity.ClaimHostingCluster: "true", capacity.ClaimZero: "true", capacity.ClaimManagedHostedClusters: "0", capacity.ClaimFull: "false", capacity.ClaimAboveThreshold: "false",
+		capacity.ClaimHostingCluster: "true", capacity.ClaimZero: "true", capacity.ClaimUnmanagedHostedClusters: "0", capacity.ClaimFull: "false", capacity.ClaimAboveThreshold: "false",
 		capacity.ClaimSupportedVersions: strings.Join(hypershiftsim.SupportedVersions, ","), capacity.ClaimPlatforms: "Agent,KubeVirt,None",
 	}, 100, true)
 
@@ -133,7 +133,7 @@ func TestReportFollowsHostedClusters(t *testing.T) {
 	}
 	// hc-1 and hc-2 as hcp-fleet delivers them (labelled with their
 	// HostedClusterDeployment); hc-3 created by someone else, unlabelled: it
-	// counts in the total but not as managed.
+	// counts in the total and as unmanaged.
 	for i := 1; i <= 2; i++ {
 		hc := fleettest.HostedCluster("clusters", fmt.Sprintf("hc-%d", i))
 		hc.SetLabels(map[string]string{hosting.LabelHCDNamespace: ns, hosting.LabelHCDName: fmt.Sprintf("hcd-%d", i)})
@@ -143,21 +143,21 @@ func TestReportFollowsHostedClusters(t *testing.T) {
 	}
 	expect("two managed hosted clusters: above threshold", 2, map[string]string{
 		capacity.ClaimZero: "false", capacity.ClaimFull: "false", capacity.ClaimAboveThreshold: "true", capacity.ClaimHostedClusters: "2",
-		capacity.ClaimManagedHostedClusters: "2",
+		capacity.ClaimUnmanagedHostedClusters: "0",
 	}, -33, true)
 
 	if _, err := spokeDyn.Resource(hcGVR).Namespace("clusters").Create(ctx, fleettest.HostedCluster("clusters", "hc-3"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	expect("three hosted clusters, one unmanaged: full, not placed", 3, map[string]string{
-		capacity.ClaimFull: "true", capacity.ClaimHostedClusters: "3", capacity.ClaimManagedHostedClusters: "2",
+		capacity.ClaimFull: "true", capacity.ClaimHostedClusters: "3", capacity.ClaimUnmanagedHostedClusters: "1",
 	}, -100, false)
 
 	if err := spokeDyn.Resource(hcGVR).Namespace("clusters").Delete(ctx, "hc-1", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	expect("one managed deleted: room again", 2, map[string]string{
-		capacity.ClaimFull: "false", capacity.ClaimHostedClusters: "2", capacity.ClaimManagedHostedClusters: "1",
+		capacity.ClaimFull: "false", capacity.ClaimHostedClusters: "2", capacity.ClaimUnmanagedHostedClusters: "1",
 	}, -33, true)
 
 	// The count follows label changes, not only creations and deletions.
@@ -165,5 +165,5 @@ func TestReportFollowsHostedClusters(t *testing.T) {
 	if _, err := spokeDyn.Resource(hcGVR).Namespace("clusters").Patch(ctx, "hc-3", types.MergePatchType, addLabel, metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	expect("unmanaged one labelled", 2, map[string]string{capacity.ClaimHostedClusters: "2", capacity.ClaimManagedHostedClusters: "2"}, -33, true)
+	expect("unmanaged one labelled", 2, map[string]string{capacity.ClaimHostedClusters: "2", capacity.ClaimUnmanagedHostedClusters: "0"}, -33, true)
 }

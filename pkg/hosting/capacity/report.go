@@ -22,14 +22,14 @@ import (
 
 // ClusterClaim names: the hub reads them, so they are defined in pkg/hosting.
 const (
-	ClaimHostingCluster        = hosting.ClaimHostingCluster
-	ClaimFull                  = hosting.ClaimFull
-	ClaimAboveThreshold        = hosting.ClaimAboveThreshold
-	ClaimZero                  = hosting.ClaimZero
-	ClaimHostedClusters        = hosting.ClaimHostedClusters
-	ClaimManagedHostedClusters = hosting.ClaimManagedHostedClusters
-	ClaimSupportedVersions     = hosting.ClaimSupportedVersions
-	ClaimPlatforms             = hosting.ClaimPlatforms
+	ClaimHostingCluster          = hosting.ClaimHostingCluster
+	ClaimFull                    = hosting.ClaimFull
+	ClaimAboveThreshold          = hosting.ClaimAboveThreshold
+	ClaimZero                    = hosting.ClaimZero
+	ClaimHostedClusters          = hosting.ClaimHostedClusters
+	ClaimUnmanagedHostedClusters = hosting.ClaimUnmanagedHostedClusters
+	ClaimSupportedVersions       = hosting.ClaimSupportedVersions
+	ClaimPlatforms               = hosting.ClaimPlatforms
 )
 
 // AddOnPlacementScore name and score names.
@@ -76,14 +76,14 @@ func (r Report) FreeCapacityScore() int32 {
 // Claims returns the ClusterClaims' desired values.
 func (r Report) Claims() map[string]string {
 	return map[string]string{
-		ClaimHostingCluster:        "true",
-		ClaimFull:                  strconv.FormatBool(r.HostedClusters >= r.MaxHostedClusters),
-		ClaimAboveThreshold:        strconv.FormatBool(r.HostedClusters >= r.AboveThreshold),
-		ClaimZero:                  strconv.FormatBool(r.HostedClusters == 0),
-		ClaimHostedClusters:        strconv.Itoa(int(r.HostedClusters)),
-		ClaimManagedHostedClusters: strconv.Itoa(int(r.ManagedHostedClusters)),
-		ClaimSupportedVersions:     strings.Join(r.SupportedVersions, ","),
-		ClaimPlatforms:             strings.Join(r.Platforms, ","),
+		ClaimHostingCluster:          "true",
+		ClaimFull:                    strconv.FormatBool(r.HostedClusters >= r.MaxHostedClusters),
+		ClaimAboveThreshold:          strconv.FormatBool(r.HostedClusters >= r.AboveThreshold),
+		ClaimZero:                    strconv.FormatBool(r.HostedClusters == 0),
+		ClaimHostedClusters:          strconv.Itoa(int(r.HostedClusters)),
+		ClaimUnmanagedHostedClusters: strconv.Itoa(int(r.HostedClusters - r.ManagedHostedClusters)),
+		ClaimSupportedVersions:       strings.Join(r.SupportedVersions, ","),
+		ClaimPlatforms:               strings.Join(r.Platforms, ","),
 	}
 }
 

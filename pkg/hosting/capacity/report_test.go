@@ -25,7 +25,7 @@ func TestClaims(t *testing.T) {
 	c := r.Claims()
 	want := map[string]string{
 		ClaimHostingCluster: "true", ClaimFull: "true", ClaimAboveThreshold: "true", ClaimZero: "false",
-		ClaimHostedClusters: "3", ClaimManagedHostedClusters: "2", ClaimSupportedVersions: "4.19,4.18", ClaimPlatforms: "Agent,KubeVirt,None",
+		ClaimHostedClusters: "3", ClaimUnmanagedHostedClusters: "1", ClaimSupportedVersions: "4.19,4.18", ClaimPlatforms: "Agent,KubeVirt,None",
 	}
 	for k, v := range want {
 		if c[k] != v {
@@ -36,7 +36,7 @@ func TestClaims(t *testing.T) {
 		t.Errorf("%d claims, want %d: %v", len(c), len(want), c)
 	}
 	r.HostedClusters, r.ManagedHostedClusters = 0, 0
-	if c := r.Claims(); c[ClaimZero] != "true" || c[ClaimFull] != "false" || c[ClaimAboveThreshold] != "false" || c[ClaimManagedHostedClusters] != "0" {
+	if c := r.Claims(); c[ClaimZero] != "true" || c[ClaimFull] != "false" || c[ClaimAboveThreshold] != "false" || c[ClaimUnmanagedHostedClusters] != "0" {
 		t.Errorf("empty cluster claims: %v", c)
 	}
 	if r.FreeSlots() != 3 || (Report{HostedClusters: 5, MaxHostedClusters: 3}).FreeSlots() != 0 {

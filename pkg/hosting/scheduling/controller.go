@@ -321,17 +321,17 @@ func (r *Reconciler) candidate(ctx context.Context, name string) (Candidate, err
 			}
 		}
 	}
-	c.Load = Load(claimInt(claims, hosting.ClaimHostedClusters), claimInt(claims, hosting.ClaimManagedHostedClusters), count)
+	c.Load = Load(claimInt(claims, hosting.ClaimHostedClusters), claimInt(claims, hosting.ClaimUnmanagedHostedClusters), count)
 	return c, nil
 }
 
 // Load is a management cluster's load: the hub's own bindings are exact and
-// never stale, so they replace the report's count of hcp-fleet's hosted
-// clusters; hosted clusters someone else created count as reported. The
-// report's total is a floor (hosted clusters of deleted or orphaned
-// deployments still run until they are gone).
-func Load(reportedTotal, reportedManaged, bound int32) int32 {
-	return max(reportedTotal, reportedTotal-reportedManaged+bound)
+// never stale, so they stand for hcp-fleet's hosted clusters; those someone
+// else created count as reported. The report's total is a floor (hosted
+// clusters of deleted or orphaned deployments still run until they are
+// gone).
+func Load(reportedTotal, reportedUnmanaged, bound int32) int32 {
+	return max(reportedTotal, reportedUnmanaged+bound)
 }
 
 func claimInt(claims map[string]string, name string) int32 {

@@ -128,14 +128,14 @@ func TestReleaseMinor(t *testing.T) {
 }
 
 func TestLoad(t *testing.T) {
-	for _, c := range []struct{ total, managed, bound, want int32 }{
+	for _, c := range []struct{ total, unmanaged, bound, want int32 }{
 		{0, 0, 30, 30},   // a burst the report has not seen yet
-		{15, 5, 25, 35},  // 10 foreign + 25 bound
-		{15, 15, 10, 15}, // 5 of ours are orphaned or still tearing down
+		{15, 10, 25, 35}, // 10 foreign + 25 bound
+		{15, 0, 10, 15},  // 5 of ours are orphaned or still tearing down
 		{0, 0, 0, 0},
 	} {
-		if got := Load(c.total, c.managed, c.bound); got != c.want {
-			t.Errorf("Load(%d, %d, %d) = %d, want %d", c.total, c.managed, c.bound, got, c.want)
+		if got := Load(c.total, c.unmanaged, c.bound); got != c.want {
+			t.Errorf("Load(%d, %d, %d) = %d, want %d", c.total, c.unmanaged, c.bound, got, c.want)
 		}
 	}
 }

@@ -1,0 +1,153 @@
+package delivery
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	workv1 "open-cluster-management.io/api/work/v1"
+
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
+)
+
+func testSpec(t *testing.T) Spec {
+	t.Helper()
+	hcd := &unstructured.Unstructured{Object: map[string]any{
+		"metadata": map[string]any{"namespace": "team-a", "name": "prod"},
+		"spec": map[string]any{
+			"hostedCluster": map[string]any{
+				"labels": map[string]any{"env": "prod"},
+				"spec": map[string]any{
+					"release":    map[string]any{"image": "quay.io/openshift-release-dev/ocp-release:4.18.5-multi"},
+					"pullSecret": map[string]any{"name": "pull-secret"},
+					"sshKey":     map[string]any{"name": "prod-ssh"},
+					"configuration": map[string]any{"oauth": map[string]any{"identityProviders": []any{
+						map[string]any{"name": "a", "htpasswd": map[string]any{"fileData": map[string]any{"name": "htpasswd"}}},
+						map[string]any{"name": "b", "openID": map[string]any{"clientSecret": map[string]any{"name": "oidc"}, "ca": map[string]any{"name": "oidc-ca"}}},
+					}}},
+					"newerThanOurTypes": map[string]any{"x": int64(1)},
+				},
+			},
+			"nodePools": []any{map[string]any{"name": "prod-workers", "spec": map[string]any{
+				"clusterName": "prod", "config": []any{map[string]any{"name": "tuning"}}, "replicas": int64(2),
+			}}},
+		},
+	}}
+	s, err := SpecFrom(hcd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestReferences(t *testing.T) {
+	s := testSpec(t)
+	var got []string
+	for _, r := range s.References() {
+		got = append(got, r.Kind+"/"+r.Name+"@"+r.Field)
+	}
+	want := []string{
+		"ConfigMap/oidc-ca@spec.hostedCluster.spec.configuration.oauth.identityProviders[1].openID.ca.name",
+		"ConfigMap/tuning@spec.nodePools[0].spec.config[0].name",
+		"Secret/htpasswd@spec.hostedCluster.spec.configuration.oauth.identityProviders[0].htpasswd.fileData.name",
+		"Secret/oidc@spec.hostedCluster.spec.configuration.oauth.identityProviders[1].openID.clientSecret.name",
+		"Secret/prod-ssh@spec.hostedCluster.spec.sshKey.name",
+		"Secret/pull-secret@spec.hostedCluster.spec.pullSecret.name",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("references:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestRender(t *testing.T) {
+	s := testSpec(t)
+	referenced := map[string]*unstructured.Unstructured{}
+	for _, r := range s.References() {
+		o := &unstructured.Unstructured{Object: map[string]any{"data": map[string]any{"k": "dg=="}, "type": "Opaque",
+			"metadata": map[string]any{"name": r.Name, "namespace": "team-a", "labels": map[string]any{"private": "x"}}}}
+		if r.Kind == KindConfigMap {
+			o.Object["data"] = map[string]any{"k": "v"}
+			delete(o.Object, "type")
+		}
+		referenced[r.Kind+"/"+r.Name] = o
+	}
+	work, err := Render(s, "cluster-1", referenced, "hash-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if work.Name != hosting.WorkName("team-a", "prod") || work.Namespace != "cluster-1" || work.Annotations[AnnotationInputHash] != "hash-1" {
+		t.Errorf("work meta %s/%s %v", work.Namespace, work.Name, work.Annotations)
+	}
+	byKind := map[string][]map[string]any{}
+	for _, m := range work.Spec.Workload.Manifests {
+		var o map[string]any
+		if err := json.Unmarshal(m.Raw, &o); err != nil {
+			t.Fatal(err)
+		}
+		byKind[o["kind"].(string)] = append(byKind[o["kind"].(string)], o)
+	}
+	if len(byKind["Namespace"]) != 1 || len(byKind["Secret"]) != 4 || len(byKind["ConfigMap"]) != 2 || len(byKind["HostedCluster"]) != 1 || len(byKind["NodePool"]) != 1 {
+		t.Fatalf("manifests by kind: %v", byKind)
+	}
+	hc := &unstructured.Unstructured{Object: byKind["HostedCluster"][0]}
+	for path, want := range map[string]string{
+		"spec.pullSecret.name": "prod-pull-secret",
+		"spec.sshKey.name":     "prod-ssh", // already prefixed: kept
+		"metadata.namespace":   "clusters",
+	} {
+		if got, _, _ := unstructured.NestedString(hc.Object, strings.Split(path, ".")...); got != want {
+			t.Errorf("HostedCluster %s = %q, want %q", path, got, want)
+		}
+	}
+	idps, _, _ := unstructured.NestedSlice(hc.Object, "spec", "configuration", "oauth", "identityProviders")
+	if n, _, _ := unstructured.NestedString(idps[1].(map[string]any), "openID", "ca", "name"); n != "prod-oidc-ca" {
+		t.Errorf("identity provider CA ref %q", n)
+	}
+	if _, found, _ := unstructured.NestedFieldNoCopy(hc.Object, "spec", "newerThanOurTypes", "x"); !found {
+		t.Error("a field newer than our types was dropped")
+	}
+	if hc.GetLabels()["env"] != "prod" || hc.GetLabels()[hosting.LabelHCDName] != "prod" || hc.GetLabels()[hosting.LabelHCDNamespace] != "team-a" {
+		t.Errorf("HostedCluster labels %v", hc.GetLabels())
+	}
+	np := &unstructured.Unstructured{Object: byKind["NodePool"][0]}
+	if cfg, _, _ := unstructured.NestedSlice(np.Object, "spec", "config"); cfg[0].(map[string]any)["name"] != "prod-tuning" {
+		t.Errorf("NodePool config ref %v", cfg)
+	}
+	for _, sec := range byKind["Secret"] {
+		u := &unstructured.Unstructured{Object: sec}
+		if u.GetLabels()["private"] != "" || u.GetLabels()[hosting.LabelHCDName] != "prod" || !strings.HasPrefix(u.GetName(), "prod-") {
+			t.Errorf("secret copy %s labels %v", u.GetName(), u.GetLabels())
+		}
+	}
+	// The source objects are not modified by rendering.
+	if s.HostedCluster["spec"].(map[string]any)["pullSecret"].(map[string]any)["name"] != "pull-secret" {
+		t.Error("Render rewrote the input spec")
+	}
+	if d := work.Spec.DeleteOption; d.PropagationPolicy != workv1.DeletePropagationPolicyTypeSelectivelyOrphan ||
+		len(d.SelectivelyOrphan.OrphaningRules) != 1 || d.SelectivelyOrphan.OrphaningRules[0].Name != "clusters" {
+		t.Errorf("delete option %+v", d)
+	}
+	if c := work.Spec.ManifestConfigs[0]; c.ResourceIdentifier.Resource != "namespaces" || c.UpdateStrategy.Type != workv1.UpdateStrategyTypeCreateOnly {
+		t.Errorf("namespace config %+v", c)
+	}
+	s.DeletionPolicy = "Orphan"
+	if w, _ := Render(s, "cluster-1", referenced, "h"); w.Spec.DeleteOption.PropagationPolicy != workv1.DeletePropagationPolicyTypeOrphan {
+		t.Errorf("Orphan policy renders %+v", w.Spec.DeleteOption)
+	}
+	delete(referenced, "Secret/oidc")
+	if _, err := Render(s, "cluster-1", referenced, "h"); err == nil || !strings.Contains(err.Error(), "Secret team-a/oidc") {
+		t.Errorf("missing reference: %v", err)
+	}
+}
+
+func TestInputHash(t *testing.T) {
+	s := testSpec(t)
+	a, _ := InputHash(s, "c1", map[string]string{"Secret/pull-secret": "1"})
+	b, _ := InputHash(s, "c1", map[string]string{"Secret/pull-secret": "1"})
+	c, _ := InputHash(s, "c1", map[string]string{"Secret/pull-secret": "2"})
+	d, _ := InputHash(s, "c2", map[string]string{"Secret/pull-secret": "1"})
+	if a != b || a == c || a == d {
+		t.Errorf("hash: same input %v, changed secret %v, changed cluster %v", a == b, a != c, a != d)
+	}
+}

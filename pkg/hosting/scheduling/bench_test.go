@@ -1,0 +1,519 @@
+package scheduling_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/internal/hub"
+	"github.com/hcp-fleet/hcp-fleet/internal/localfleet"
+	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/fleettest"
+	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hcpfleet"
+	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
+)
+
+var hcGVR = schema.GroupVersionResource{Group: "hypershift.openshift.io", Version: "v1beta1", Resource: "hostedclusters"}
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+// BenchmarkScheduling compares hcp-fleet's scheduler with the documented
+// recipe (one Placement per hosted cluster, prioritized by an
+// AddOnPlacementScore) on the same local fleet: N hosted clusters requested
+// at once over M management clusters of a fixed capacity. It also measures
+// how long a HostedCluster status change on a host takes to reach the
+// HostedClusterDeployment's status. BENCH_CLUSTERS and BENCH_HOSTED shrink it
+// for a quick run.
+func BenchmarkScheduling(b *testing.B) {
+	clusters, requests := envInt("BENCH_CLUSTERS", 20), envInt("BENCH_HOSTED", 1000)
+	capacity := int32((requests*6/5 + clusters - 1) / clusters) // 20% headroom in total
+	ctx := context.Background()
+	fleet, err := localfleet.Start(ctx, localfleet.Options{ManagementClusters: clusters, AddOnLeaseSyncInterval: 5 * time.Second,
+		StartTimeout: 15 * time.Minute})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer fleet.Stop()
+	if err := hcpfleet.Install(ctx, fleet); err != nil {
+		b.Fatal(err)
+	}
+	product, err := hcpfleet.Start(fleet, hcpfleet.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer product.Stop()
+	env := &fleettest.Env{Fleet: fleet, Product: product}
+	hubc, err := client.NewWithWatch(fleet.Hub.Config(), client.Options{Scheme: hub.Scheme})
+	if err != nil {
+		b.Fatal(err)
+	}
+	hostClients := map[string]dynamic.Interface{}
+	for _, m := range fleet.Managed {
+		hostClients[m.Name] = dynamic.NewForConfigOrDie(m.Config())
+	}
+	setCapacity(b, env, hubc, capacity)
+	if err := hcpfleet.EnableOnAll(ctx, fleet); err != nil {
+		b.Fatal(err)
+	}
+	env.Eventually(b, 10*time.Minute, "the operator on every management cluster", func(ctx context.Context) error {
+		for _, m := range fleet.Managed {
+			mca := &addonv1alpha1.ManagedClusterAddOn{}
+			if err := hubc.Get(ctx, types.NamespacedName{Namespace: m.Name, Name: addon.Name}, mca); err != nil {
+				return err
+			}
+			if !meta.IsStatusConditionTrue(mca.Status.Conditions, addon.ConditionHyperShiftOperatorInstalled) {
+				return fmt.Errorf("%s: operator not installed yet", m.Name)
+			}
+		}
+		return nil
+	})
+	b.ResetTimer()
+
+	recipe := runRecipe(b, env, hubc, hostClients, requests, capacity)
+	removeHostedClusters(b, env, hubc, hostClients)
+	ours := runOurs(b, env, hubc, requests, capacity)
+	p50, p99 := statusLatency(b, hubc, hostClients, "bench", min(requests, 100))
+
+	b.StopTimer()
+	fmt.Printf("\n%d hosted clusters requested at once over %d management clusters of capacity %d\n", requests, clusters, capacity)
+	fmt.Printf("%-44s %18s %18s\n", "", "hcp-fleet", "Placement per HC")
+	fmt.Printf("%-44s %18s %18s\n", "time until all bound", ours.bound.Round(time.Millisecond), recipe.bound.Round(time.Millisecond))
+	fmt.Printf("%-44s %18s %18s\n", "time until all delivered (Applied on host)", ours.elapsed.Round(time.Millisecond), "n/a")
+	fmt.Printf("%-44s %18.1f %18s\n", "hub API writes per hosted cluster", ours.writesPerHCD, "n/a")
+	fmt.Printf("%-44s %18d %18d\n", "hosted count spread (max - min)", ours.spread, recipe.spread)
+	fmt.Printf("%-44s %18d %18d\n", "clusters over capacity", ours.overCapacity, recipe.overCapacity)
+	fmt.Printf("%-44s %18d %18d\n", "busiest cluster", ours.max, recipe.max)
+	fmt.Printf("status latency, host HostedCluster change → HostedClusterDeployment status: p50 %s, p99 %s\n\n",
+		p50.Round(time.Millisecond), p99.Round(time.Millisecond))
+	b.ReportMetric(ours.elapsed.Seconds(), "s-ours")
+	b.ReportMetric(recipe.bound.Seconds(), "s-recipe")
+}
+
+type outcome struct {
+	bound        time.Duration
+	elapsed      time.Duration
+	writesPerHCD float64
+	spread, max  int
+	overCapacity int
+}
+
+func summarize(perCluster map[string]int, clusters []string, capacity int32) (spread, maxCount, over int) {
+	counts := make([]int, 0, len(clusters))
+	for _, c := range clusters {
+		counts = append(counts, perCluster[c])
+		if perCluster[c] > int(capacity) {
+			over++
+		}
+	}
+	return slices.Max(counts) - slices.Min(counts), slices.Max(counts), over
+}
+
+func setCapacity(b *testing.B, env *fleettest.Env, hubc client.WithWatch, capacity int32) {
+	hc := &v1alpha1.HostingConfig{}
+	if err := hubc.Get(context.Background(), types.NamespacedName{Namespace: "hcp-fleet", Name: "default"}, hc); err != nil {
+		b.Fatal(err)
+	}
+	patch := client.MergeFrom(hc.DeepCopy())
+	hc.Spec.Capacity = &v1alpha1.CapacityConfig{MaxHostedClusters: capacity, AboveThreshold: capacity}
+	if err := hubc.Patch(context.Background(), hc, patch); err != nil {
+		b.Fatal(err)
+	}
+}
+
+func tenant(b *testing.B, hubc client.WithWatch, ns string) {
+	for _, o := range []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
+		&clusterv1beta2.ManagedClusterSetBinding{ObjectMeta: metav1.ObjectMeta{Name: "global", Namespace: ns}, Spec: clusterv1beta2.ManagedClusterSetBindingSpec{ClusterSet: "global"}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "pull-secret", Namespace: ns}, StringData: map[string]string{".dockerconfigjson": `{"auths":{}}`}},
+	} {
+		if err := hubc.Create(context.Background(), o); err != nil && !apierrors.IsAlreadyExists(err) {
+			b.Fatal(err)
+		}
+	}
+}
+
+func hostingPlacement(ns, name string, prioritize bool) *clusterv1beta1.Placement {
+	p := &clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: clusterv1beta1.PlacementSpec{
+		ClusterSets: []string{"global"},
+		Predicates: []clusterv1beta1.ClusterPredicate{{RequiredClusterSelector: clusterv1beta1.ClusterSelector{
+			LabelSelector: metav1.LabelSelector{MatchLabels: map[string]string{hcpfleet.HostLabel: "true"}},
+		}}},
+	}}
+	if prioritize {
+		p.Spec.NumberOfClusters = ptrInt32(1)
+		p.Spec.Predicates[0].RequiredClusterSelector.ClaimSelector = clusterv1beta1.ClusterClaimSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+			{Key: hosting.ClaimFull, Operator: metav1.LabelSelectorOpIn, Values: []string{"false"}}}}
+		p.Spec.PrioritizerPolicy = clusterv1beta1.PrioritizerPolicy{Mode: clusterv1beta1.PrioritizerPolicyModeExact,
+			Configurations: []clusterv1beta1.PrioritizerConfig{{Weight: 1, ScoreCoordinate: &clusterv1beta1.ScoreCoordinate{
+				Type: clusterv1beta1.ScoreCoordinateTypeAddOn, AddOn: &clusterv1beta1.AddOnScore{ResourceName: "hcp-fleet", ScoreName: "freeCapacity"}}}}}
+	}
+	return p
+}
+
+func ptrInt32(v int32) *int32 { return &v }
+
+func hostedCluster(name string) *unstructured.Unstructured {
+	hc := fleettest.HostedCluster("clusters", name)
+	return hc
+}
+
+// runRecipe: one Placement per hosted cluster; as each decides, the recipe's
+// automation creates the HostedCluster on the chosen cluster, which the
+// agent there then counts in its score.
+func runRecipe(b *testing.B, env *fleettest.Env, hubc client.WithWatch, hosts map[string]dynamic.Interface, n int, capacity int32) outcome {
+	ctx := context.Background()
+	ns := "recipe"
+	tenant(b, hubc, ns)
+	for name, h := range hosts {
+		if _, err := h.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Create(ctx,
+			&unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "clusters"}}},
+			metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			b.Fatalf("%s: %v", name, err)
+		}
+	}
+	start := time.Now()
+	decided := map[string]string{}
+	var mu sync.Mutex
+	delivered := make(chan [2]string, n)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for d := range delivered {
+				if _, err := hosts[d[1]].Resource(hcGVR).Namespace("clusters").Create(ctx, hostedCluster(d[0]), metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+					b.Error(err)
+				}
+			}
+		}()
+	}
+	w, err := hubc.Watch(ctx, &clusterv1beta1.PlacementDecisionList{}, client.InNamespace(ns))
+	if err != nil {
+		b.Fatal(err)
+	}
+	parallel(n, 8, func(i int) {
+		if err := hubc.Create(ctx, hostingPlacement(ns, fmt.Sprintf("hc-%04d", i), true)); err != nil {
+			b.Error(err)
+		}
+	})
+	timeout := time.After(15 * time.Minute)
+	for len(decided) < n {
+		select {
+		case ev := <-w.ResultChan():
+			pd, ok := ev.Object.(*clusterv1beta1.PlacementDecision)
+			if !ok || ev.Type == watch.Deleted || len(pd.Status.Decisions) == 0 {
+				continue
+			}
+			p := pd.Labels[clusterv1beta1.PlacementLabel]
+			mu.Lock()
+			if _, seen := decided[p]; !seen {
+				decided[p] = pd.Status.Decisions[0].ClusterName
+				delivered <- [2]string{p, decided[p]}
+			}
+			mu.Unlock()
+		case <-timeout:
+			b.Fatalf("recipe: %d of %d Placements decided after 15m", len(decided), n)
+		}
+	}
+	elapsed := time.Since(start)
+	w.Stop()
+	close(delivered)
+	wg.Wait()
+	perCluster := map[string]int{}
+	for _, c := range decided {
+		perCluster[c]++
+	}
+	names := clusterNames(hosts)
+	o := outcome{bound: elapsed}
+	o.spread, o.max, o.overCapacity = summarize(perCluster, names, capacity)
+	fmt.Printf("recipe: decisions per cluster %v\n", ordered(perCluster, names))
+	if err := hubc.DeleteAllOf(ctx, &clusterv1beta1.Placement{}, client.InNamespace(ns)); err != nil {
+		b.Fatal(err)
+	}
+	return o
+}
+
+// removeHostedClusters deletes the recipe's HostedClusters and waits until
+// every agent reports its cluster empty again.
+func removeHostedClusters(b *testing.B, env *fleettest.Env, hubc client.WithWatch, hosts map[string]dynamic.Interface) {
+	ctx := context.Background()
+	for _, h := range hosts {
+		if err := h.Resource(hcGVR).Namespace("clusters").DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	env.Eventually(b, 15*time.Minute, "management clusters report zero hosted clusters", func(ctx context.Context) error {
+		var list unstructured.UnstructuredList
+		list.SetAPIVersion("cluster.open-cluster-management.io/v1")
+		list.SetKind("ManagedClusterList")
+		if err := hubc.List(ctx, &list); err != nil {
+			return err
+		}
+		for _, mc := range list.Items {
+			claims, _, _ := unstructured.NestedSlice(mc.Object, "status", "clusterClaims")
+			for _, c := range claims {
+				m := c.(map[string]any)
+				if m["name"] == hosting.ClaimHostedClusters && m["value"] != "0" {
+					return fmt.Errorf("%s reports %v hosted clusters", mc.GetName(), m["value"])
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// runOurs creates n HostedClusterDeployments at once and waits until all are
+// bound and delivered.
+func runOurs(b *testing.B, env *fleettest.Env, hubc client.WithWatch, n int, capacity int32) outcome {
+	ctx := context.Background()
+	ns := "bench"
+	tenant(b, hubc, ns)
+	if err := hubc.Create(ctx, hostingPlacement(ns, "hosts", false)); err != nil {
+		b.Fatal(err)
+	}
+	env.Eventually(b, time.Minute, "the Placement decides", func(ctx context.Context) error {
+		var pds clusterv1beta1.PlacementDecisionList
+		if err := hubc.List(ctx, &pds, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		count := 0
+		for _, pd := range pds.Items {
+			count += len(pd.Status.Decisions)
+		}
+		if count != len(env.Fleet.Managed) {
+			return fmt.Errorf("%d decisions", count)
+		}
+		return nil
+	})
+	before, beforeBy := hubWriteBreakdown(b, env)
+	start := time.Now()
+	parallel(n, 8, func(i int) {
+		h := benchHCD(ns, fmt.Sprintf("hc-%04d", i))
+		if err := hubc.Create(ctx, h); err != nil {
+			b.Error(err)
+		}
+	})
+	perCluster := map[string]int{}
+	var allBound time.Duration
+	err := wait.PollUntilContextTimeout(ctx, time.Second, 20*time.Minute, false, func(ctx context.Context) (bool, error) {
+		var list v1alpha1.HostedClusterDeploymentList
+		if err := hubc.List(ctx, &list, client.InNamespace(ns)); err != nil {
+			return false, nil //nolint:nilerr // a failed poll is retried
+		}
+		done := map[string]int{}
+		total, bound := 0, 0
+		for _, h := range list.Items {
+			if h.Status.HostingCluster != "" {
+				bound++
+			}
+			if meta.IsStatusConditionTrue(h.Status.Conditions, v1alpha1.ConditionDelivered) {
+				done[h.Status.HostingCluster]++
+				total++
+			}
+		}
+		perCluster = done
+		if bound == n && allBound == 0 {
+			allBound = time.Since(start)
+		}
+		return total == n, nil
+	})
+	elapsed := time.Since(start)
+	if err != nil {
+		b.Fatalf("hcp-fleet: not all %d delivered after 20m: %v", n, perCluster)
+	}
+	// Writes counted over the measured phase: binding and delivery (status
+	// updates after delivery continue as HyperShift reports progress).
+	after, afterBy := hubWriteBreakdown(b, env)
+	for k, v := range afterBy {
+		fmt.Printf("  hub writes %-50s %.2f per hosted cluster\n", k, float64(v-beforeBy[k])/float64(n))
+	}
+	names := make([]string, 0, len(env.Fleet.Managed))
+	for _, m := range env.Fleet.Managed {
+		names = append(names, m.Name)
+	}
+	o := outcome{bound: allBound, elapsed: elapsed, writesPerHCD: float64(after-before) / float64(n)}
+	o.spread, o.max, o.overCapacity = summarize(perCluster, names, capacity)
+	fmt.Printf("hcp-fleet: hosted clusters per cluster %v\n", ordered(perCluster, names))
+	return o
+}
+
+func benchHCD(ns, name string) *unstructured.Unstructured {
+	hc := fleettest.HostedCluster("clusters", name)
+	spec := hc.Object["spec"].(map[string]any)
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{
+		"placement": "hosts", "hostedCluster": map[string]any{"spec": spec}}}}
+	u.SetAPIVersion(v1alpha1.GroupVersion.String())
+	u.SetKind("HostedClusterDeployment")
+	u.SetNamespace(ns)
+	u.SetName(name)
+	return u
+}
+
+// hubWriteBreakdown sums the hub apiserver's write requests on HostedClusterDeployments
+// (any subresource, except the users' creates) and ManifestWorks (except the
+// work agents' status updates): what the hub's controllers write per hosted
+// cluster.
+func hubWriteBreakdown(b *testing.B, env *fleettest.Env) (int, map[string]int) {
+	by := map[string]int{}
+	kc := kubernetes.NewForConfigOrDie(env.Fleet.Hub.Config())
+	raw, err := kc.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	total := 0
+	sc := bufio.NewScanner(strings.NewReader(string(raw)))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "apiserver_request_total{") {
+			continue
+		}
+		label := func(k string) string {
+			i := strings.Index(line, k+`="`)
+			if i < 0 {
+				return ""
+			}
+			rest := line[i+len(k)+2:]
+			return rest[:strings.Index(rest, `"`)]
+		}
+		verb, resource, sub := label("verb"), label("resource"), label("subresource")
+		if verb == "GET" || verb == "LIST" || verb == "WATCH" {
+			continue
+		}
+		count := func() int {
+			f := strings.Fields(line)
+			v, _ := strconv.ParseFloat(f[len(f)-1], 64)
+			return int(v)
+		}
+		switch {
+		// PATCH manifestworks is the work agents adding their finalizer.
+		case resource == "hostedclusterdeployments" && verb != "POST",
+			resource == "manifestworks" && sub == "" && verb != "PATCH" && label("group") == "work.open-cluster-management.io":
+			total += count()
+			by[verb+" "+resource+"/"+sub] += count()
+		}
+	}
+	return total, by
+}
+
+// statusLatency annotates HostedClusters on their hosts as migrating (an
+// annotation the delivery maps into the Degraded condition) and measures
+// how long until each HostedClusterDeployment shows it.
+func statusLatency(b *testing.B, hubc client.WithWatch, hosts map[string]dynamic.Interface, ns string, samples int) (p50, p99 time.Duration) {
+	ctx := context.Background()
+	var list v1alpha1.HostedClusterDeploymentList
+	if err := hubc.List(ctx, &list, client.InNamespace(ns)); err != nil {
+		b.Fatal(err)
+	}
+	w, err := hubc.Watch(ctx, &v1alpha1.HostedClusterDeploymentList{}, client.InNamespace(ns))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer w.Stop()
+	started := map[string]time.Time{}
+	var mu sync.Mutex
+	go func() {
+		for i, h := range list.Items {
+			if i == samples {
+				break
+			}
+			patch := []byte(fmt.Sprintf(`{"metadata":{"annotations":{"hypershift.openshift.io/migration-in-progress":"bench-%d"}}}`, i))
+			mu.Lock()
+			started[h.Name] = time.Now()
+			mu.Unlock()
+			if _, err := hosts[h.Status.HostingCluster].Resource(hcGVR).Namespace("clusters").Patch(ctx, h.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+				b.Error(err)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	var latencies []time.Duration
+	seen := map[string]bool{}
+	timeout := time.After(5 * time.Minute)
+	for len(latencies) < min(samples, len(list.Items)) {
+		select {
+		case ev := <-w.ResultChan():
+			h, ok := ev.Object.(*v1alpha1.HostedClusterDeployment)
+			if !ok || seen[h.Name] {
+				continue
+			}
+			c := meta.FindStatusCondition(h.Status.Conditions, v1alpha1.ConditionDegraded)
+			mu.Lock()
+			t0, ok := started[h.Name]
+			mu.Unlock()
+			if ok && c != nil && c.Reason == "CAPIMigrationInProgress" {
+				seen[h.Name] = true
+				latencies = append(latencies, time.Since(t0))
+			}
+		case <-timeout:
+			b.Fatalf("status latency: %d of %d seen after 5m", len(latencies), samples)
+		}
+	}
+	slices.Sort(latencies)
+	return latencies[len(latencies)/2], latencies[(len(latencies)*99)/100]
+}
+
+func parallel(n, workers int, f func(i int)) {
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				f(i)
+			}
+		}()
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}
+
+func clusterNames(hosts map[string]dynamic.Interface) []string {
+	names := make([]string, 0, len(hosts))
+	for n := range hosts {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+func ordered(perCluster map[string]int, names []string) string {
+	parts := make([]string, 0, len(names))
+	for _, n := range names {
+		parts = append(parts, fmt.Sprintf("%s=%d", n, perCluster[n]))
+	}
+	return strings.Join(parts, " ")
+}
