@@ -104,20 +104,7 @@ func tenant(t *testing.T, name string) {
 // hcd is a HostedClusterDeployment with one node pool, as unstructured
 // (the way a user's YAML arrives, unknown fields included).
 func hcd(namespace, name string, mutate ...func(spec map[string]any)) *unstructured.Unstructured {
-	hc := map[string]any{
-		"release":    map[string]any{"image": release},
-		"pullSecret": map[string]any{"name": "pull-secret"},
-		"platform":   map[string]any{"type": "None"},
-		"dns":        map[string]any{"baseDomain": "example.com"},
-		"networking": map[string]any{"networkType": "OVNKubernetes", "clusterNetwork": []any{map[string]any{"cidr": "10.132.0.0/14"}}, "serviceNetwork": []any{map[string]any{"cidr": "172.31.0.0/16"}}},
-		"etcd":       map[string]any{"managementType": "Managed", "managed": map[string]any{"storage": map[string]any{"type": "PersistentVolume"}}},
-		"services": []any{
-			map[string]any{"service": "APIServer", "servicePublishingStrategy": map[string]any{"type": "NodePort", "nodePort": map[string]any{"address": "10.0.0.1"}}},
-			map[string]any{"service": "OAuthServer", "servicePublishingStrategy": map[string]any{"type": "Route"}},
-			map[string]any{"service": "Konnectivity", "servicePublishingStrategy": map[string]any{"type": "Route"}},
-			map[string]any{"service": "Ignition", "servicePublishingStrategy": map[string]any{"type": "Route"}},
-		},
-	}
+	hc := fleettest.HostedCluster(v1alpha1.DefaultHostingNamespace, name).Object["spec"].(map[string]any)
 	spec := map[string]any{
 		"placement":     "hosts",
 		"hostedCluster": map[string]any{"labels": map[string]any{"team": "a"}, "spec": hc},

@@ -129,7 +129,7 @@ func workOwner(_ context.Context, o client.Object) []reconcile.Request {
 func (r *Reconciler) boundTo(cluster func(client.Object) string) handler.MapFunc {
 	return func(ctx context.Context, o client.Object) []reconcile.Request {
 		var list v1alpha1.HostedClusterDeploymentList
-		if err := r.client.List(ctx, &list, client.MatchingFields{scheduling.IndexHostingCluster: cluster(o)}); err != nil {
+		if err := r.client.List(ctx, &list, client.MatchingFields{scheduling.IndexHostingCluster: cluster(o)}, client.UnsafeDisableDeepCopy); err != nil {
 			return nil
 		}
 		return requests(list.Items)
@@ -142,7 +142,7 @@ func (r *Reconciler) referencing(kind string) handler.MapFunc {
 	return func(ctx context.Context, o client.Object) []reconcile.Request {
 		var list v1alpha1.HostedClusterDeploymentList
 		if err := r.client.List(ctx, &list, client.InNamespace(o.GetNamespace()),
-			client.MatchingFields{indexReferences: kind + "/" + o.GetName()}); err != nil {
+			client.MatchingFields{indexReferences: kind + "/" + o.GetName()}, client.UnsafeDisableDeepCopy); err != nil {
 			return nil
 		}
 		return requests(list.Items)

@@ -91,7 +91,11 @@ func BenchmarkScheduling(b *testing.B) {
 				return err
 			}
 			if !meta.IsStatusConditionTrue(mca.Status.Conditions, addon.ConditionHyperShiftOperatorInstalled) {
-				return fmt.Errorf("%s: operator not installed yet", m.Name)
+				var conds []string
+				for _, c := range mca.Status.Conditions {
+					conds = append(conds, fmt.Sprintf("%s=%s (%s: %s)", c.Type, c.Status, c.Reason, c.Message))
+				}
+				return fmt.Errorf("%s: operator not installed yet: %s", m.Name, strings.Join(conds, "; "))
 			}
 		}
 		return nil

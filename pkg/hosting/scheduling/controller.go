@@ -118,7 +118,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 // unscheduled lists every HostedClusterDeployment waiting for a cluster.
 func (r *Reconciler) unscheduled(ctx context.Context, _ client.Object) []reconcile.Request {
 	var list v1alpha1.HostedClusterDeploymentList
-	if err := r.client.List(ctx, &list, client.MatchingFields{IndexHostingCluster: ""}); err != nil {
+	if err := r.client.List(ctx, &list, client.MatchingFields{IndexHostingCluster: ""}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil
 	}
 	reqs := make([]reconcile.Request, 0, len(list.Items))
@@ -302,7 +302,9 @@ func (r *Reconciler) candidate(ctx context.Context, name string) (Candidate, err
 		c.Platforms = strings.Split(v, ",")
 	}
 	var bound v1alpha1.HostedClusterDeploymentList
-	if err := r.client.List(ctx, &bound, client.MatchingFields{IndexHostingCluster: name}); err != nil {
+	// Read-only: skip the cache's deep copies (this runs once per candidate
+	// per decision).
+	if err := r.client.List(ctx, &bound, client.MatchingFields{IndexHostingCluster: name}, client.UnsafeDisableDeepCopy); err != nil {
 		return c, err
 	}
 	seen := make(map[types.NamespacedName]bool, len(bound.Items))
