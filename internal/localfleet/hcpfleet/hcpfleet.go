@@ -142,16 +142,26 @@ func (p *Product) StartHub() int {
 	p.mu.Unlock()
 	opts := hub.NewOptions()
 	opts.MetricsBindAddress, opts.HealthProbeBindAddress = "0", "0"
-	opts.LeaseDuration, opts.RenewDeadline, opts.RetryPeriod = 4*time.Second, 3*time.Second, 500*time.Millisecond
 	if p.opts.Hub != nil {
 		p.opts.Hub(opts)
 	}
 	go func() {
 		defer close(r.done)
-		if err := hub.Run(ctx, p.fleet.Hub.Config(), opts); err != nil && ctx.Err() == nil {
+		// Like a pod, a replica that exits (e.g. it lost its leader lease on
+		// an overloaded machine) is restarted; its error is recorded.
+		for backoff := time.Second; ; backoff = min(2*backoff, 30*time.Second) {
+			err := hub.Run(ctx, p.fleet.Hub.Config(), opts)
+			if ctx.Err() != nil {
+				return
+			}
 			p.mu.Lock()
-			p.errs = append(p.errs, fmt.Errorf("hub replica %d: %w", idx, err))
+			p.errs = append(p.errs, fmt.Errorf("hub replica %d exited (restarted): %w", idx, err))
 			p.mu.Unlock()
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(backoff):
+			}
 		}
 	}()
 	return idx
