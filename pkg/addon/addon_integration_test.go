@@ -245,8 +245,14 @@ func TestAddOnLifecycle(t *testing.T) {
 		}{
 			{authorizationv1.ResourceAttributes{Namespace: addon.DefaultInstallNamespace, Verb: "update", Group: "coordination.k8s.io", Resource: "leases"}, true},
 			{authorizationv1.ResourceAttributes{Namespace: addon.DefaultInstallNamespace, Verb: "get", Resource: "secrets"}, true},
-			{authorizationv1.ResourceAttributes{Namespace: "kube-system", Verb: "get", Resource: "secrets"}, false},
-			{authorizationv1.ResourceAttributes{Namespace: addon.DefaultInstallNamespace, Verb: "create", Resource: "secrets"}, false},
+			// Secrets: read one by name anywhere (hosted clusters' kubeconfigs
+			// and the CAPI providers' pull secrets live in namespaces users
+			// choose), but never watch or cache them cluster-wide, and delete
+			// only the operator credentials it copied.
+			{authorizationv1.ResourceAttributes{Namespace: "kube-system", Verb: "get", Resource: "secrets"}, true},
+			{authorizationv1.ResourceAttributes{Verb: "watch", Resource: "secrets"}, false},
+			{authorizationv1.ResourceAttributes{Namespace: "kube-system", Verb: "delete", Resource: "secrets", Name: "bootstrap-token-abcdef"}, false},
+			{authorizationv1.ResourceAttributes{Namespace: addon.DefaultInstallNamespace, Verb: "delete", Resource: "secrets", Name: addon.HubKubeconfigSecret}, false},
 			{authorizationv1.ResourceAttributes{Verb: "create", Group: "cluster.open-cluster-management.io", Resource: "clusterclaims"}, true},
 		} {
 			sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{User: sa, ResourceAttributes: &tc.attrs}}

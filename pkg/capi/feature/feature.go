@@ -12,6 +12,9 @@ import (
 	"fmt"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
 	"github.com/prometheus/client_golang/prometheus"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,6 +35,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon/agent"
 	"github.com/hcp-fleet/hcp-fleet/pkg/capi/agentbootstrap"
 	"github.com/hcp-fleet/hcp-fleet/pkg/capi/crds"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/operator"
 )
 
 // Name names the feature in logs and as its condition owner.
@@ -138,6 +142,17 @@ func (r *reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	}
 	settings := SettingsFrom(spec)
 
+	// Next to a HyperShift operator someone else installed (and hcp-fleet
+	// does not adopt), its CAPI CRDs are not ours to decide: install nothing.
+	if foreign, err := r.foreignOperator(ctx, spec); err != nil || foreign != "" {
+		if err != nil {
+			return reconcile.Result{}, err
+		}
+		r.providers.stop()
+		return reconcile.Result{}, r.reporter.Set(ctx, metav1.Condition{Type: ConditionTypes, Status: metav1.ConditionFalse,
+			Reason: "ForeignHyperShiftOperator", Message: foreign})
+	}
+
 	live, err := r.liveCRDs(ctx)
 	if err != nil {
 		return reconcile.Result{}, err
@@ -223,4 +238,25 @@ func (r *reconciler) installCRDs(ctx context.Context, s Settings, live map[strin
 		ctrl.LoggerFrom(ctx).Info("applied CAPI CRDs", "mode", d.Mode, "crds", res.Applied)
 	}
 	return d, crds.WaitEstablished(ctx, r.direct, res.Applied, time.Minute)
+}
+
+// foreignOperator describes the HyperShift operator Deployment when someone
+// else installed it and the HostingConfig does not let hcp-fleet adopt it;
+// "" otherwise.
+func (r *reconciler) foreignOperator(ctx context.Context, spec *v1alpha1.HostingConfigSpec) (string, error) {
+	if spec.Operator != nil && spec.Operator.AdoptExisting {
+		return "", nil
+	}
+	d := &appsv1.Deployment{}
+	err := r.direct.Get(ctx, types.NamespacedName{Namespace: operator.Namespace, Name: operator.DeploymentName}, d)
+	if apierrors.IsNotFound(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if d.Labels[operator.ManagedByLabel] == operator.ManagedByValue {
+		return "", nil
+	}
+	return fmt.Sprintf("a HyperShift operator not installed by hcp-fleet runs in namespace %s; its CAPI CRDs are left to it and hcp-fleet installs none", operator.Namespace), nil
 }

@@ -184,7 +184,7 @@ func TestJanitor(t *testing.T) {
 		}
 	}
 
-	env.Eventually(t, time.Minute, "the labelled empty namespace is deleted", gone("gc-empty"))
+	env.Eventually(t, 3*time.Minute, "the labelled empty namespace is deleted", gone("gc-empty"))
 	// gc-empty went after the grace period; the others had the same time
 	// and three more grace periods.
 	consistently(t, 3*grace, "namespaces that are not empty or not labelled stay",
