@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -47,6 +48,9 @@ const (
 	// Finalizer keeps an imported HostedClusterDeployment until its
 	// ManagedCluster and mirrored kubeconfig are deleted.
 	Finalizer = "hcpfleet.io/import"
+
+	// managedClusterGonePoll rechecks a ManagedCluster being finalized.
+	managedClusterGonePoll = 10 * time.Second
 )
 
 // Annotations ACM's import controller reads on a ManagedCluster to import a
@@ -111,7 +115,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	if hcd.DeletionTimestamp != nil {
-		return reconcile.Result{}, r.cleanUp(ctx, hcd)
+		return r.cleanUp(ctx, hcd)
 	}
 	imported := controllerutil.ContainsFinalizer(hcd, Finalizer)
 	host := hcd.Status.HostingCluster
@@ -262,23 +266,35 @@ func (r *Reconciler) deleteMirror(ctx context.Context, hcd *v1alpha1.HostedClust
 }
 
 // cleanUp deletes the ManagedCluster and the mirrored kubeconfig of a
-// HostedClusterDeployment being deleted, then lets it go.
-func (r *Reconciler) cleanUp(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment) error {
+// HostedClusterDeployment being deleted, and lets it go only once the
+// ManagedCluster is really gone: the registration hub finalizes a
+// ManagedCluster (RBAC, cluster namespace), and a user who sees the HCD gone
+// must not find its ManagedCluster still there, nor a new HCD of the same
+// name collide with it.
+func (r *Reconciler) cleanUp(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment) (reconcile.Result, error) {
 	if !controllerutil.ContainsFinalizer(hcd, Finalizer) {
-		return nil
+		return reconcile.Result{}, nil
+	}
+	if err := r.deleteMirror(ctx, hcd); err != nil {
+		return reconcile.Result{}, fmt.Errorf("deleting the mirrored kubeconfig %s/%s: %w", hcd.Namespace, hosting.AdminKubeconfigName(hcd.Name), err)
 	}
 	mc := &clusterv1.ManagedCluster{}
 	err := r.client.Get(ctx, types.NamespacedName{Name: hcd.Name}, mc)
 	switch {
-	case err == nil && ours(mc, hcd) && mc.DeletionTimestamp == nil:
-		if err := r.client.Delete(ctx, mc); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("deleting ManagedCluster %s: %w", hcd.Name, err)
+	case err == nil && ours(mc, hcd):
+		if mc.DeletionTimestamp == nil {
+			if err := r.client.Delete(ctx, mc); client.IgnoreNotFound(err) != nil {
+				return reconcile.Result{}, fmt.Errorf("deleting ManagedCluster %s: %w", hcd.Name, err)
+			}
 		}
+		// The ManagedCluster's deletion event requeues; the period is a
+		// backstop only.
+		return reconcile.Result{RequeueAfter: managedClusterGonePoll}, client.IgnoreNotFound(r.applyStatus(ctx, hcd, importStatus{
+			managedCluster: hcd.Name,
+			condition: metav1.Condition{Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonDeleting,
+				Message: fmt.Sprintf("waiting for ManagedCluster %s to be deleted (finalizers: %v)", hcd.Name, mc.Finalizers)}}))
 	case client.IgnoreNotFound(err) != nil:
-		return err
-	}
-	if err := r.deleteMirror(ctx, hcd); err != nil {
-		return fmt.Errorf("deleting the mirrored kubeconfig %s/%s: %w", hcd.Namespace, hosting.AdminKubeconfigName(hcd.Name), err)
+		return reconcile.Result{}, err
 	}
 	var keep []string
 	for _, f := range hcd.Finalizers {
@@ -286,7 +302,7 @@ func (r *Reconciler) cleanUp(ctx context.Context, hcd *v1alpha1.HostedClusterDep
 			keep = append(keep, f)
 		}
 	}
-	return client.IgnoreNotFound(patchFinalizers(ctx, r.client, hcd, keep))
+	return reconcile.Result{}, client.IgnoreNotFound(patchFinalizers(ctx, r.client, hcd, keep))
 }
 
 // importStatus is what the import owns of the status.
