@@ -64,9 +64,12 @@ test: vet ## Unit, integration and end-to-end tests against real kube-apiservers
 bench: ## Benchmarks; they print their own figures.
 	KUBEBUILDER_ASSETS="$(K8S_BINS)" $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m $(TEST_PKGS)
 
+RUN_FLAGS ?=
+
 .PHONY: run
-run: ## The whole product on a local fleet (hub + management clusters); Ctrl-C stops it.
-	KUBEBUILDER_ASSETS="$(K8S_BINS)" $(GO) run ./cmd/localfleet up
+run: ## The whole product on a local fleet (hub + management clusters); Ctrl-C stops it. RUN_FLAGS="--clusters 4"
+	@GO=$(GO) hack/build-progress.sh ./cmd/localfleet bin/localfleet
+	KUBEBUILDER_ASSETS="$(K8S_BINS)" bin/localfleet up $(RUN_FLAGS)
 
 .PHONY: fuzz
 fuzz: ## Fuzz the CAPI proxy translators for 60s.

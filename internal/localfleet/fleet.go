@@ -70,6 +70,8 @@ type Fleet struct {
 	mu     sync.Mutex
 	failed []error
 	wg     sync.WaitGroup
+	// guests are hosted clusters' control planes (see StartGuest).
+	guests map[string]*Cluster
 }
 
 // Start brings up the fleet and returns once every management cluster has
@@ -297,8 +299,15 @@ func (f *Fleet) Stop() {
 		f.cancel()
 	}
 	f.wg.Wait()
+	f.mu.Lock()
+	clusters := f.clusters()
+	for _, g := range f.guests {
+		clusters = append(clusters, g)
+	}
+	f.guests = nil
+	f.mu.Unlock()
 	var wg sync.WaitGroup
-	for _, c := range f.clusters() {
+	for _, c := range clusters {
 		wg.Add(1)
 		go func() { defer wg.Done(); c.stop() }()
 	}

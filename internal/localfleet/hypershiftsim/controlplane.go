@@ -31,8 +31,10 @@ type ControlPlanes interface {
 	// Ensure runs (or finds running) the control plane of hc; it is called
 	// on every reconcile once the rollout is done.
 	Ensure(ctx context.Context, hc *hyperv1.HostedCluster) (ControlPlane, error)
-	// Remove stops the control plane of the HostedCluster namespace/name.
-	Remove(ctx context.Context, namespace, name string) error
+	// Remove stops the control plane of hc (being deleted). One
+	// ControlPlanes may serve the stand-ins of several management clusters,
+	// where namespace/name is not unique: hc.UID is.
+	Remove(ctx context.Context, hc *hyperv1.HostedCluster) error
 }
 
 // EndpointOnly runs no control plane: it publishes the endpoint HyperShift
@@ -53,7 +55,7 @@ func (EndpointOnly) Ensure(_ context.Context, hc *hyperv1.HostedCluster) (Contro
 }
 
 // Remove implements ControlPlanes.
-func (EndpointOnly) Remove(context.Context, string, string) error { return nil }
+func (EndpointOnly) Remove(context.Context, *hyperv1.HostedCluster) error { return nil }
 
 func renderKubeconfig(name, server, token string) ([]byte, error) {
 	cfg := clientcmdapi.NewConfig()

@@ -334,7 +334,7 @@ func (r *hostedClusterReconciler) delete(ctx context.Context, hc *hyperv1.Hosted
 	if err := r.client.Delete(ctx, ns); client.IgnoreNotFound(err) != nil {
 		return reconcile.Result{}, err
 	}
-	if err := r.opts.ControlPlanes.Remove(ctx, hc.Namespace, hc.Name); err != nil {
+	if err := r.opts.ControlPlanes.Remove(ctx, hc); err != nil {
 		return reconcile.Result{}, err
 	}
 	var keep []string

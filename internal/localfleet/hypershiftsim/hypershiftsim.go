@@ -45,9 +45,10 @@
 //
 // The hosted control plane itself is behind ControlPlanes. The default
 // (EndpointOnly) runs none: the kubeconfig is a valid kubeconfig pointing at
-// the published controlPlaneEndpoint, where nothing answers. A
-// ControlPlanes that starts a small kube-apiserver per HostedCluster makes
-// the guest side real without changing the rest.
+// the published controlPlaneEndpoint, where nothing answers.
+// hcpfleet.GuestControlPlanes starts a real kube-apiserver per HostedCluster
+// instead (`localfleet up` and the e2e suite use it), so the admin
+// kubeconfig reaches a real API server.
 //
 // Test and demo infrastructure only; never used by product code.
 package hypershiftsim

@@ -1,0 +1,364 @@
+// Package fleetview is the terminal view `localfleet up` shows: the
+// management clusters (availability, add-on and HyperShift operator state,
+// hosted count and capacity) and the HostedClusterDeployments (host, phase,
+// version and key conditions), read from the hub as any client would.
+//
+// Collect reads a Snapshot from the hub; Render turns a Snapshot into text.
+// Render is a pure function, so what the view shows is tested without a
+// fleet.
+package fleetview
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
+)
+
+// conditionOperatorDegraded is the agent's operator Degraded condition on
+// the ManagedClusterAddOn (pkg/hosting/operator.ConditionDegraded; the view
+// reads the hub API and does not import the agent).
+const conditionOperatorDegraded = "HyperShiftOperatorDegraded"
+
+// scoreName is the agent's AddOnPlacementScore in the cluster namespace, and
+// scoreFreeCapacity its free-capacity item (pkg/hosting/capacity).
+const (
+	scoreName         = "hcp-fleet"
+	scoreFreeCapacity = "freeCapacity"
+)
+
+// Snapshot is what the view shows at one moment.
+type Snapshot struct {
+	Hosts       []Host
+	Deployments []Deployment
+}
+
+// Host is a management cluster: a ManagedCluster that is not a hosted
+// cluster imported by hcp-fleet.
+type Host struct {
+	Name string
+	// Available is the ManagedCluster's Available condition status.
+	Available string
+	// AddOn is the hcp-fleet add-on's state: "-" (not enabled), "Available",
+	// "Unavailable", "Deleting".
+	AddOn string
+	// Operator is the HyperShift operator's state on the cluster, from the
+	// add-on's conditions: the Installed reason, and the Degraded reason
+	// when degraded ("-" when unknown).
+	Operator string
+	// Hosted is the agent-reported HostedCluster count ("-" when unknown).
+	Hosted string
+	// Capacity is maxHostedClusters of the HostingConfig the add-on uses
+	// (0 when unknown).
+	Capacity int32
+	// FreeScore is the AddOnPlacementScore's free-capacity item ("-" when
+	// not reported).
+	FreeScore string
+	// Platforms and Versions are the claims the scheduler filters on.
+	Platforms, Versions string
+}
+
+// Deployment is a HostedClusterDeployment.
+type Deployment struct {
+	Namespace, Name string
+	Host            string
+	Phase           string
+	// Version is the current version, with "→ desired" while a rollout is
+	// under way.
+	Version string
+	// Conditions are the key conditions in a fixed order (see keyConditions).
+	Conditions []Condition
+	// Problem is the first key condition (other than Progressing) that is
+	// not as wanted, as
+	// "Type Reason: message" ("" when none).
+	Problem string
+	// ManagedCluster is the hub ManagedCluster the hosted cluster was
+	// imported as.
+	ManagedCluster string
+}
+
+// Condition is one key condition, short.
+type Condition struct {
+	Type string
+	// Status is the condition status; "" when not reported yet.
+	Status metav1.ConditionStatus
+	// Good is whether Status is the healthy one (True, or False for
+	// Degraded/Progressing).
+	Good bool
+}
+
+// keyConditions are the HCD conditions the view shows, in order; the bool
+// is the healthy status (true: True is healthy).
+var keyConditions = []struct {
+	Type    string
+	healthy bool
+}{
+	{v1alpha1.ConditionScheduled, true},
+	{v1alpha1.ConditionDelivered, true},
+	{v1alpha1.ConditionAvailable, true},
+	{v1alpha1.ConditionProgressing, false},
+	{v1alpha1.ConditionDegraded, false},
+	{v1alpha1.ConditionNodePoolsReady, true},
+	{v1alpha1.ConditionImported, true},
+}
+
+// Collect reads a Snapshot from the hub.
+func Collect(ctx context.Context, c client.Reader) (Snapshot, error) {
+	var s Snapshot
+	clusters := &clusterv1.ManagedClusterList{}
+	if err := c.List(ctx, clusters); err != nil {
+		return s, fmt.Errorf("listing ManagedClusters: %w", err)
+	}
+	hcds := &v1alpha1.HostedClusterDeploymentList{}
+	if err := c.List(ctx, hcds); err != nil {
+		return s, fmt.Errorf("listing HostedClusterDeployments: %w", err)
+	}
+	for i := range clusters.Items {
+		mc := &clusters.Items[i]
+		if mc.Labels[hosting.LabelHCDName] != "" {
+			continue // a hosted cluster hcp-fleet imported
+		}
+		h, err := collectHost(ctx, c, mc)
+		if err != nil {
+			return s, err
+		}
+		s.Hosts = append(s.Hosts, h)
+	}
+	for i := range hcds.Items {
+		s.Deployments = append(s.Deployments, DeploymentOf(&hcds.Items[i]))
+	}
+	slices.SortFunc(s.Hosts, func(a, b Host) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(s.Deployments, func(a, b Deployment) int {
+		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
+	})
+	return s, nil
+}
+
+func collectHost(ctx context.Context, c client.Reader, mc *clusterv1.ManagedCluster) (Host, error) {
+	h := Host{Name: mc.Name, Available: "Unknown", AddOn: "-", Operator: "-", Hosted: "-", FreeScore: "-"}
+	if cond := meta.FindStatusCondition(mc.Status.Conditions, clusterv1.ManagedClusterConditionAvailable); cond != nil {
+		h.Available = string(cond.Status)
+	}
+	for _, claim := range mc.Status.ClusterClaims {
+		switch claim.Name {
+		case hosting.ClaimHostedClusters:
+			h.Hosted = claim.Value
+		case hosting.ClaimPlatforms:
+			h.Platforms = claim.Value
+		case hosting.ClaimSupportedVersions:
+			h.Versions = claim.Value
+		}
+	}
+	mca := &addonv1alpha1.ManagedClusterAddOn{}
+	err := c.Get(ctx, types.NamespacedName{Namespace: mc.Name, Name: addon.Name}, mca)
+	switch {
+	case err == nil:
+		h.AddOn, h.Operator = addOnState(mca)
+		capacity, err := capacityOf(ctx, c, mca)
+		if err != nil {
+			return h, err
+		}
+		h.Capacity = capacity
+	case client.IgnoreNotFound(err) != nil:
+		return h, err
+	}
+	score := &clusterv1alpha1.AddOnPlacementScore{}
+	err = c.Get(ctx, types.NamespacedName{Namespace: mc.Name, Name: scoreName}, score)
+	switch {
+	case err == nil:
+		for _, item := range score.Status.Scores {
+			if item.Name == scoreFreeCapacity {
+				h.FreeScore = strconv.Itoa(int(item.Value))
+			}
+		}
+	case client.IgnoreNotFound(err) != nil:
+		return h, err
+	}
+	return h, nil
+}
+
+// addOnState summarizes the add-on and the operator it installs.
+func addOnState(mca *addonv1alpha1.ManagedClusterAddOn) (addOnState, operatorState string) {
+	addOnState = "Unavailable"
+	switch {
+	case mca.DeletionTimestamp != nil:
+		addOnState = "Deleting"
+		if c := meta.FindStatusCondition(mca.Status.Conditions, addon.ConditionCleanup); c != nil && c.Status != metav1.ConditionTrue {
+			addOnState = "Deleting (" + c.Reason + ")"
+		}
+	case meta.IsStatusConditionTrue(mca.Status.Conditions, addonv1alpha1.ManagedClusterAddOnConditionAvailable):
+		addOnState = "Available"
+	}
+	operatorState = "-"
+	if c := meta.FindStatusCondition(mca.Status.Conditions, addon.ConditionHyperShiftOperatorInstalled); c != nil {
+		operatorState = c.Reason
+	}
+	if c := meta.FindStatusCondition(mca.Status.Conditions, conditionOperatorDegraded); c != nil && c.Status == metav1.ConditionTrue {
+		operatorState += ", Degraded: " + c.Reason
+	}
+	return addOnState, operatorState
+}
+
+// capacityOf is maxHostedClusters of the HostingConfig the add-on uses, as
+// the scheduler reads it (0 when not set).
+func capacityOf(ctx context.Context, c client.Reader, mca *addonv1alpha1.ManagedClusterAddOn) (int32, error) {
+	for _, ref := range mca.Status.ConfigReferences {
+		if ref.Group != v1alpha1.GroupVersion.Group || ref.Resource != "hostingconfigs" {
+			continue
+		}
+		referent := ref.ConfigReferent
+		if ref.DesiredConfig != nil {
+			referent = ref.DesiredConfig.ConfigReferent
+		}
+		hc := &v1alpha1.HostingConfig{}
+		if err := c.Get(ctx, types.NamespacedName{Namespace: referent.Namespace, Name: referent.Name}, hc); err != nil {
+			return 0, client.IgnoreNotFound(err)
+		}
+		if hc.Spec.Capacity != nil {
+			return hc.Spec.Capacity.MaxHostedClusters, nil
+		}
+		return 0, nil
+	}
+	return 0, nil
+}
+
+// DeploymentOf summarizes a HostedClusterDeployment.
+func DeploymentOf(hcd *v1alpha1.HostedClusterDeployment) Deployment {
+	d := Deployment{Namespace: hcd.Namespace, Name: hcd.Name, Host: hcd.Status.HostingCluster, ManagedCluster: hcd.Status.ManagedCluster}
+	conds := hcd.Status.Conditions
+	for _, k := range keyConditions {
+		kc := Condition{Type: k.Type}
+		if c := meta.FindStatusCondition(conds, k.Type); c != nil {
+			kc.Status = c.Status
+			kc.Good = (c.Status == metav1.ConditionTrue) == k.healthy
+			// Progressing is a state, not a problem.
+			if !kc.Good && d.Problem == "" && c.Status != metav1.ConditionUnknown && k.Type != v1alpha1.ConditionProgressing {
+				d.Problem = fmt.Sprintf("%s %s: %s", c.Type, c.Reason, c.Message)
+			}
+		}
+		d.Conditions = append(d.Conditions, kc)
+	}
+	if v := hcd.Status.Version; v != nil {
+		d.Version = v.Current
+		if v.Desired.Version != "" && v.Desired.Version != v.Current {
+			d.Version = strings.TrimSpace(v.Current + " → " + v.Desired.Version)
+		}
+	}
+	d.Phase = phase(hcd)
+	return d
+}
+
+// phase is one word for where a HostedClusterDeployment is in its life.
+func phase(hcd *v1alpha1.HostedClusterDeployment) string {
+	conds := hcd.Status.Conditions
+	is := func(t string) bool { return meta.IsStatusConditionTrue(conds, t) }
+	switch {
+	case hcd.DeletionTimestamp != nil:
+		if hcd.Spec.DeletionPolicy == v1alpha1.DeletionPolicyOrphan {
+			return "Orphaning"
+		}
+		return "Deleting"
+	case hcd.Status.HostingCluster == "":
+		return "Pending"
+	case !is(v1alpha1.ConditionDelivered):
+		return "Delivering"
+	case is(v1alpha1.ConditionDegraded):
+		return "Degraded"
+	case is(v1alpha1.ConditionAvailable) && is(v1alpha1.ConditionProgressing):
+		return "Upgrading"
+	case is(v1alpha1.ConditionAvailable):
+		return "Available"
+	default:
+		return "Progressing"
+	}
+}
+
+// Render writes the view of s, taken at now.
+func Render(w io.Writer, s Snapshot, now time.Time) error {
+	// Writes to b and to tabwriters over b cannot fail; Flush reports
+	// anything else.
+	var b strings.Builder
+	fmt.Fprintf(&b, "hcp-fleet local fleet — %s\n\n", now.Format("15:04:05"))
+	fmt.Fprintf(&b, "MANAGEMENT CLUSTERS (%d)\n", len(s.Hosts))
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+	_, _ = fmt.Fprintln(tw, "  NAME\tAVAILABLE\tADD-ON\tHYPERSHIFT OPERATOR\tHOSTED\tFREE SCORE\tPLATFORMS\tVERSIONS")
+	for _, h := range s.Hosts {
+		hosted := h.Hosted
+		if h.Capacity > 0 {
+			hosted = fmt.Sprintf("%s/%d", h.Hosted, h.Capacity)
+		}
+		_, _ = fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", h.Name, h.Available, h.AddOn, h.Operator, hosted, h.FreeScore,
+			dash(h.Platforms), dash(h.Versions))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(&b, "\nHOSTED CLUSTER DEPLOYMENTS (%d)\n", len(s.Deployments))
+	if len(s.Deployments) == 0 {
+		b.WriteString("  none yet: kubectl apply --server-side -f examples/\n")
+	} else {
+		tw = tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+		_, _ = fmt.Fprintln(tw, "  NAMESPACE/NAME\tHOST\tPHASE\tVERSION\tIMPORTED AS\tCONDITIONS")
+		for _, d := range s.Deployments {
+			_, _ = fmt.Fprintf(tw, "  %s/%s\t%s\t%s\t%s\t%s\t%s\n", d.Namespace, d.Name, dash(d.Host), d.Phase, dash(d.Version),
+				dash(d.ManagedCluster), conditionSummary(d.Conditions))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		for _, d := range s.Deployments {
+			if d.Problem != "" {
+				fmt.Fprintf(&b, "  %s/%s: %s\n", d.Namespace, d.Name, truncate(d.Problem, 160))
+			}
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// conditionSummary names the key conditions that are True, and those that
+// should be True but are False with a "!" ("Scheduled !Delivered").
+// Progressing and Degraded appear only while True; a condition not reported
+// yet is left out.
+func conditionSummary(conds []Condition) string {
+	var out []string
+	for _, c := range conds {
+		switch {
+		case c.Status == metav1.ConditionTrue:
+			out = append(out, c.Type)
+		case c.Status == metav1.ConditionFalse && !c.Good:
+			out = append(out, "!"+c.Type)
+		}
+	}
+	return dash(strings.Join(out, " "))
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func truncate(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}

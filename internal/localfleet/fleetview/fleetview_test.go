@@ -1,0 +1,97 @@
+package fleetview
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+)
+
+func cond(t string, s metav1.ConditionStatus, reason, msg string) metav1.Condition {
+	return metav1.Condition{Type: t, Status: s, Reason: reason, Message: msg}
+}
+
+func TestDeploymentOf(t *testing.T) {
+	upgrading := &v1alpha1.HostedClusterDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "up"}}
+	upgrading.Status.HostingCluster = "cluster-1"
+	upgrading.Status.ManagedCluster = "up"
+	upgrading.Status.Version = &v1alpha1.HostedClusterVersionStatus{Current: "4.18.5"}
+	upgrading.Status.Version.Desired.Version = "4.18.6"
+	upgrading.Status.Conditions = []metav1.Condition{
+		cond(v1alpha1.ConditionScheduled, metav1.ConditionTrue, "Scheduled", ""),
+		cond(v1alpha1.ConditionDelivered, metav1.ConditionTrue, "Applied", ""),
+		cond(v1alpha1.ConditionAvailable, metav1.ConditionTrue, "AsExpected", ""),
+		cond(v1alpha1.ConditionProgressing, metav1.ConditionTrue, "RollingOut", "rolling out 4.18.6"),
+		cond(v1alpha1.ConditionDegraded, metav1.ConditionFalse, "AsExpected", ""),
+		cond(v1alpha1.ConditionImported, metav1.ConditionTrue, "Imported", ""),
+	}
+	pending := &v1alpha1.HostedClusterDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "pinned"}}
+	pending.Status.Conditions = []metav1.Condition{
+		cond(v1alpha1.ConditionScheduled, metav1.ConditionFalse, v1alpha1.ReasonHostingClusterNotFound, "spec.hostingCluster names ManagedCluster mgmt-east, which does not exist"),
+		cond(v1alpha1.ConditionImported, metav1.ConditionFalse, "WaitingForAvailable", "waiting"),
+	}
+	deleting := &v1alpha1.HostedClusterDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "gone",
+		DeletionTimestamp: &metav1.Time{Time: time.Now()}, Finalizers: []string{"x"}}}
+	deleting.Spec.DeletionPolicy = v1alpha1.DeletionPolicyOrphan
+	deleting.Status.HostingCluster = "cluster-2"
+
+	for _, tc := range []struct {
+		hcd                          *v1alpha1.HostedClusterDeployment
+		phase, version, conds, issue string
+	}{
+		{upgrading, "Upgrading", "4.18.5 → 4.18.6", "Scheduled Delivered Available Progressing Imported", ""},
+		{pending, "Pending", "", "!Scheduled !Imported", "Scheduled HostingClusterNotFound: spec.hostingCluster names ManagedCluster mgmt-east, which does not exist"},
+		{deleting, "Orphaning", "", "-", ""},
+	} {
+		d := DeploymentOf(tc.hcd)
+		if d.Phase != tc.phase || d.Version != tc.version || conditionSummary(d.Conditions) != tc.conds || d.Problem != tc.issue {
+			t.Errorf("%s: phase %q version %q conditions %q problem %q; want %q %q %q %q", tc.hcd.Name,
+				d.Phase, d.Version, conditionSummary(d.Conditions), d.Problem, tc.phase, tc.version, tc.conds, tc.issue)
+		}
+	}
+}
+
+func TestRender(t *testing.T) {
+	s := Snapshot{
+		Hosts: []Host{
+			{Name: "cluster-1", Available: "True", AddOn: "Available", Operator: "Installed", Hosted: "1", Capacity: 80, FreeScore: "97", Platforms: "Agent,KubeVirt,None", Versions: "4.19,4.18"},
+			{Name: "cluster-2", Available: "True", AddOn: "-", Operator: "-", Hosted: "-", FreeScore: "-"},
+		},
+		Deployments: []Deployment{{Namespace: "hcp-demo", Name: "demo-agent", Host: "cluster-1", Phase: "Available", Version: "4.18.5",
+			ManagedCluster: "demo-agent", Problem: "Degraded UnavailableReplicas: " + strings.Repeat("x", 300),
+			Conditions: []Condition{{Type: v1alpha1.ConditionScheduled, Status: metav1.ConditionTrue, Good: true}}}},
+	}
+	var b strings.Builder
+	if err := Render(&b, s, time.Date(2025, 1, 1, 12, 30, 5, 0, time.UTC)); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"hcp-fleet local fleet — 12:30:05",
+		"MANAGEMENT CLUSTERS (2)",
+		"cluster-1  True       Available  Installed            1/80",
+		"Agent,KubeVirt,None  4.19,4.18",
+		"HOSTED CLUSTER DEPLOYMENTS (1)",
+		"hcp-demo/demo-agent  cluster-1  Available  4.18.5   demo-agent   Scheduled",
+		"hcp-demo/demo-agent: Degraded UnavailableReplicas: xxx",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("view lacks %q:\n%s", want, out)
+		}
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if n := len([]rune(line)); n > 200 {
+			t.Errorf("line of %d characters (problems are truncated): %q", n, line)
+		}
+	}
+	b.Reset()
+	if err := Render(&b, Snapshot{}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "none yet: kubectl apply --server-side -f examples/") {
+		t.Errorf("empty view does not say how to add deployments:\n%s", b.String())
+	}
+}
