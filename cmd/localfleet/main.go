@@ -24,6 +24,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/fleetview"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hcpfleet"
+	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hypershiftsim"
 )
 
 const usage = `localfleet runs a whole hcp-fleet on this machine, without Docker.
@@ -46,6 +47,8 @@ func main() {
 	hubPort := fs.Int("hub-port", 0, "fixed port for the hub kube-apiserver (0: any free port)")
 	examples := fs.String("examples", "examples", "directory of manifests applied to the hub once the add-on is ready (\"\" applies none)")
 	guests := fs.Bool("guest-apiservers", true, "run a real kube-apiserver for every available hosted cluster (its admin kubeconfig works); false: endpoints only, lighter")
+	rollout := fs.Duration("rollout-duration", 0, "how long the HyperShift stand-in takes to roll out a hosted cluster or an upgrade (0: 1.5s); per hosted cluster: annotation hypershiftsim.hcpfleet.io/rollout-duration")
+	operatorFailure := fs.String("operator-failure", "", "failure injection: the HyperShift operator (stand-in) crash-loops with this message on every management cluster, so the add-on reports it degraded and nothing is scheduled")
 	view := fs.Bool("view", true, "show the live fleet view (redrawn in place on a terminal, printed on change otherwise)")
 	fs.Usage = func() { fmt.Fprint(os.Stderr, usage); fs.PrintDefaults() }
 	if err := fs.Parse(os.Args[2:]); err != nil {
@@ -54,7 +57,8 @@ func main() {
 	var err error
 	switch os.Args[1] {
 	case "up":
-		err = up(upOptions{dir: *dir, clusters: *clusters, hubPort: *hubPort, examples: *examples, view: *view, guests: *guests})
+		err = up(upOptions{dir: *dir, clusters: *clusters, hubPort: *hubPort, examples: *examples, view: *view, guests: *guests,
+			rolloutDuration: *rollout, operatorFailure: *operatorFailure})
 	case "down":
 		err = down(*dir)
 	case "help", "-h", "--help":
@@ -79,6 +83,9 @@ type upOptions struct {
 	examples string
 	view     bool
 	guests   bool
+	// rolloutDuration and operatorFailure tune the HyperShift stand-in.
+	rolloutDuration time.Duration
+	operatorFailure string
 }
 
 func up(o upOptions) error {
@@ -131,7 +138,7 @@ func up(o upOptions) error {
 	if err := hcpfleet.Install(ctx, fleet); err != nil {
 		return err
 	}
-	var productOpts hcpfleet.Options
+	productOpts := hcpfleet.Options{HyperShift: hypershiftsim.Options{RolloutDuration: o.rolloutDuration, OperatorFailure: o.operatorFailure}}
 	if o.guests {
 		productOpts.HyperShift.ControlPlanes = hcpfleet.GuestControlPlanes{Fleet: fleet}
 	}
@@ -148,12 +155,17 @@ func up(o upOptions) error {
 	if err != nil {
 		return err
 	}
-	fmt.Println("localfleet: waiting for the hcp-fleet agents and the HyperShift operator on every management cluster")
-	if err := hcpfleet.WaitHostsReady(ctx, fleet, hub, os.Stdout, 5*time.Minute); err != nil {
-		if ctx.Err() != nil {
-			return nil
+	if o.operatorFailure != "" {
+		// Nothing becomes ready: show the failure instead of waiting.
+		fmt.Printf("localfleet: failure injection: the HyperShift operator fails with %q on every management cluster\n", o.operatorFailure)
+	} else {
+		fmt.Println("localfleet: waiting for the hcp-fleet agents and the HyperShift operator on every management cluster")
+		if err := hcpfleet.WaitHostsReady(ctx, fleet, hub, os.Stdout, 5*time.Minute); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
 		}
-		return err
 	}
 	if err := applyExamples(ctx, fleet, o.examples); err != nil {
 		return err

@@ -167,6 +167,20 @@ type pod struct {
 	hash   string
 	cancel context.CancelFunc
 	done   chan struct{}
+
+	// between restarts: the program is in back-off after lastExit (like a
+	// container in CrashLoopBackOff, which is not ready). Guarded by
+	// Kubelet.mu.
+	backingOff bool
+	lastExit   string
+}
+
+// crashLooping returns why the pod's program is not running, if it is in
+// back-off after an exit.
+func (k *Kubelet) crashLooping(p *pod) (string, bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return p.lastExit, p.backingOff
 }
 
 func (k *Kubelet) stop(key string) {
@@ -208,6 +222,12 @@ func (k *Kubelet) syncDeployment(ctx context.Context, key string, d *appsv1.Depl
 	current := k.running[key]
 	k.mu.Unlock()
 	if current != nil && current.hash == hash {
+		// A sync (e.g. after our own status write) must not report a
+		// crash-looping program available.
+		if msg, crashing := k.crashLooping(current); crashing {
+			k.writeDeploymentStatus(ctx, d, false, "CrashLoopBackOff", msg)
+			return
+		}
 		k.writeDeploymentStatus(ctx, d, true, "MinimumReplicasAvailable", "the program runs in-process (kubelet stand-in)")
 		return
 	}
@@ -285,6 +305,9 @@ func (k *Kubelet) start(parent context.Context, key, hash, namespace, name strin
 		defer func() { _ = os.RemoveAll(podDir) }()
 		backoff := wait.Backoff{Duration: time.Second, Factor: 2, Steps: 8, Cap: 30 * time.Second}
 		for attempt := 1; ; attempt++ {
+			k.mu.Lock()
+			p.backingOff = false
+			k.mu.Unlock()
 			err := k.runOnce(ctx, podDir, namespace, spec, container, program)
 			if ctx.Err() != nil {
 				return
@@ -296,6 +319,11 @@ func (k *Kubelet) start(parent context.Context, key, hash, namespace, name strin
 			}
 			if err == nil {
 				err = errors.New("exited with status 0")
+			}
+			if longRunning {
+				k.mu.Lock()
+				p.backingOff, p.lastExit = true, fmt.Sprintf("program exited (restart %d): %v", attempt, err)
+				k.mu.Unlock()
 			}
 			onExit(ctx, err, attempt)
 			if !longRunning {

@@ -1,0 +1,122 @@
+package kubeletsim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/hcp-fleet/hcp-fleet/internal/k8sbins"
+)
+
+// TestDeploymentAvailability runs the kubelet stand-in against a real
+// kube-apiserver: a program that keeps running makes its Deployment
+// available; one that exits is reported CrashLoopBackOff, and stays so when
+// the Deployment is synced again (a status write of ours, a label change),
+// as a real crash-looping pod is not ready.
+func TestDeploymentAvailability(t *testing.T) {
+	dir, err := k8sbins.Dir("kube-apiserver", "etcd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &envtest.Environment{BinaryAssetsDirectory: dir}
+	cfg, err := env.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	kube := kubernetes.NewForConfigOrDie(cfg)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	k, err := New(cfg, Images{
+		"example.com/runs":    func(ctx context.Context, _ []string) error { <-ctx.Done(); return nil },
+		"example.com/crashes": func(context.Context, []string) error { return errors.New("webhook certificate expired") },
+	}, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { defer close(done); k.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	// No kube-controller-manager here: the pods' service account by hand.
+	if _, err := kube.CoreV1().ServiceAccounts("default").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"runs", "crashes"} {
+		d := &appsv1.Deployment{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name},
+			Spec: appsv1.DeploymentSpec{
+				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}},
+				Template: corev1.PodTemplateSpec{
+					ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": name}},
+					Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "example.com/" + name + ":v1"}}},
+				},
+			},
+		}
+		if _, err := kube.AppsV1().Deployments("default").Create(ctx, d, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// available returns the Deployment's Available condition once its
+	// status is for the current generation.
+	available := func(name string) (*appsv1.DeploymentCondition, error) {
+		d, err := kube.AppsV1().Deployments("default").Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range d.Status.Conditions {
+			if c.Type == appsv1.DeploymentAvailable && d.Status.ObservedGeneration == d.Generation {
+				return &c, nil
+			}
+		}
+		return nil, fmt.Errorf("%s: no Available condition for generation %d yet", name, d.Generation)
+	}
+	waitFor := func(name string, status corev1.ConditionStatus, reason string) {
+		t.Helper()
+		var last error
+		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+			c, err := available(name)
+			if c != nil {
+				err = fmt.Errorf("%s: Available=%s %s: %s", name, c.Status, c.Reason, c.Message)
+			}
+			last = err
+			return c != nil && c.Status == status && c.Reason == reason, nil
+		})
+		if err != nil {
+			t.Fatalf("waiting for %s Available=%s %s: %v", name, status, reason, last)
+		}
+	}
+
+	waitFor("runs", corev1.ConditionTrue, "MinimumReplicasAvailable")
+	waitFor("crashes", corev1.ConditionFalse, "CrashLoopBackOff")
+	c, _ := available("crashes")
+	if want := "webhook certificate expired"; c == nil || !strings.Contains(c.Message, want) {
+		t.Errorf("CrashLoopBackOff message %+v does not say %q", c, want)
+	}
+
+	// A change that does not touch the pod template syncs the Deployment
+	// again without a restart: still crash-looping, still unavailable.
+	if _, err := kube.AppsV1().Deployments("default").Patch(ctx, "crashes", types.MergePatchType,
+		[]byte(`{"metadata":{"labels":{"touched":"true"}}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for range 20 { // 2s: several syncs and at least one restart
+		if c, err := available("crashes"); err == nil && c.Status != corev1.ConditionFalse {
+			t.Fatalf("a crash-looping program's Deployment was reported available: %+v", c)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	waitFor("runs", corev1.ConditionTrue, "MinimumReplicasAvailable")
+}
