@@ -143,11 +143,17 @@ func Run(ctx context.Context, cfg *rest.Config, opts *Options) error {
 	if err := setupControllers(mgr, opts); err != nil {
 		return err
 	}
+	// Re-render agents when a Secret their HostingConfig references changes.
+	renders := addonhub.NewRenderTrigger(addonManager)
+	if err := addonhub.SetupCredentialsWatch(mgr, renders); err != nil {
+		return err
+	}
 	// Only the leader renders and registers agents.
 	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 		if err := addonManager.Start(ctx); err != nil {
 			return fmt.Errorf("add-on manager: %w", err)
 		}
+		renders.Started()
 		<-ctx.Done()
 		return nil
 	})); err != nil {

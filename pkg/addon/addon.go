@@ -3,6 +3,8 @@
 // pkg/addon/hub, the agent side in pkg/addon/agent; neither imports the other.
 package addon
 
+import "github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+
 const (
 	// Name is the add-on's name: the ClusterManagementAddOn, every
 	// ManagedClusterAddOn, and the lease the agent renews.
@@ -49,8 +51,92 @@ const (
 	// ConditionCAPIAgentProviders: whether the OpenShift Agent CAPI
 	// providers run as HostingConfig asks (pkg/capi).
 	ConditionCAPIAgentProviders = "CAPIAgentProviders"
+	// ConditionCAPIMigration: the migration of legacy hosted clusters to the
+	// private CAPI types (pkg/capi/migration), in Private mode. True while a
+	// migration runs, rolls back or waits (reasons Migrating, RollingBack);
+	// False when none is under way: MigrationFailed (naming each failed
+	// hosted cluster and why), Complete or NoneNeeded.
+	ConditionCAPIMigration = "CAPIMigration"
 	// ConditionHyperShiftOperatorInstalled: the HyperShift operator the agent
 	// installed is rolled out. The hub schedules hosted clusters only onto
 	// management clusters where it is True.
 	ConditionHyperShiftOperatorInstalled = "HyperShiftOperatorInstalled"
 )
+
+// Credentials a HostingConfig references on the hub (Secrets in its
+// namespace, which the agent cannot read). The hub copies each referenced key
+// into the agent's install namespace, as the Credential's Secret with the
+// data under CredentialsKey, in the add-on's ManifestWork; the agent copies
+// it on into the HyperShift operator's namespace. A reference the hub cannot
+// resolve is listed under CredentialProblemsKey in the HostingConfig
+// ConfigMap instead, and no copy is rendered.
+const (
+	// CredentialsKey is the key of the credentials in a copied Secret.
+	CredentialsKey = "credentials"
+	// CredentialsLabel marks the copied Secrets; its value is the
+	// Credential's Purpose.
+	CredentialsLabel = "hcpfleet.io/credentials"
+	// CredentialsSourceAnnotation says which hub Secret and key a copy
+	// holds: "<namespace>/<name>[<key>]".
+	CredentialsSourceAnnotation = "hcpfleet.io/credentials-source"
+	// CredentialProblemsKey (in HostingConfigMap) holds, as a JSON list of
+	// messages, the references the hub could not resolve. Absent when there
+	// are none.
+	CredentialProblemsKey = "credential-problems"
+)
+
+// Credential is one kind of credentials a HostingConfig can reference.
+type Credential struct {
+	// Purpose names it in labels and logs.
+	Purpose string
+	// Field is the reference's path in the HostingConfig, for messages.
+	Field string
+	// Secret is the copy's name in the agent's install namespace.
+	Secret string
+}
+
+// The credentials a HostingConfig can reference.
+var (
+	OIDCStorageCredentials = Credential{Purpose: "oidc-storage", Field: "spec.install.oidcStorage.credentialsSecret",
+		Secret: Name + "-oidc-storage-credentials"}
+	ExternalDNSCredentials = Credential{Purpose: "external-dns", Field: "spec.install.externalDNS.credentialsSecret",
+		Secret: Name + "-external-dns-credentials"}
+	PrivatePlatformCredentials = Credential{Purpose: "private-platform", Field: "spec.install.privatePlatform.aws.credentialsSecret",
+		Secret: Name + "-private-platform-credentials"}
+)
+
+// CredentialRef is a credentials reference of a HostingConfig spec.
+type CredentialRef struct {
+	Credential
+	// Name and Key of the Secret in the HostingConfig's namespace; Key is
+	// defaulted.
+	Name, Key string
+}
+
+// CredentialRefs returns the credentials the spec references, in a fixed
+// order. The private platform's are referenced only when its type is AWS, as
+// the operator uses them only then.
+func CredentialRefs(spec *v1alpha1.HostingConfigSpec) []CredentialRef {
+	if spec == nil || spec.Install == nil {
+		return nil
+	}
+	in := spec.Install
+	var out []CredentialRef
+	add := func(c Credential, ref v1alpha1.CredentialsSecretReference) {
+		key := ref.Key
+		if key == "" {
+			key = v1alpha1.DefaultCredentialsKey
+		}
+		out = append(out, CredentialRef{Credential: c, Name: ref.Name, Key: key})
+	}
+	if in.OIDCStorage != nil {
+		add(OIDCStorageCredentials, in.OIDCStorage.CredentialsSecret)
+	}
+	if in.ExternalDNS != nil {
+		add(ExternalDNSCredentials, in.ExternalDNS.CredentialsSecret)
+	}
+	if pp := in.PrivatePlatform; pp != nil && pp.Type == v1alpha1.PrivatePlatformAWS && pp.AWS != nil {
+		add(PrivatePlatformCredentials, pp.AWS.CredentialsSecret)
+	}
+	return out
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -32,6 +33,10 @@ type HostingConfig struct {
 	SpecHash string
 	// Spec is the HostingConfig spec as JSON, exactly as the hub holds it.
 	Spec json.RawMessage
+	// CredentialProblems are the credentials references of the spec the
+	// hub could not resolve (messages naming the hub Secret and key); the
+	// hub delivers copies of the others (addon.Credential).
+	CredentialProblems []string
 }
 
 // HostingConfigSource holds the current HostingConfig and tells subscribers
@@ -61,7 +66,8 @@ func (s *HostingConfigSource) Subscribe(ch chan<- event.GenericEvent) {
 
 func (s *HostingConfigSource) set(hc *HostingConfig, obj client.Object) {
 	s.mu.Lock()
-	changed := s.current == nil || hc == nil || s.current.SpecHash != hc.SpecHash || s.current.Source != hc.Source
+	changed := s.current == nil || hc == nil || s.current.SpecHash != hc.SpecHash || s.current.Source != hc.Source ||
+		!slices.Equal(s.current.CredentialProblems, hc.CredentialProblems)
 	s.current = hc
 	subs := append([]chan<- event.GenericEvent(nil), s.subscribers...)
 	s.mu.Unlock()
@@ -124,9 +130,16 @@ func parseHostingConfig(cm *corev1.ConfigMap) (*HostingConfig, error) {
 	if !json.Valid([]byte(spec)) {
 		return nil, fmt.Errorf("key %s is not valid JSON", addon.HostingConfigKey)
 	}
+	var problems []string
+	if p := cm.Data[addon.CredentialProblemsKey]; p != "" {
+		if err := json.Unmarshal([]byte(p), &problems); err != nil {
+			return nil, fmt.Errorf("key %s is not a JSON list of messages: %w", addon.CredentialProblemsKey, err)
+		}
+	}
 	return &HostingConfig{
-		Source:   cm.Data[addon.HostingConfigRefKey],
-		SpecHash: cm.Data[addon.HostingConfigHashKey],
-		Spec:     json.RawMessage(spec),
+		Source:             cm.Data[addon.HostingConfigRefKey],
+		SpecHash:           cm.Data[addon.HostingConfigHashKey],
+		Spec:               json.RawMessage(spec),
+		CredentialProblems: problems,
 	}, nil
 }

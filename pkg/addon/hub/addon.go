@@ -136,6 +136,9 @@ func (a *AgentAddon) values(ctx context.Context, cluster *clusterv1.ManagedClust
 		v.HostingConfigSpec = string(data)
 		v.HostingConfigHash = ref.DesiredConfig.SpecHash
 		v.HostingConfigSource = ref.DesiredConfig.Namespace + "/" + ref.DesiredConfig.Name
+		if v.Credentials, v.CredentialProblems, err = a.credentials(ctx, hc.GetNamespace(), v.HostingConfigSource, data); err != nil {
+			return AgentValues{}, err
+		}
 		if img, ok := spec["agentImage"].(string); ok && img != "" {
 			v.Image = img
 		}

@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
@@ -38,6 +39,20 @@ type AgentValues struct {
 	HostingConfigSource string
 	HostingConfigHash   string
 	HostingConfigSpec   string
+	// Credentials are the copies of the Secrets the HostingConfig
+	// references; CredentialProblems the references the hub could not
+	// resolve, as messages for the admin (the agent reports them).
+	Credentials        []CredentialCopy
+	CredentialProblems []string
+}
+
+// CredentialCopy is the content of one Secret key a HostingConfig
+// references, copied into the agent's install namespace.
+type CredentialCopy struct {
+	addon.Credential
+	// Source is "<namespace>/<name>[<key>]" of the Secret on the hub.
+	Source string
+	Data   []byte
 }
 
 // ContainerResources are resource requirements for the containers whose ID
@@ -130,7 +145,22 @@ func RenderAgent(v AgentValues) ([]runtime.Object, error) {
 		}
 		out = append(out, obj)
 	}
-	out = append(out, &corev1.ConfigMap{
+	// The credential copies come before the ConfigMap: the work agent applies
+	// manifests in order, so an agent that sees a new HostingConfig finds
+	// the credentials it references already updated.
+	for _, c := range v.Credentials {
+		out = append(out, &corev1.Secret{
+			TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+			ObjectMeta: metav1.ObjectMeta{
+				Name: c.Secret, Namespace: v.InstallNamespace,
+				Labels:      map[string]string{"app.kubernetes.io/part-of": addon.Name, addon.CredentialsLabel: c.Purpose},
+				Annotations: map[string]string{addon.CredentialsSourceAnnotation: c.Source},
+			},
+			Type: corev1.SecretTypeOpaque,
+			Data: map[string][]byte{addon.CredentialsKey: c.Data},
+		})
+	}
+	hostingConfig := &corev1.ConfigMap{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: metav1.ObjectMeta{Name: addon.HostingConfigMap, Namespace: v.InstallNamespace},
 		Data: map[string]string{
@@ -138,8 +168,15 @@ func RenderAgent(v AgentValues) ([]runtime.Object, error) {
 			addon.HostingConfigHashKey: v.HostingConfigHash,
 			addon.HostingConfigRefKey:  v.HostingConfigSource,
 		},
-	})
-	return out, nil
+	}
+	if len(v.CredentialProblems) > 0 {
+		problems, err := json.Marshal(v.CredentialProblems)
+		if err != nil {
+			return nil, err
+		}
+		hostingConfig.Data[addon.CredentialProblemsKey] = string(problems)
+	}
+	return append(out, hostingConfig), nil
 }
 
 func applyPodValues(spec *corev1.PodSpec, id string, v AgentValues) {

@@ -121,3 +121,47 @@ func contains(s []string, want string) bool {
 	}
 	return false
 }
+
+func TestRenderAgentCredentials(t *testing.T) {
+	v := values()
+	v.Credentials = []CredentialCopy{{Credential: addon.OIDCStorageCredentials, Source: "hcp-fleet/oidc[credentials]", Data: []byte("[default]\n")}}
+	v.CredentialProblems = []string{"spec.install.externalDNS.credentialsSecret of HostingConfig hcp-fleet/default: Secret hcp-fleet/dns does not exist on the hub"}
+	objs, err := RenderAgent(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secrets := find[*corev1.Secret](objs)
+	if len(secrets) != 1 {
+		t.Fatalf("want 1 credentials Secret, got %d", len(secrets))
+	}
+	s := secrets[0]
+	if s.Name != addon.OIDCStorageCredentials.Secret || s.Namespace != addon.DefaultInstallNamespace ||
+		string(s.Data[addon.CredentialsKey]) != "[default]\n" || len(s.Data) != 1 ||
+		s.Labels[addon.CredentialsLabel] != "oidc-storage" || s.Annotations[addon.CredentialsSourceAnnotation] != "hcp-fleet/oidc[credentials]" {
+		t.Errorf("credentials Secret: %+v", s)
+	}
+	// The copy is applied before the ConfigMap that references it.
+	secretAt, configMapAt := -1, -1
+	for i, o := range objs {
+		switch o.(type) {
+		case *corev1.Secret:
+			secretAt = i
+		case *corev1.ConfigMap:
+			configMapAt = i
+		}
+	}
+	if secretAt > configMapAt {
+		t.Errorf("the credentials Secret (#%d) comes after the HostingConfig ConfigMap (#%d)", secretAt, configMapAt)
+	}
+	cm := find[*corev1.ConfigMap](objs)[0]
+	if got, want := cm.Data[addon.CredentialProblemsKey], `["spec.install.externalDNS.credentialsSecret of HostingConfig hcp-fleet/default: Secret hcp-fleet/dns does not exist on the hub"]`; got != want {
+		t.Errorf("credential problems %q, want %q", got, want)
+	}
+
+	// Without problems the key is absent, so renders without credentials
+	// stay as they were.
+	objs, _ = RenderAgent(values())
+	if _, ok := find[*corev1.ConfigMap](objs)[0].Data[addon.CredentialProblemsKey]; ok || len(find[*corev1.Secret](objs)) != 0 {
+		t.Error("a render without credentials carries credential problems or Secrets")
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -91,6 +92,11 @@ func setup(mgr ctrl.Manager, env *agent.Env) error {
 		Watches(&appsv1.Deployment{}, toInstall, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
 			return o.GetNamespace() == Namespace
 		}))).
+		// The credentials the hub delivers into the agent's namespace.
+		Watches(&corev1.Secret{}, toInstall, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
+			_, credentials := o.GetLabels()[addon.CredentialsLabel]
+			return credentials && o.GetNamespace() == env.Options.AddonNamespace
+		}))).
 		Complete(r)
 }
 
@@ -107,10 +113,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		return reconcile.Result{}, r.report(ctx, metav1.ConditionFalse, "InvalidHostingConfig",
 			fmt.Sprintf("HostingConfig %s cannot be read: %v", hc.Source, err), nil)
 	}
-	install, err := Render(spec)
-	if err != nil {
-		return reconcile.Result{}, err
-	}
 	if deleting, err := r.env.AddonDeleting(ctx); err != nil || deleting {
 		// The pre-delete cleanup is removing the install; re-applying it
 		// would fight the cleanup.
@@ -118,7 +120,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	}
 
 	current := &appsv1.Deployment{}
-	err = r.client.Get(ctx, installKey.NamespacedName, current)
+	err := r.client.Get(ctx, installKey.NamespacedName, current)
 	switch {
 	case apierrors.IsNotFound(err):
 		current = nil
@@ -132,7 +134,24 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 				"Set spec.operator.adoptExisting in HostingConfig %s to let hcp-fleet take it over", Namespace, image(current), hc.Source), nil)
 	}
 
-	written, err := r.apply(ctx, install, spec)
+	creds, hold, err := r.credentials(ctx, hc, spec)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if hold != nil {
+		// Leave the install as it is: a partial one would start an operator
+		// whose credentials are missing. A Secret event requeues.
+		if current == nil || current.Labels[ManagedByLabel] != ManagedByValue {
+			return reconcile.Result{}, r.report(ctx, metav1.ConditionFalse, hold.Reason, hold.Message, nil, *hold)
+		}
+		return reconcile.Result{}, r.reportRollout(ctx, image(current), current, hc, *hold)
+	}
+	install, err := Render(spec, creds)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+
+	written, err := r.apply(ctx, install)
 	applyWrites.Add(float64(written))
 	if err != nil {
 		_ = r.report(ctx, metav1.ConditionFalse, "ApplyFailed", err.Error(), current)
@@ -144,15 +163,56 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 			return reconcile.Result{}, err
 		}
 	}
-	return reconcile.Result{}, r.reportRollout(ctx, install, current, hc)
+	return reconcile.Result{}, r.reportRollout(ctx, install.Image, current, hc)
+}
+
+// credentials collects the credentials the spec references from the copies
+// the hub delivers into the agent's namespace. A non-nil hold is the
+// condition (Degraded or Progressing) that says why the install must wait:
+// the hub could not resolve a reference (the admin must fix it on the hub),
+// or a copy has not arrived yet.
+func (r *Reconciler) credentials(ctx context.Context, hc *agent.HostingConfig, spec *v1alpha1.HostingConfigSpec) (Credentials, *metav1.Condition, error) {
+	if len(hc.CredentialProblems) > 0 {
+		return nil, &metav1.Condition{Type: ConditionDegraded, Status: metav1.ConditionTrue, Reason: "CredentialsUnavailable", Message: fmt.Sprintf(
+			"the hub cannot deliver the credentials the HostingConfig references: %s. The HyperShift operator install is left as it is until this is fixed on the hub",
+			strings.Join(hc.CredentialProblems, "; "))}, nil
+	}
+	hubNamespace, _, _ := strings.Cut(hc.Source, "/")
+	creds := Credentials{}
+	for _, ref := range addon.CredentialRefs(spec) {
+		wait := func(why string) (Credentials, *metav1.Condition, error) {
+			return nil, &metav1.Condition{Type: ConditionProgressing, Status: metav1.ConditionTrue, Reason: "WaitingForCredentials", Message: fmt.Sprintf(
+				"waiting for the hub to deliver Secret %s/%s, the copy of %s of HostingConfig %s (Secret %s/%s, key %s): %s",
+				r.env.Options.AddonNamespace, ref.Secret, ref.Field, hc.Source, hubNamespace, ref.Name, ref.Key, why)}, nil
+		}
+		copied := &corev1.Secret{}
+		err := r.client.Get(ctx, types.NamespacedName{Namespace: r.env.Options.AddonNamespace, Name: ref.Secret}, copied)
+		switch {
+		case apierrors.IsNotFound(err):
+			return wait("not there yet")
+		case err != nil:
+			return nil, nil, err
+		}
+		if src, want := copied.Annotations[addon.CredentialsSourceAnnotation], fmt.Sprintf("%s/%s[%s]", hubNamespace, ref.Name, ref.Key); src != want {
+			return wait(fmt.Sprintf("it still holds %s", src))
+		}
+		data, ok := copied.Data[addon.CredentialsKey]
+		if !ok {
+			return wait("it has no key " + addon.CredentialsKey)
+		}
+		creds[ref.Purpose] = data
+	}
+	return creds, nil, nil
 }
 
 // apply writes the objects whose applied hash differs from the desired one
 // and removes optional objects no longer desired. It returns how many
 // objects it wrote.
-func (r *Reconciler) apply(ctx context.Context, install *Install, spec *v1alpha1.HostingConfigSpec) (int, error) {
+func (r *Reconciler) apply(ctx context.Context, install *Install) (int, error) {
 	written := 0
+	desired := map[string]bool{}
 	for _, obj := range install.Objects {
+		desired[ObjectKey(obj)] = true
 		live := &metav1.PartialObjectMetadata{}
 		live.SetGroupVersionKind(obj.GroupVersionKind())
 		err := r.reader.Get(ctx, client.ObjectKeyFromObject(obj), live)
@@ -169,21 +229,53 @@ func (r *Reconciler) apply(ctx context.Context, install *Install, spec *v1alpha1
 		}
 		written++
 	}
-	if spec.Install == nil || spec.Install.ExternalDNS == nil {
-		dns := &appsv1.Deployment{}
-		err := r.client.Get(ctx, types.NamespacedName{Namespace: Namespace, Name: "external-dns"}, dns)
-		if err == nil && dns.Labels[ManagedByLabel] == ManagedByValue {
-			if err := r.client.Delete(ctx, dns); client.IgnoreNotFound(err) != nil {
-				return written, err
+	// Optional objects no longer desired: external-dns, and credentials the
+	// HostingConfig no longer references.
+	optional := []*metav1.PartialObjectMetadata{deploymentMeta("external-dns")}
+	for _, name := range sortedValues(credentialSecrets) {
+		optional = append(optional, secretMeta(name))
+	}
+	for _, obj := range optional {
+		if desired[obj.Kind+" "+Namespace+"/"+obj.Name] {
+			continue
+		}
+		err := r.reader.Get(ctx, client.ObjectKeyFromObject(obj), obj)
+		if err == nil && obj.Labels[ManagedByLabel] == ManagedByValue {
+			if err := r.client.Delete(ctx, obj); client.IgnoreNotFound(err) != nil {
+				return written, fmt.Errorf("deleting %s %s/%s: %w", obj.Kind, Namespace, obj.Name, err)
 			}
 			written++
+		} else if client.IgnoreNotFound(err) != nil {
+			return written, fmt.Errorf("reading %s %s/%s: %w", obj.Kind, Namespace, obj.Name, err)
 		}
 	}
 	return written, nil
 }
 
-// reportRollout reports the operator Deployment's rollout.
-func (r *Reconciler) reportRollout(ctx context.Context, install *Install, d *appsv1.Deployment, hc *agent.HostingConfig) error {
+func deploymentMeta(name string) *metav1.PartialObjectMetadata {
+	m := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: name}}
+	m.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind("Deployment"))
+	return m
+}
+
+func secretMeta(name string) *metav1.PartialObjectMetadata {
+	m := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: name}}
+	m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
+	return m
+}
+
+func sortedValues(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for _, v := range m {
+		out = append(out, v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// reportRollout reports the rollout of the operator Deployment (of image);
+// overrides replace the Progressing or Degraded condition it implies.
+func (r *Reconciler) reportRollout(ctx context.Context, img string, d *appsv1.Deployment, hc *agent.HostingConfig, overrides ...metav1.Condition) error {
 	replicas := int32(1)
 	if d.Spec.Replicas != nil {
 		replicas = *d.Spec.Replicas
@@ -193,19 +285,20 @@ func (r *Reconciler) reportRollout(ctx context.Context, install *Install, d *app
 	case st.ObservedGeneration < d.Generation || st.UpdatedReplicas < replicas:
 		operatorAvailable.Set(0)
 		return r.report(ctx, metav1.ConditionFalse, "RollingOut", fmt.Sprintf("rolling out HyperShift operator %s (version %s): %d/%d replicas updated",
-			install.Image, version(install.Image), st.UpdatedReplicas, replicas), d)
+			img, version(img), st.UpdatedReplicas, replicas), d, overrides...)
 	case st.AvailableReplicas < replicas:
 		operatorAvailable.Set(0)
 		return r.report(ctx, metav1.ConditionFalse, "WaitingForAvailability", fmt.Sprintf("HyperShift operator %s (version %s): %d/%d replicas available%s",
-			install.Image, version(install.Image), st.AvailableReplicas, replicas, deploymentProblem(d)), d)
+			img, version(img), st.AvailableReplicas, replicas, deploymentProblem(d)), d, overrides...)
 	}
 	operatorAvailable.Set(1)
 	return r.report(ctx, metav1.ConditionTrue, "Installed", fmt.Sprintf("HyperShift operator %s (version %s) is installed and available in namespace %s (HostingConfig %s)",
-		install.Image, version(install.Image), Namespace, hc.Source), d)
+		img, version(img), Namespace, hc.Source), d, overrides...)
 }
 
-// report sets the three operator conditions from one state.
-func (r *Reconciler) report(ctx context.Context, installed metav1.ConditionStatus, reason, message string, d *appsv1.Deployment) error {
+// report sets the three operator conditions from one state; overrides
+// replace the Progressing or Degraded condition the state implies.
+func (r *Reconciler) report(ctx context.Context, installed metav1.ConditionStatus, reason, message string, d *appsv1.Deployment, overrides ...metav1.Condition) error {
 	progressing := metav1.Condition{Type: ConditionProgressing, Status: metav1.ConditionFalse, Reason: "AsExpected", Message: "no rollout in progress"}
 	degraded := metav1.Condition{Type: ConditionDegraded, Status: metav1.ConditionFalse, Reason: "AsExpected", Message: "the HyperShift operator is healthy"}
 	switch reason {
@@ -218,6 +311,14 @@ func (r *Reconciler) report(ctx context.Context, installed metav1.ConditionStatu
 		degraded = metav1.Condition{Type: ConditionDegraded, Status: metav1.ConditionTrue, Reason: reason, Message: message}
 	case "ForeignInstall", "WaitingForHostingConfig":
 		degraded.Message = "the agent does not manage a HyperShift operator here: " + message
+	}
+	for _, o := range overrides {
+		switch o.Type {
+		case ConditionProgressing:
+			progressing = o
+		case ConditionDegraded:
+			degraded = o
+		}
 	}
 	return r.reporter.Set(ctx, metav1.Condition{Type: ConditionInstalled, Status: installed, Reason: reason, Message: message}, progressing, degraded)
 }
@@ -279,7 +380,7 @@ func Cleanup(ctx context.Context, env *agent.Env) error {
 			"%d HostedClusters still run on this cluster (%s): delete them, or their HostedClusterDeployments on the hub, before disabling the add-on",
 			len(names), strings.Join(names, ", "))}
 	}
-	install, err := Render(&v1alpha1.HostingConfigSpec{Install: &v1alpha1.InstallOptions{ExternalDNS: &v1alpha1.ExternalDNSConfig{}}})
+	install, err := Render(everything())
 	if err != nil {
 		return err
 	}
@@ -294,6 +395,24 @@ func Cleanup(ctx context.Context, env *agent.Env) error {
 		}
 	}
 	return nil
+}
+
+// everything is the spec and credentials of the largest install, whose
+// objects Cleanup removes: every optional part (external-dns, every
+// credentials Secret) included.
+func everything() (*v1alpha1.HostingConfigSpec, Credentials) {
+	ref := v1alpha1.CredentialsSecretReference{Name: "any"}
+	spec := &v1alpha1.HostingConfigSpec{Install: &v1alpha1.InstallOptions{
+		OIDCStorage: &v1alpha1.OIDCStorageS3{CredentialsSecret: ref},
+		ExternalDNS: &v1alpha1.ExternalDNSConfig{CredentialsSecret: ref},
+		PrivatePlatform: &v1alpha1.PrivatePlatformConfig{Type: v1alpha1.PrivatePlatformAWS,
+			AWS: &v1alpha1.AWSPrivatePlatform{CredentialsSecret: ref}},
+	}}
+	creds := Credentials{}
+	for purpose := range credentialSecrets {
+		creds[purpose] = nil
+	}
+	return spec, creds
 }
 
 // deleteInstall deletes every object of the install that carries our label,

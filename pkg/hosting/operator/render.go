@@ -13,6 +13,9 @@
 //     binding (cluster-wide: it manages hosted control-plane namespaces) and a
 //     Role for its leader-election lease;
 //   - the PriorityClasses hosted control planes are scheduled with;
+//   - the credentials the HostingConfig references (OIDC S3 storage,
+//     private platform, external-dns), which the hub delivers to the
+//     agent's namespace, copied into Secrets in the operator's namespace;
 //   - the operator Deployment (image, IMAGE_* overrides, OIDC S3 storage,
 //     private platform) and its metrics Service;
 //   - external-dns when configured.
@@ -46,6 +49,7 @@ import (
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/manifests"
+	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 )
 
 const (
@@ -79,6 +83,14 @@ const (
 	PrivatePlatformCredentialsSecret = "hypershift-operator-aws-credentials"
 	ExternalDNSCredentialsSecret     = "external-dns-credentials"
 
+	// CredentialsHashAnnotation on a pod template is the hash of the
+	// credentials its pods mount: new credentials roll the pods, which read
+	// them at start.
+	CredentialsHashAnnotation = "hcpfleet.io/credentials-hash"
+	// CredentialsKey is the key of the credentials file in the Secrets the
+	// operator and external-dns mount.
+	CredentialsKey = "credentials"
+
 	// SupportedVersionsConfigMap is where the running operator publishes the
 	// OpenShift releases it supports (key "supported-versions", JSON
 	// {"versions":[...]}).
@@ -99,6 +111,19 @@ var priorityClasses = []struct {
 	{"hypershift-operator", 100003000, nil, "This priority class is used for hypershift operator pods."},
 }
 
+// Credentials are the contents of the credentials files the HostingConfig
+// references, by addon.Credential Purpose, as the hub delivered them to the
+// agent's namespace.
+type Credentials map[string][]byte
+
+// credentialSecrets are the Secrets in the operator's namespace the
+// credentials are copied into, by Purpose.
+var credentialSecrets = map[string]string{
+	addon.OIDCStorageCredentials.Purpose:     OIDCCredentialsSecret,
+	addon.PrivatePlatformCredentials.Purpose: PrivatePlatformCredentialsSecret,
+	addon.ExternalDNSCredentials.Purpose:     ExternalDNSCredentialsSecret,
+}
+
 // Install is the rendered install: the objects in apply order, each carrying
 // the hash of its desired content.
 type Install struct {
@@ -107,9 +132,11 @@ type Install struct {
 	Image string
 }
 
-// Render computes the install for a HostingConfig spec. It is a pure
-// function: the same spec always gives the same objects and hashes.
-func Render(spec *v1alpha1.HostingConfigSpec) (*Install, error) {
+// Render computes the install for a HostingConfig spec and the credentials
+// it references (every one addon.CredentialRefs lists must be in creds). It
+// is a pure function: the same input always gives the same objects and
+// hashes.
+func Render(spec *v1alpha1.HostingConfigSpec, creds Credentials) (*Install, error) {
 	if spec == nil {
 		spec = &v1alpha1.HostingConfigSpec{}
 	}
@@ -156,13 +183,27 @@ func Render(spec *v1alpha1.HostingConfigSpec) (*Install, error) {
 			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: ServiceAccountName, Namespace: Namespace}},
 		},
 	)
+	// The credentials, before the Deployments that mount them.
+	for _, ref := range addon.CredentialRefs(spec) {
+		data, ok := creds[ref.Purpose]
+		if !ok {
+			return nil, fmt.Errorf("%s: no %s credentials to install", ref.Field, ref.Purpose)
+		}
+		objs = append(objs, &corev1.Secret{
+			TypeMeta:   typeMeta("v1", "Secret"),
+			ObjectMeta: metav1.ObjectMeta{Name: credentialSecrets[ref.Purpose], Namespace: Namespace},
+			Type:       corev1.SecretTypeOpaque,
+			Data:       map[string][]byte{CredentialsKey: data},
+		})
+	}
 	for _, pc := range priorityClasses {
 		objs = append(objs, &schedulingv1.PriorityClass{
 			TypeMeta: typeMeta("scheduling.k8s.io/v1", "PriorityClass"), ObjectMeta: metav1.ObjectMeta{Name: pc.name},
 			Value: pc.value, Description: pc.desc, PreemptionPolicy: pc.preemption,
 		})
 	}
-	objs = append(objs, operatorDeployment(image, overrides, install), &corev1.Service{
+	operatorCreds := credentialsHash(creds, addon.OIDCStorageCredentials, addon.PrivatePlatformCredentials)
+	objs = append(objs, operatorDeployment(image, overrides, install, operatorCreds), &corev1.Service{
 		TypeMeta:   typeMeta("v1", "Service"),
 		ObjectMeta: metav1.ObjectMeta{Name: DeploymentName, Namespace: Namespace, Labels: map[string]string{"name": DeploymentName}},
 		Spec: corev1.ServiceSpec{
@@ -174,7 +215,7 @@ func Render(spec *v1alpha1.HostingConfigSpec) (*Install, error) {
 		},
 	})
 	if dns := install.ExternalDNS; dns != nil {
-		objs = append(objs, externalDNSObjects(dns)...)
+		objs = append(objs, externalDNSObjects(dns, credentialsHash(creds, addon.ExternalDNSCredentials))...)
 	}
 
 	out := &Install{Image: image}
@@ -239,7 +280,34 @@ func operatorClusterRole() *rbacv1.ClusterRole {
 	}
 }
 
-func operatorDeployment(image string, overrides map[string]v1alpha1.ImagePullSpec, install v1alpha1.InstallOptions) *appsv1.Deployment {
+// credentialsHash hashes the credentials of the given kinds, or is "" when
+// creds holds none of them.
+func credentialsHash(creds Credentials, kinds ...addon.Credential) string {
+	h := sha256.New()
+	found := false
+	for _, k := range kinds {
+		if data, ok := creds[k.Purpose]; ok {
+			found = true
+			_, _ = fmt.Fprintf(h, "%s:%d:", k.Purpose, len(data))
+			h.Write(data)
+		}
+	}
+	if !found {
+		return ""
+	}
+	return hex.EncodeToString(h.Sum(nil)[:12])
+}
+
+// podAnnotations are the pod template's annotations: the credentials hash,
+// when its pods mount credentials.
+func podAnnotations(credsHash string) map[string]string {
+	if credsHash == "" {
+		return nil
+	}
+	return map[string]string{CredentialsHashAnnotation: credsHash}
+}
+
+func operatorDeployment(image string, overrides map[string]v1alpha1.ImagePullSpec, install v1alpha1.InstallOptions, credsHash string) *appsv1.Deployment {
 	platform := "None"
 	if pp := install.PrivatePlatform; pp != nil && pp.Type != "" {
 		platform = string(pp.Type)
@@ -287,7 +355,7 @@ func operatorDeployment(image string, overrides map[string]v1alpha1.ImagePullSpe
 			Replicas: ptr.To[int32](1),
 			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"name": DeploymentName}},
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: podAnnotations(credsHash)},
 				Spec: corev1.PodSpec{
 					ServiceAccountName: ServiceAccountName,
 					PriorityClassName:  "hypershift-operator",
@@ -325,7 +393,7 @@ func operatorDeployment(image string, overrides map[string]v1alpha1.ImagePullSpe
 
 // externalDNSObjects: external-dns with its own identity, which may only
 // read the routes and services it publishes.
-func externalDNSObjects(dns *v1alpha1.ExternalDNSConfig) []runtime.Object {
+func externalDNSObjects(dns *v1alpha1.ExternalDNSConfig, credsHash string) []runtime.Object {
 	args := []string{
 		"--source=service", "--source=openshift-route",
 		"--domain-filter=" + dns.DomainFilter,
@@ -367,7 +435,7 @@ func externalDNSObjects(dns *v1alpha1.ExternalDNSConfig) []runtime.Object {
 				Replicas: ptr.To[int32](1),
 				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"name": "external-dns"}},
 				Template: corev1.PodTemplateSpec{
-					ObjectMeta: metav1.ObjectMeta{Labels: labels},
+					ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: podAnnotations(credsHash)},
 					Spec: corev1.PodSpec{
 						ServiceAccountName: "external-dns",
 						PriorityClassName:  "hypershift-operator",

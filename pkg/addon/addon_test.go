@@ -1,0 +1,38 @@
+package addon
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+)
+
+func TestCredentialRefs(t *testing.T) {
+	ref := func(name, key string) v1alpha1.CredentialsSecretReference {
+		return v1alpha1.CredentialsSecretReference{Name: name, Key: key}
+	}
+	for _, tc := range []struct {
+		name string
+		spec *v1alpha1.HostingConfigSpec
+		want []CredentialRef
+	}{
+		{"nil spec", nil, nil},
+		{"no install options", &v1alpha1.HostingConfigSpec{}, nil},
+		{"all three, key defaulted", &v1alpha1.HostingConfigSpec{Install: &v1alpha1.InstallOptions{
+			PrivatePlatform: &v1alpha1.PrivatePlatformConfig{Type: v1alpha1.PrivatePlatformAWS, AWS: &v1alpha1.AWSPrivatePlatform{CredentialsSecret: ref("aws", "")}},
+			ExternalDNS:     &v1alpha1.ExternalDNSConfig{CredentialsSecret: ref("dns", "azure.json")},
+			OIDCStorage:     &v1alpha1.OIDCStorageS3{CredentialsSecret: ref("oidc", "")},
+		}}, []CredentialRef{
+			{OIDCStorageCredentials, "oidc", "credentials"},
+			{ExternalDNSCredentials, "dns", "azure.json"},
+			{PrivatePlatformCredentials, "aws", "credentials"},
+		}},
+		{"private platform None uses no credentials", &v1alpha1.HostingConfigSpec{Install: &v1alpha1.InstallOptions{
+			PrivatePlatform: &v1alpha1.PrivatePlatformConfig{Type: v1alpha1.PrivatePlatformNone},
+		}}, nil},
+	} {
+		if got := CredentialRefs(tc.spec); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: CredentialRefs = %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+}
