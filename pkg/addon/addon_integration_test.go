@@ -254,6 +254,13 @@ func TestAddOnLifecycle(t *testing.T) {
 			{authorizationv1.ResourceAttributes{Namespace: "kube-system", Verb: "delete", Resource: "secrets", Name: "bootstrap-token-abcdef"}, false},
 			{authorizationv1.ResourceAttributes{Namespace: addon.DefaultInstallNamespace, Verb: "delete", Resource: "secrets", Name: addon.HubKubeconfigSecret}, false},
 			{authorizationv1.ResourceAttributes{Verb: "create", Group: "cluster.open-cluster-management.io", Resource: "clusterclaims"}, true},
+			// The CAPI migration lists only a fixed set of kinds for objects
+			// CAPI objects own (Secrets, ConfigMaps, the Agent provider's),
+			// never every resource of the shared management cluster.
+			{authorizationv1.ResourceAttributes{Namespace: "clusters-hc1", Verb: "list", Resource: "persistentvolumeclaims"}, false},
+			{authorizationv1.ResourceAttributes{Verb: "list", Group: "route.openshift.io", Resource: "routes"}, false},
+			{authorizationv1.ResourceAttributes{Namespace: "clusters-hc1", Verb: "list", Group: "kubevirt.io", Resource: "virtualmachines"}, false},
+			{authorizationv1.ResourceAttributes{Namespace: "clusters-hc1", Verb: "list", Group: "capi-provider.agent-install.openshift.io", Resource: "agentmachines"}, true},
 		} {
 			sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{User: sa, ResourceAttributes: &tc.attrs}}
 			got, err := c.spokeKube["cluster-1"].AuthorizationV1().SubjectAccessReviews().Create(ctx, sar, metav1.CreateOptions{})

@@ -27,6 +27,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/kubeletsim"
 	"github.com/hcp-fleet/hcp-fleet/manifests"
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
+	"github.com/hcp-fleet/hcp-fleet/pkg/capi/proxy"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/operator"
 )
 
@@ -113,6 +114,12 @@ func Start(fleet *localfleet.Fleet, opts Options) (*Product, error) {
 		// The local fleet gives every in-process program the same network
 		// namespace: no fixed ports.
 		kubeletsim.Repository(AgentImage): func(ctx context.Context, args []string) error {
+			if len(args) > 0 && args[0] == proxy.SidecarCommand {
+				// The CAPI API proxy sidecar the migration adds to CAPI
+				// workloads (the agent's image): a free loopback port
+				// instead of its pod's own 127.0.0.1:8080.
+				return agentapp.Main(ctx, append(args, "--listen=127.0.0.1:0"), os.Stderr)
+			}
 			args = append(args, "--metrics-bind-address=0", "--health-probe-bind-address=0", "--credential-poll-period=1s")
 			return agentapp.Main(ctx, args, os.Stderr)
 		},

@@ -51,6 +51,21 @@ type Feature struct {
 	// Cleanup undoes what the feature did on the management cluster; it runs
 	// in the add-on's pre-delete hook. An error says why it cannot (yet).
 	Cleanup func(ctx context.Context, env *Env) error
+	// Commands are subcommands of the agent binary the feature brings, beside
+	// run and cleanup: entry points of helpers that run the agent's own image
+	// in other pods (e.g. the CAPI API proxy sidecar).
+	Commands []Command
+}
+
+// Command is a subcommand of the agent binary. It parses its own flags; none
+// of the agent's apply.
+type Command struct {
+	// Name is the first argument that selects it.
+	Name string
+	// Summary is one line for the agent's usage text.
+	Summary string
+	// Main runs it with the arguments after the name.
+	Main func(ctx context.Context, args []string, stderr io.Writer) error
 }
 
 // Env is what a feature gets from the runtime.
@@ -96,8 +111,20 @@ func init() {
 	utilruntime.Must(clientgoscheme.AddToScheme(Scheme))
 }
 
-// Main is the agent's command line: `run` (the default) or `cleanup`.
+// Main is the agent's command line: `run` (the default), `cleanup`, or a
+// feature's Command.
 func Main(ctx context.Context, args []string, stderr io.Writer, features ...Feature) error {
+	var extra []Command
+	for _, f := range features {
+		extra = append(extra, f.Commands...)
+	}
+	if len(args) > 0 {
+		for _, c := range extra {
+			if args[0] == c.Name {
+				return c.Main(ctx, args[1:], stderr)
+			}
+		}
+	}
 	cmd := "run"
 	if len(args) > 0 && (args[0] == "run" || args[0] == "cleanup") {
 		cmd, args = args[0], args[1:]
@@ -110,9 +137,11 @@ func Main(ctx context.Context, args []string, stderr io.Writer, features ...Feat
 Usage:
   hcp-fleet-agent [run] [flags]   run the agent (default)
   hcp-fleet-agent cleanup [flags] undo everything the agent did on this cluster (the add-on's pre-delete hook)
-
-Flags:
 `)
+		for _, c := range extra {
+			_, _ = fmt.Fprintf(stderr, "  hcp-fleet-agent %s [flags]  %s (see its --help)\n", c.Name, c.Summary)
+		}
+		_, _ = fmt.Fprintf(stderr, "\nFlags of run and cleanup:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

@@ -132,11 +132,13 @@ func inFamily(crdName string) bool {
 const agentInfraGroup = "capi-provider.agent-install.openshift.io"
 
 // relevant reports whether the feature looks at a CRD: one it may install
-// (CAPI family, Agent infrastructure provider) or one the agent providers
-// need.
+// (CAPI family, Agent infrastructure provider), one the agent providers
+// need, or HyperShift's HostedCluster CRD (the migration watches
+// HostedClusters).
 func relevant(crdName string) bool {
 	_, group, _ := strings.Cut(crdName, ".")
-	return inFamily(crdName) || group == agentInfraGroup || slices.Contains(providerPrerequisites(ProviderSet{Bootstrap: true, ControlPlane: true}), crdName)
+	return inFamily(crdName) || group == agentInfraGroup || crdName == hostedClusterCRD ||
+		slices.Contains(providerPrerequisites(ProviderSet{Bootstrap: true, ControlPlane: true}), crdName)
 }
 
 // providerPrerequisites are the CRDs the agent providers read and write that

@@ -35,6 +35,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon/agent"
 	"github.com/hcp-fleet/hcp-fleet/pkg/capi/agentbootstrap"
 	"github.com/hcp-fleet/hcp-fleet/pkg/capi/crds"
+	"github.com/hcp-fleet/hcp-fleet/pkg/capi/proxy"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/operator"
 )
 
@@ -64,6 +65,9 @@ type Options struct {
 	// SyncTimeout bounds how long the providers' watches may take to sync
 	// before the providers are reported as failed (default 1 minute).
 	SyncTimeout time.Duration
+	// Migration shortens the migration controller's waits (zero: its
+	// defaults).
+	Migration migrationTiming
 }
 
 // Feature is the CAPI feature of the agent.
@@ -75,17 +79,25 @@ func Feature(opts Options) agent.Feature {
 		Name:    Name,
 		Setup:   func(mgr ctrl.Manager, env *agent.Env) error { return setup(mgr, env, opts) },
 		Cleanup: Cleanup,
+		// The sidecar the migration adds to CAPI workloads runs the agent's
+		// image with this subcommand.
+		Commands: []agent.Command{{
+			Name:    proxy.SidecarCommand,
+			Summary: "serve the CAPI API proxy (standard CAPI groups onto the private CRDs): the sidecar of migrated CAPI workloads",
+			Main:    proxy.Main,
+		}},
 	}
 }
 
 // reconciler keeps the CAPI CRDs and the agent providers as the
 // HostingConfig asks. It handles one request: the management cluster.
 type reconciler struct {
-	cache     client.Reader // CRD metadata only
-	direct    client.Client // uncached: full CRDs are read one by one and never cached
-	env       *agent.Env
-	reporter  *agent.Reporter
-	providers *providerRunner
+	cache      client.Reader // CRD metadata only
+	direct     client.Client // uncached: full CRDs are read one by one and never cached
+	env        *agent.Env
+	reporter   *agent.Reporter
+	providers  *providerRunner
+	migrations *migrationRunner
 }
 
 var clusterKey = reconcile.Request{NamespacedName: types.NamespacedName{Name: "capi"}}
@@ -101,7 +113,11 @@ func setup(mgr ctrl.Manager, env *agent.Env, opts Options) error {
 	if err != nil {
 		return err
 	}
-	r := &reconciler{cache: mgr.GetClient(), direct: direct, env: env, reporter: env.Reporter(Name), providers: runner}
+	migrations := newMigrationRunner(env, direct, opts.Migration)
+	if err := mgr.Add(migrations); err != nil {
+		return err
+	}
+	r := &reconciler{cache: mgr.GetClient(), direct: direct, env: env, reporter: env.Reporter(Name), providers: runner, migrations: migrations}
 	toCluster := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
 		return []reconcile.Request{clusterKey}
 	})
@@ -137,6 +153,7 @@ func (r *reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		// and install nothing, so as not to fight it.
 		if deleting {
 			r.providers.stop()
+			r.migrations.stop()
 		}
 		return reconcile.Result{}, err
 	}
@@ -149,6 +166,8 @@ func (r *reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 			return reconcile.Result{}, err
 		}
 		r.providers.stop()
+		// Its hosted clusters are its own to migrate, too.
+		r.migrations.idle("ForeignHyperShiftOperator", "hcp-fleet migrates no hosted clusters next to a HyperShift operator it does not manage: "+foreign)
 		return reconcile.Result{}, r.reporter.Set(ctx, metav1.Condition{Type: ConditionTypes, Status: metav1.ConditionFalse,
 			Reason: "ForeignHyperShiftOperator", Message: foreign})
 	}
@@ -166,6 +185,9 @@ func (r *reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	if err := r.reporter.Set(ctx, d.Condition(0)); err != nil {
 		return reconcile.Result{}, err
 	}
+	// Private mode: legacy hosted clusters move to the private CRDs just
+	// installed. The condition is reported as the migration progresses.
+	migrationRequeue := r.migrations.ensure(ctx, d, live)
 
 	if prereqs := providerPrerequisites(settings.Providers); len(prereqs) > 0 && len(missing(prereqs, live)) == 0 {
 		// Just installed (by MCE, say): the providers' watches need them
@@ -173,6 +195,9 @@ func (r *reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		_ = crds.WaitEstablished(ctx, r.direct, prereqs, 30*time.Second)
 	}
 	cond, requeueAfter := r.providers.ensure(ctx, settings.Providers, d, live)
+	if migrationRequeue > 0 && (requeueAfter == 0 || migrationRequeue < requeueAfter) {
+		requeueAfter = migrationRequeue
+	}
 	return reconcile.Result{RequeueAfter: requeueAfter}, r.reporter.Set(ctx, cond)
 }
 

@@ -222,8 +222,14 @@ func TestCAPIFeature(t *testing.T) {
 	})
 
 	t.Run("Auto beside the platform's standard CRDs: private CRDs, theirs untouched", func(t *testing.T) {
-		c := hub.condition(t, "cluster-2", feature.ConditionTypes, metav1.ConditionTrue, "Private", "owned by clusterctl (cluster-api) at v1beta1")
+		c := hub.condition(t, "cluster-2", feature.ConditionTypes, metav1.ConditionTrue, "Private", "")
 		t.Logf("cluster-2: %s", c.Message)
+		// The first decision names the platform's CRDs; any later reconcile
+		// (a CRD event, say HyperShift's) keeps the private install and says
+		// so instead.
+		if !strings.Contains(c.Message, "owned by clusterctl (cluster-api) at v1beta1") && !strings.Contains(c.Message, "a private install stays private") {
+			t.Errorf("cluster-2 CAPITypes message %q", c.Message)
+		}
 		m := crd(t, spoke2, "machines.cluster.hypershift.openshift.io")
 		if m.Labels[crds.ModeLabel] != "private" || !crds.IsOurs(m) {
 			t.Errorf("machines.cluster.hypershift.openshift.io labels %v", m.Labels)
@@ -369,6 +375,10 @@ func TestCAPIFeature(t *testing.T) {
 		}
 		// The CRDs and the objects stay: turning a provider off deletes nothing.
 		crd(t, spoke1, "openshiftassistedconfigs.bootstrap.cluster.x-k8s.io")
+	})
+
+	t.Run("Private mode migrates legacy hosted clusters and reports CAPIMigration", func(t *testing.T) {
+		testPrivateModeMigration(t, hub, "cluster-1")
 	})
 
 	t.Run("cleanup refuses while CAPI objects exist, then removes only our CRDs", func(t *testing.T) {

@@ -42,6 +42,10 @@ type Options struct {
 	// OnProgress, if set, is called with every progress change (for example
 	// (*Tracker).Record).
 	OnProgress func(Progress)
+	// OnForget, if set, is called when a HostedCluster is no longer the
+	// controller's concern: deleted, or its annotations no longer ask for
+	// anything (for example (*Tracker).Forget).
+	OnForget func(types.NamespacedName)
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -77,8 +81,9 @@ func (o Options) withDefaults() (Options, error) {
 //   - RBAC (cluster-wide): HostedClusters get/list/watch/patch; in control-plane
 //     namespaces: the standard and private CAPI groups (all verbs, status
 //     subresources), Deployments get/list/update/patch, Pods list,
-//     ConfigMaps get/create/update/delete, and list/patch on every namespaced
-//     resource that may carry an ownerReference to a CAPI object (referrers).
+//     ConfigMaps get/create/update/delete, and list/patch on the referrer
+//     kinds (IsReferrerResource: Secrets, ConfigMaps, the Agent provider's
+//     group) — never list on every resource.
 //   - One instance (leader election) and one worker: migrations run one
 //     hosted cluster at a time.
 //
@@ -131,15 +136,26 @@ func (r *reconciler) report(hc types.NamespacedName, phase Phase, step Step, rea
 	}
 }
 
+func (r *reconciler) forget(hc types.NamespacedName) {
+	if r.opts.OnForget != nil {
+		r.opts.OnForget(hc)
+	}
+}
+
 // Reconcile takes one HostedCluster one step further.
 func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	hc := &metav1.PartialObjectMetadata{}
 	hc.SetGroupVersionKind(HostedClusterGVK)
 	if err := r.reader.Get(ctx, req.NamespacedName, hc); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.forget(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	ns := ControlPlaneNamespace(hc.Namespace, hc.Name)
 	switch Classify(hc.Annotations, hc.DeletionTimestamp != nil) {
+	case Ignore:
+		r.forget(req.NamespacedName)
 	case Migrated:
 		r.report(req.NamespacedName, PhaseMigrated, "", "")
 		return ctrl.Result{}, r.deleteIfExists(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: stateConfigMapName, Namespace: ns}})
@@ -528,10 +544,10 @@ func sameMeta(a, b *unstructured.Unstructured) bool {
 		slices.Equal(a.GetFinalizers(), b.GetFinalizers()) && equality.Semantic.DeepEqual(a.GetOwnerReferences(), b.GetOwnerReferences())
 }
 
-// editReferrers applies an ownerReference edit to every referrer in ns,
-// with optimistic concurrency.
+// editReferrers applies an ownerReference edit to every referrer in ns (the
+// fixed referrer kinds, metadata only), with optimistic concurrency.
 func (r *reconciler) editReferrers(ctx context.Context, ns string, k *kinds, edit func([]metav1.OwnerReference) ([]metav1.OwnerReference, bool)) error {
-	objs, err := listAll(ctx, r.reader, ns, k.referrers)
+	objs, err := listMeta(ctx, r.reader, ns, k.referrers)
 	if err != nil {
 		return err
 	}
@@ -545,7 +561,7 @@ func (r *reconciler) editReferrers(ctx context.Context, ns string, k *kinds, edi
 			return err
 		}
 		if err := r.client.Patch(ctx, o, client.RawPatch(types.MergePatchType, b)); err != nil {
-			return fmt.Errorf("ownerReferences of %s: %w", keyOf(o), err)
+			return fmt.Errorf("ownerReferences of %s %s: %w", o.GroupVersionKind().GroupKind(), o.GetName(), err)
 		}
 	}
 	return nil

@@ -35,6 +35,33 @@ func TestClassify(t *testing.T) {
 	}
 }
 
+// TestReferrerKinds pins the fixed list of kinds the migration re-points
+// (and may list and patch): what carries CAPI ownerReferences in a HyperShift
+// control-plane namespace, and nothing else.
+func TestReferrerKinds(t *testing.T) {
+	for _, tc := range []struct {
+		group, resource string
+		want            bool
+	}{
+		{"", "secrets", true},
+		{"", "configmaps", true},
+		{"capi-provider.agent-install.openshift.io", "agentmachines", true},
+		{"capi-provider.agent-install.openshift.io", "agentclusters", true},
+		{"", "pods", false},
+		{"", "persistentvolumeclaims", false},
+		{"apps", "deployments", false},
+		{"route.openshift.io", "routes", false},
+		{"hypershift.openshift.io", "hostedcontrolplanes", false},
+		// CAPI groups are copied, not re-pointed.
+		{"cluster.x-k8s.io", "machines", false},
+		{"infrastructure.cluster.hypershift.openshift.io", "awsmachines", false},
+	} {
+		if got := IsReferrerResource(tc.group, tc.resource); got != tc.want {
+			t.Errorf("IsReferrerResource(%q, %q) = %v, want %v", tc.group, tc.resource, got, tc.want)
+		}
+	}
+}
+
 func ref(av, kind, name, uid string, controller bool) metav1.OwnerReference {
 	return metav1.OwnerReference{APIVersion: av, Kind: kind, Name: name, UID: types.UID(uid), Controller: ptr.To(controller), BlockOwnerDeletion: ptr.To(true)}
 }

@@ -28,7 +28,8 @@
 //     status (through the status subresource), labels, annotations,
 //     finalizers, and ownerReferences re-pointed at the owners' copies (new
 //     UIDs). Objects outside the CAPI groups that CAPI objects own
-//     ("referrers": AgentCluster, AgentMachines, Secrets, …) get a second,
+//     ("referrers", a fixed list of kinds, IsReferrerResource: the Agent
+//     provider's AgentCluster, AgentMachines, …, Secrets, ConfigMaps) get a second,
 //     non-controller ownerReference to the copy, so that whatever happens
 //     next they always have a live owner and the garbage collector never
 //     takes them.

@@ -17,11 +17,11 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
@@ -36,6 +36,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/manifests"
 	"github.com/hcp-fleet/hcp-fleet/pkg/capi/crds"
 	"github.com/hcp-fleet/hcp-fleet/pkg/capi/groups"
+	"github.com/hcp-fleet/hcp-fleet/pkg/capi/internal/legacyfixture"
 	"github.com/hcp-fleet/hcp-fleet/pkg/capi/internal/testenv"
 )
 
@@ -112,219 +113,29 @@ func (e *env) reconciler(c client.Client, opts Options) *reconciler {
 	return &reconciler{client: c, reader: e.c, disco: e.disco, opts: opts, now: time.Now}
 }
 
-// fixture is one hosted cluster: its HostedCluster (namespace "clusters") and
-// the CAPI object graph and HyperShift Deployments of its control-plane
-// namespace, as HyperShift with the Agent provider lays them down.
+// fixture is one hosted cluster (legacyfixture): its HostedCluster
+// (namespace "clusters") and the CAPI object graph and HyperShift
+// Deployments of its control-plane namespace, as HyperShift with the Agent
+// provider lays them down.
 type fixture struct {
 	hc types.NamespacedName
 	ns string
 }
 
 func u(apiVersion, kind, name string, obj map[string]any) *unstructured.Unstructured {
-	o := &unstructured.Unstructured{Object: obj}
-	o.SetAPIVersion(apiVersion)
-	o.SetKind(kind)
-	o.SetName(name)
-	return o
+	return legacyfixture.Object(apiVersion, kind, name, obj)
 }
-
-func owner(o *unstructured.Unstructured, controller bool) metav1.OwnerReference {
-	return metav1.OwnerReference{APIVersion: o.GetAPIVersion(), Kind: o.GetKind(), Name: o.GetName(), UID: o.GetUID(), Controller: ptr.To(controller), BlockOwnerDeletion: ptr.To(true)}
-}
-
-const (
-	coreV    = "cluster.x-k8s.io/v1beta2"
-	agentV   = "capi-provider.agent-install.openshift.io/v1beta1"
-	agentGrp = "capi-provider.agent-install.openshift.io"
-)
 
 func (e *env) newFixture(t *testing.T, name string) fixture {
 	t.Helper()
-	ctx := context.Background()
-	f := fixture{hc: types.NamespacedName{Namespace: "clusters", Name: name}, ns: ControlPlaneNamespace("clusters", name)}
-	for _, ns := range []string{"clusters", f.ns} {
-		if err := e.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil && !apierrors.IsAlreadyExists(err) {
-			t.Fatal(err)
-		}
-	}
-	hc := u("hypershift.openshift.io/v1beta1", "HostedCluster", name, map[string]any{
-		"spec": map[string]any{
-			"release":    map[string]any{"image": "quay.io/openshift-release-dev/ocp-release:4.18.5-multi"},
-			"pullSecret": map[string]any{"name": "pull-secret"},
-			"platform":   map[string]any{"type": "Agent", "agent": map[string]any{"agentNamespace": "agents"}},
-			"dns":        map[string]any{"baseDomain": "example.com"},
-			"networking": map[string]any{"networkType": "OVNKubernetes", "clusterNetwork": []any{map[string]any{"cidr": "10.132.0.0/14"}}, "serviceNetwork": []any{map[string]any{"cidr": "172.31.0.0/16"}}},
-			"etcd":       map[string]any{"managementType": "Managed", "managed": map[string]any{"storage": map[string]any{"type": "PersistentVolume"}}},
-			"services": []any{
-				map[string]any{"service": "APIServer", "servicePublishingStrategy": map[string]any{"type": "NodePort", "nodePort": map[string]any{"address": "10.0.0.1"}}},
-				map[string]any{"service": "OAuthServer", "servicePublishingStrategy": map[string]any{"type": "Route"}},
-				map[string]any{"service": "Konnectivity", "servicePublishingStrategy": map[string]any{"type": "Route"}},
-				map[string]any{"service": "Ignition", "servicePublishingStrategy": map[string]any{"type": "Route"}},
-			},
-		},
-	})
-	hc.SetNamespace("clusters")
-	hc.SetAnnotations(map[string]string{AnnotationScope: ScopeLegacy, "example.com/keep": "me"})
-	if err := e.c.Create(ctx, hc); err != nil {
+	f, err := legacyfixture.Create(context.Background(), e.c, name)
+	if err != nil {
 		t.Fatal(err)
 	}
-
-	infra := name + "-x7k2p"
-	create := func(o *unstructured.Unstructured, status map[string]any) *unstructured.Unstructured {
-		t.Helper()
-		o.SetNamespace(f.ns)
-		if err := e.c.Create(ctx, o); err != nil {
-			t.Fatalf("creating %s %s: %v", o.GetKind(), o.GetName(), err)
-		}
-		if status != nil {
-			o.Object["status"] = status
-			if err := e.c.Status().Update(ctx, o); err != nil {
-				t.Fatalf("status of %s %s: %v", o.GetKind(), o.GetName(), err)
-			}
-		}
-		return o
+	if f.Namespace != ControlPlaneNamespace(f.HostedCluster.Namespace, f.HostedCluster.Name) {
+		t.Fatalf("fixture control-plane namespace %s", f.Namespace)
 	}
-	now := metav1.Now().Rfc3339Copy().Format(time.RFC3339)
-	cond := func(typ, status, reason string) map[string]any {
-		return map[string]any{"type": typ, "status": status, "reason": reason, "message": typ + " is " + status, "lastTransitionTime": now, "observedGeneration": int64(1)}
-	}
-	clusterLabels := map[string]string{"cluster.x-k8s.io/cluster-name": infra}
-
-	cluster := u(coreV, "Cluster", infra, map[string]any{"spec": map[string]any{
-		"controlPlaneRef":      map[string]any{"apiGroup": "hypershift.openshift.io", "kind": "HostedControlPlane", "name": name},
-		"infrastructureRef":    map[string]any{"apiGroup": agentGrp, "kind": "AgentCluster", "name": infra},
-		"controlPlaneEndpoint": map[string]any{"host": "api." + name + ".example.com", "port": int64(6443)},
-	}})
-	cluster.SetLabels(map[string]string{"hypershift.openshift.io/hosted-cluster": name})
-	cluster.SetAnnotations(map[string]string{"hypershift.openshift.io/cluster": "clusters/" + name})
-	cluster.SetFinalizers([]string{"cluster.cluster.x-k8s.io"})
-	create(cluster, map[string]any{
-		"phase":          "Provisioned",
-		"initialization": map[string]any{"infrastructureProvisioned": true, "controlPlaneInitialized": true},
-		"conditions":     []any{cond("Available", "True", "Available"), cond("RemoteConnectionProbe", "False", "ProbeFailed")},
-	})
-
-	ac := u(agentV, "AgentCluster", infra, map[string]any{"spec": map[string]any{
-		"controlPlaneEndpoint": map[string]any{"host": "api." + name + ".example.com", "port": int64(6443)},
-		"ignitionEndpoint":     map[string]any{"url": "https://ignition." + name + ".example.com"},
-	}})
-	ac.SetOwnerReferences([]metav1.OwnerReference{owner(cluster, true)})
-	create(ac, map[string]any{"ready": true, "clusterDeploymentReference": map[string]any{"name": name, "namespace": f.ns}})
-
-	amt := u(agentV, "AgentMachineTemplate", "np1-a1b2c3", map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{
-		"agentLabelSelector": map[string]any{"matchLabels": map[string]any{"pool": "np1"}},
-	}}}})
-	amt.SetOwnerReferences([]metav1.OwnerReference{owner(cluster, false)})
-	create(amt, nil)
-
-	machineSpec := func() map[string]any {
-		return map[string]any{
-			"clusterName":       infra,
-			"bootstrap":         map[string]any{"dataSecretName": "user-data-np1"},
-			"infrastructureRef": map[string]any{"apiGroup": agentGrp, "kind": "AgentMachine", "name": "np1-a1b2c3"},
-			"version":           "4.18.5",
-		}
-	}
-	mdLabels := map[string]string{"cluster.x-k8s.io/cluster-name": infra, "cluster.x-k8s.io/deployment-name": "np1"}
-	md := u(coreV, "MachineDeployment", "np1", map[string]any{"spec": map[string]any{
-		"clusterName": infra,
-		"replicas":    int64(2),
-		"selector":    map[string]any{"matchLabels": toAny(mdLabels)},
-		"template":    map[string]any{"metadata": map[string]any{"labels": toAny(mdLabels)}, "spec": machineSpec()},
-	}})
-	md.SetLabels(clusterLabels)
-	md.SetAnnotations(map[string]string{"hypershift.openshift.io/nodePool": "clusters/np1", "machinedeployment.clusters.x-k8s.io/revision": "3"})
-	md.SetOwnerReferences([]metav1.OwnerReference{owner(cluster, false)})
-	create(md, map[string]any{"replicas": int64(2), "readyReplicas": int64(2), "availableReplicas": int64(2), "upToDateReplicas": int64(2), "phase": "Running", "observedGeneration": int64(1)})
-
-	msLabels := map[string]string{"cluster.x-k8s.io/cluster-name": infra, "cluster.x-k8s.io/deployment-name": "np1", "machine-template-hash": "1234"}
-	ms := u(coreV, "MachineSet", "np1-5f7d8", map[string]any{"spec": map[string]any{
-		"clusterName": infra,
-		"replicas":    int64(2),
-		"selector":    map[string]any{"matchLabels": toAny(msLabels)},
-		"template":    map[string]any{"metadata": map[string]any{"labels": toAny(msLabels)}, "spec": machineSpec()},
-	}})
-	ms.SetLabels(msLabels)
-	ms.SetAnnotations(map[string]string{"machinedeployment.clusters.x-k8s.io/revision": "3"})
-	ms.SetOwnerReferences([]metav1.OwnerReference{owner(md, true)})
-	create(ms, map[string]any{"replicas": int64(2), "readyReplicas": int64(2), "availableReplicas": int64(2), "selector": "x=y", "observedGeneration": int64(1)})
-
-	for i, phase := range []string{"Running", "Failed"} {
-		mname := fmt.Sprintf("np1-5f7d8-m%d", i)
-		m := u(coreV, "Machine", mname, map[string]any{"spec": map[string]any{
-			"clusterName":       infra,
-			"bootstrap":         map[string]any{"dataSecretName": "user-data-np1"},
-			"infrastructureRef": map[string]any{"apiGroup": agentGrp, "kind": "AgentMachine", "name": mname},
-			"providerID":        "agent://" + mname,
-			"version":           "4.18.5",
-		}})
-		m.SetLabels(msLabels)
-		m.SetAnnotations(map[string]string{"cluster.x-k8s.io/delete-machine": "yes"})
-		m.SetFinalizers([]string{"machine.cluster.x-k8s.io"})
-		m.SetOwnerReferences([]metav1.OwnerReference{owner(ms, true)})
-		create(m, map[string]any{
-			"phase":          phase,
-			"nodeRef":        map[string]any{"name": "node-" + mname},
-			"initialization": map[string]any{"infrastructureProvisioned": true, "bootstrapDataSecretCreated": true},
-			"addresses":      []any{map[string]any{"type": "InternalIP", "address": fmt.Sprintf("10.0.0.%d", 10+i)}},
-			"conditions":     []any{cond("Ready", map[bool]string{true: "True", false: "False"}[phase == "Running"], "Ready")},
-		})
-		am := u(agentV, "AgentMachine", mname, map[string]any{"spec": map[string]any{"providerID": "agent://" + mname, "agentLabelSelector": map[string]any{"matchLabels": map[string]any{"pool": "np1"}}}})
-		am.SetFinalizers([]string{"agentmachine.agent-install.openshift.io/deprovision"})
-		am.SetOwnerReferences([]metav1.OwnerReference{owner(m, true)})
-		create(am, map[string]any{"ready": true, "agentRef": map[string]any{"name": "agent-" + mname, "namespace": "agents"}})
-		sec := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Secret", "type": "Opaque", "data": map[string]any{"value": "dXNlcmRhdGE="}}}
-		sec.SetName(mname + "-bootstrap")
-		sec.SetOwnerReferences([]metav1.OwnerReference{owner(m, false)})
-		create(sec, nil)
-	}
-
-	mhc := u(coreV, "MachineHealthCheck", "np1", map[string]any{"spec": map[string]any{
-		"clusterName": infra,
-		"selector":    map[string]any{"matchLabels": toAny(mdLabels)},
-		"checks": map[string]any{"unhealthyNodeConditions": []any{
-			map[string]any{"type": "Ready", "status": "False", "timeoutSeconds": int64(480)},
-		}},
-	}})
-	mhc.SetOwnerReferences([]metav1.OwnerReference{owner(cluster, false)})
-	create(mhc, map[string]any{"expectedMachines": int64(2), "currentHealthy": int64(1)})
-
-	for _, d := range []struct {
-		name     string
-		replicas int32
-	}{{"cluster-api", 1}, {"capi-provider", 1}, {"control-plane-operator", 1}, {"cluster-autoscaler", 0}, {"machine-approver", 1}, {"kube-apiserver", 3}} {
-		dep := &appsv1.Deployment{
-			ObjectMeta: metav1.ObjectMeta{Name: d.name, Namespace: f.ns, Labels: map[string]string{"hypershift.openshift.io/managed-by": "control-plane-operator"}, Annotations: map[string]string{"hypershift.openshift.io/release-image": "x"}},
-			Spec: appsv1.DeploymentSpec{
-				Replicas: ptr.To(d.replicas),
-				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": d.name}},
-				Template: corev1.PodTemplateSpec{
-					ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": d.name}},
-					Spec: corev1.PodSpec{
-						ServiceAccountName: d.name,
-						Containers: []corev1.Container{{
-							Name: "manager", Image: "quay.io/openshift/" + d.name + ":4.18",
-							Args: []string{"--namespace=" + f.ns, "--leader-elect"},
-							Env:  []corev1.EnvVar{{Name: "MY_NAMESPACE", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"}}}},
-						}},
-					},
-				},
-			},
-		}
-		if err := e.c.Create(ctx, dep); err != nil {
-			t.Fatal(err)
-		}
-	}
-	e.markAvailable(t, f.ns)
-	return f
-}
-
-func toAny(m map[string]string) map[string]any {
-	out := map[string]any{}
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
+	return fixture{hc: f.HostedCluster, ns: f.Namespace}
 }
 
 // markAvailable plays the Deployment controller and the kubelet (none run
@@ -332,27 +143,37 @@ func toAny(m map[string]string) map[string]any {
 // all desired replicas available.
 func (e *env) markAvailable(t *testing.T, ns string) {
 	t.Helper()
-	ctx := context.Background()
-	l := &appsv1.DeploymentList{}
-	if err := e.c.List(ctx, l, client.InNamespace(ns)); err != nil {
+	if err := legacyfixture.MarkAvailable(context.Background(), e.c, ns, nil); err != nil {
 		t.Fatal(err)
-	}
-	for i := range l.Items {
-		d := &l.Items[i]
-		n := ptr.Deref(d.Spec.Replicas, 1)
-		want := appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: n, UpdatedReplicas: n, ReadyReplicas: n, AvailableReplicas: n}
-		if equality.Semantic.DeepEqual(d.Status, want) {
-			continue
-		}
-		d.Status = want
-		if err := e.c.Status().Update(ctx, d); err != nil && !apierrors.IsConflict(err) {
-			t.Fatal(err)
-		}
 	}
 }
 
-// snapshot is everything in a control-plane namespace the migration may
-// touch, plus the HostedCluster's annotations.
+// everyKind is every namespaced kind the apiserver serves (but Events):
+// "nothing lost" is checked on all of them, not only on the kinds the
+// migration itself lists.
+func (e *env) everyKind(t *testing.T) []gvkInfo {
+	t.Helper()
+	lists, err := e.disco.ServerPreferredNamespacedResources()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []gvkInfo
+	for _, l := range lists {
+		gv, err := schema.ParseGroupVersion(l.GroupVersion)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, res := range l.APIResources {
+			if !strings.Contains(res.Name, "/") && res.Name != "events" && slices.Contains(res.Verbs, "list") {
+				out = append(out, gv.WithKind(res.Kind))
+			}
+		}
+	}
+	return out
+}
+
+// snapshot is everything in a control-plane namespace (every kind), plus the
+// HostedCluster's annotations.
 type snapshot struct {
 	objects     map[string]*unstructured.Unstructured // "<apiVersion> <kind> <name>"
 	deployments map[string]*appsv1.Deployment
@@ -362,11 +183,7 @@ type snapshot struct {
 func (e *env) snapshot(t *testing.T, f fixture) snapshot {
 	t.Helper()
 	ctx := context.Background()
-	k, err := discoverKinds(e.disco)
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs, err := listAll(ctx, e.c, f.ns, slices.Concat(k.standard, k.private, k.referrers))
+	objs, err := listAll(ctx, e.c, f.ns, e.everyKind(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -512,8 +329,8 @@ func (e *env) assertMigrated(t *testing.T, f fixture, before snapshot, opts Opti
 			t.Errorf("%s ownerReferences:\nwant %s\ngot  %s", key, wr, gr)
 		}
 	}
-	if nStd != 6 {
-		t.Errorf("fixture had %d standard objects, want 6", nStd)
+	if nStd != legacyfixture.StandardObjects {
+		t.Errorf("fixture had %d standard objects, want %d", nStd, legacyfixture.StandardObjects)
 	}
 	// Annotations: migrated, lock released, everything else kept.
 	wantAnn := maps.Clone(before.hcAnn)

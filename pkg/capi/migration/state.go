@@ -3,6 +3,8 @@ package migration
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -160,6 +162,27 @@ func (t *Tracker) Get(hc types.NamespacedName) (Progress, bool) {
 	defer t.mu.Unlock()
 	p, ok := t.all[hc]
 	return p, ok
+}
+
+// Forget drops a hosted cluster (deleted, or no longer in the migration's
+// scope).
+func (t *Tracker) Forget(hc types.NamespacedName) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.all, hc)
+}
+
+// All returns the latest Progress of every hosted cluster, by namespace and
+// name.
+func (t *Tracker) All() []Progress {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]Progress, 0, len(t.all))
+	for _, p := range t.all {
+		out = append(out, p)
+	}
+	slices.SortFunc(out, func(a, b Progress) int { return strings.Compare(a.HostedCluster.String(), b.HostedCluster.String()) })
+	return out
 }
 
 // Summary counts hosted clusters per phase and returns the active one (the
