@@ -114,7 +114,9 @@ type HostingConfigSpec struct {
 	// capiMode selects the Cluster API CRDs the HyperShift operator uses: Standard
 	// (cluster.x-k8s.io), Private (HyperShift's private copies in
 	// *.cluster.hypershift.openshift.io behind the CAPI API proxy) or Auto (Private
-	// when the platform already owns the standard CRDs, otherwise Standard).
+	// when the platform already owns the standard CRDs, otherwise Standard). Once
+	// the agent has installed the private CRDs, it runs the HyperShift operator with
+	// --private-capi-types and migrates existing hosted clusters to them.
 	// +optional
 	// +kubebuilder:default=Auto
 	CAPIMode CAPIMode `json:"capiMode,omitempty"`

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -31,6 +33,8 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon/agent"
+	capicrds "github.com/hcp-fleet/hcp-fleet/pkg/capi/crds"
+	"github.com/hcp-fleet/hcp-fleet/pkg/capi/groups"
 )
 
 // ManagedClusterAddOn condition types the operator lifecycle reports.
@@ -92,6 +96,11 @@ func setup(mgr ctrl.Manager, env *agent.Env) error {
 		Watches(&appsv1.Deployment{}, toInstall, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
 			return o.GetNamespace() == Namespace
 		}))).
+		// The private CAPI CRDs pkg/capi installs (or removes) decide
+		// --private-capi-types.
+		WatchesMetadata(&apiextensionsv1.CustomResourceDefinition{}, toInstall, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
+			return o.GetName() == privateCAPIClusterCRD
+		}))).
 		// The credentials the hub delivers into the agent's namespace.
 		Watches(&corev1.Secret{}, toInstall, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
 			_, credentials := o.GetLabels()[addon.CredentialsLabel]
@@ -146,7 +155,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		}
 		return reconcile.Result{}, r.reportRollout(ctx, image(current), current, hc, *hold)
 	}
-	install, err := Render(spec, creds)
+	cluster, err := r.cluster(ctx)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	install, err := Render(spec, creds, cluster)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -164,6 +177,28 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		}
 	}
 	return reconcile.Result{}, r.reportRollout(ctx, install.Image, current, hc)
+}
+
+// privateCAPIClusterCRD is the private form of the CAPI Cluster CRD: the
+// one every private CAPI install has.
+var privateCAPIClusterCRD = "clusters." + groups.Private
+
+// cluster reads the management cluster state Render depends on: whether
+// hcp-fleet's CAPI feature installed the private CAPI CRDs. A private CRD
+// someone else installed does not count: hcp-fleet did not set up the API
+// proxy and migration for it.
+func (r *Reconciler) cluster(ctx context.Context) (Cluster, error) {
+	crd := &metav1.PartialObjectMetadata{}
+	crd.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
+	err := r.client.Get(ctx, types.NamespacedName{Name: privateCAPIClusterCRD}, crd)
+	switch {
+	case apierrors.IsNotFound(err):
+		return Cluster{}, nil
+	case err != nil:
+		return Cluster{}, fmt.Errorf("reading CRD %s: %w", privateCAPIClusterCRD, err)
+	}
+	ours := crd.Labels[capicrds.ManagedByLabel] == capicrds.ManagedByValue && crd.DeletionTimestamp.IsZero()
+	return Cluster{PrivateCAPITypes: ours}, nil
 }
 
 // credentials collects the credentials the spec references from the copies
@@ -292,8 +327,19 @@ func (r *Reconciler) reportRollout(ctx context.Context, img string, d *appsv1.De
 			img, version(img), st.AvailableReplicas, replicas, deploymentProblem(d)), d, overrides...)
 	}
 	operatorAvailable.Set(1)
-	return r.report(ctx, metav1.ConditionTrue, "Installed", fmt.Sprintf("HyperShift operator %s (version %s) is installed and available in namespace %s (HostingConfig %s)",
-		img, version(img), Namespace, hc.Source), d, overrides...)
+	return r.report(ctx, metav1.ConditionTrue, "Installed", fmt.Sprintf("HyperShift operator %s (version %s) is installed and available in namespace %s%s (HostingConfig %s)",
+		img, version(img), Namespace, capiTypes(d), hc.Source), d, overrides...)
+}
+
+// capiTypes says, for the Installed message, whether the operator runs with
+// the private CAPI types.
+func capiTypes(d *appsv1.Deployment) string {
+	for _, c := range d.Spec.Template.Spec.Containers {
+		if slices.Contains(c.Args, PrivateCAPITypesFlag) {
+			return ", with the private CAPI types (" + PrivateCAPITypesFlag + ")"
+		}
+	}
+	return ""
 }
 
 // report sets the three operator conditions from one state; overrides
@@ -400,7 +446,7 @@ func Cleanup(ctx context.Context, env *agent.Env) error {
 // everything is the spec and credentials of the largest install, whose
 // objects Cleanup removes: every optional part (external-dns, every
 // credentials Secret) included.
-func everything() (*v1alpha1.HostingConfigSpec, Credentials) {
+func everything() (*v1alpha1.HostingConfigSpec, Credentials, Cluster) {
 	ref := v1alpha1.CredentialsSecretReference{Name: "any"}
 	spec := &v1alpha1.HostingConfigSpec{Install: &v1alpha1.InstallOptions{
 		OIDCStorage: &v1alpha1.OIDCStorageS3{CredentialsSecret: ref},
@@ -412,7 +458,7 @@ func everything() (*v1alpha1.HostingConfigSpec, Credentials) {
 	for purpose := range credentialSecrets {
 		creds[purpose] = nil
 	}
-	return spec, creds
+	return spec, creds, Cluster{PrivateCAPITypes: true}
 }
 
 // deleteInstall deletes every object of the install that carries our label,

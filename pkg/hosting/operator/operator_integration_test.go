@@ -3,6 +3,7 @@ package operator_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -10,6 +11,8 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned"
 	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -250,7 +254,40 @@ func TestOperatorLifecycle(t *testing.T) {
 		}
 	})
 
+	t.Run("private CAPI types reach the operator", func(t *testing.T) {
+		// capiMode Private: the agent's CAPI feature installs the private
+		// CRDs, and the operator follows them with --private-capi-types.
+		patch := []byte(`{"spec":{"capiMode":"Private"}}`)
+		if _, err := hubDyn.Resource(addonhub.HostingConfigGVR).Namespace("hcp-fleet").Patch(ctx, "default", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		c := condition(t, "cluster-1", operator.ConditionInstalled, metav1.ConditionTrue, "Installed", operator.PrivateCAPITypesFlag)
+		t.Logf("cluster-1: %s", c.Message)
+		d, _ := spoke1.AppsV1().Deployments(operator.Namespace).Get(ctx, operator.DeploymentName, metav1.GetOptions{})
+		if args := d.Spec.Template.Spec.Containers[0].Args; !slices.Contains(args, operator.PrivateCAPITypesFlag) {
+			t.Errorf("operator args %v lack %s", args, operator.PrivateCAPITypesFlag)
+		}
+	})
+
 	t.Run("adoptExisting takes over a foreign install", func(t *testing.T) {
+		// A private Cluster CRD that hcp-fleet did not install does not
+		// switch the operator it adopts.
+		spoke2ext := apiextensionsclient.NewForConfigOrDie(fleet.Cluster("cluster-2").Config())
+		foreignCRD := &apiextensionsv1.CustomResourceDefinition{
+			ObjectMeta: metav1.ObjectMeta{Name: "clusters.cluster.hypershift.openshift.io"},
+			Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+				Group: "cluster.hypershift.openshift.io", Scope: apiextensionsv1.NamespaceScoped,
+				Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "clusters", Singular: "cluster", Kind: "Cluster", ListKind: "ClusterList"},
+				Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1beta2", Served: true, Storage: true,
+					Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: ptr.To(true)}}}},
+			},
+		}
+		if _, err := spoke2ext.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, foreignCRD, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_ = spoke2ext.ApiextensionsV1().CustomResourceDefinitions().Delete(context.Background(), foreignCRD.Name, metav1.DeleteOptions{})
+		})
 		adopt := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "hcpfleet.io/v1alpha1", "kind": "HostingConfig",
 			"metadata": map[string]any{"name": "adopt", "namespace": "hcp-fleet"},
@@ -267,6 +304,9 @@ func TestOperatorLifecycle(t *testing.T) {
 		d, _ := spoke2.AppsV1().Deployments(operator.Namespace).Get(ctx, operator.DeploymentName, metav1.GetOptions{})
 		if d.Labels[operator.ManagedByLabel] != operator.ManagedByValue || d.Spec.Template.Spec.Containers[0].Image != operator.DefaultImage {
 			t.Errorf("after adoption: labels %v image %s", d.Labels, d.Spec.Template.Spec.Containers[0].Image)
+		}
+		if args := d.Spec.Template.Spec.Containers[0].Args; slices.Contains(args, operator.PrivateCAPITypesFlag) {
+			t.Errorf("cluster-2 has only a private CAPI CRD someone else installed, yet its operator runs with %v", args)
 		}
 	})
 

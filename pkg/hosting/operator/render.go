@@ -95,6 +95,10 @@ const (
 	// OpenShift releases it supports (key "supported-versions", JSON
 	// {"versions":[...]}).
 	SupportedVersionsConfigMap = "supported-versions"
+
+	// PrivateCAPITypesFlag is the operator flag of HyperShift's private CAPI
+	// types (seed 003); see Cluster.PrivateCAPITypes.
+	PrivateCAPITypesFlag = "--private-capi-types"
 )
 
 // PriorityClasses hosted control planes use; names and values as the
@@ -132,11 +136,26 @@ type Install struct {
 	Image string
 }
 
-// Render computes the install for a HostingConfig spec and the credentials
-// it references (every one addon.CredentialRefs lists must be in creds). It
-// is a pure function: the same input always gives the same objects and
-// hashes.
-func Render(spec *v1alpha1.HostingConfigSpec, creds Credentials) (*Install, error) {
+// Cluster is what the management cluster already has that changes the
+// install.
+type Cluster struct {
+	// PrivateCAPITypes: hcp-fleet installed the private Cluster API CRDs
+	// (*.cluster.hypershift.openshift.io, pkg/capi in Private mode), so the
+	// operator runs with --private-capi-types, as `hypershift install
+	// --private-capi-types` would set it up (seed 003): it then creates the
+	// CAPI objects of new hosted clusters in the private groups and runs
+	// their CAPI controllers behind the API proxy. The flag follows the
+	// CRDs, not the HostingConfig's capiMode, because Auto is resolved by
+	// pkg/capi on the cluster, and the operator must not look for private
+	// types before they exist.
+	PrivateCAPITypes bool
+}
+
+// Render computes the install for a HostingConfig spec, the credentials
+// it references (every one addon.CredentialRefs lists must be in creds) and
+// the management cluster's relevant state. It is a pure function: the same
+// input always gives the same objects and hashes.
+func Render(spec *v1alpha1.HostingConfigSpec, creds Credentials, cluster Cluster) (*Install, error) {
 	if spec == nil {
 		spec = &v1alpha1.HostingConfigSpec{}
 	}
@@ -203,7 +222,7 @@ func Render(spec *v1alpha1.HostingConfigSpec, creds Credentials) (*Install, erro
 		})
 	}
 	operatorCreds := credentialsHash(creds, addon.OIDCStorageCredentials, addon.PrivatePlatformCredentials)
-	objs = append(objs, operatorDeployment(image, overrides, install, operatorCreds), &corev1.Service{
+	objs = append(objs, operatorDeployment(image, overrides, install, cluster, operatorCreds), &corev1.Service{
 		TypeMeta:   typeMeta("v1", "Service"),
 		ObjectMeta: metav1.ObjectMeta{Name: DeploymentName, Namespace: Namespace, Labels: map[string]string{"name": DeploymentName}},
 		Spec: corev1.ServiceSpec{
@@ -307,13 +326,16 @@ func podAnnotations(credsHash string) map[string]string {
 	return map[string]string{CredentialsHashAnnotation: credsHash}
 }
 
-func operatorDeployment(image string, overrides map[string]v1alpha1.ImagePullSpec, install v1alpha1.InstallOptions, credsHash string) *appsv1.Deployment {
+func operatorDeployment(image string, overrides map[string]v1alpha1.ImagePullSpec, install v1alpha1.InstallOptions, cluster Cluster, credsHash string) *appsv1.Deployment {
 	platform := "None"
 	if pp := install.PrivatePlatform; pp != nil && pp.Type != "" {
 		platform = string(pp.Type)
 	}
 	args := []string{"run", "--namespace=$(MY_NAMESPACE)", "--pod-name=$(MY_NAME)", "--metrics-addr=:9000",
 		"--enable-ocp-cluster-monitoring=false", "--enable-ci-debug-output=false", "--private-platform=" + platform}
+	if cluster.PrivateCAPITypes {
+		args = append(args, PrivateCAPITypesFlag)
+	}
 	env := []corev1.EnvVar{
 		{Name: "MY_NAMESPACE", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"}}},
 		{Name: "MY_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},

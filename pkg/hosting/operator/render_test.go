@@ -30,7 +30,7 @@ func object(t *testing.T, install *Install, kind, name string) *unstructured.Uns
 }
 
 func TestRenderCredentials(t *testing.T) {
-	install, err := Render(oidcSpec(), Credentials{addon.OIDCStorageCredentials.Purpose: []byte("[default]\nkey=1\n")})
+	install, err := Render(oidcSpec(), Credentials{addon.OIDCStorageCredentials.Purpose: []byte("[default]\nkey=1\n")}, Cluster{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func TestRenderCredentials(t *testing.T) {
 
 	// Rotated credentials: the Secret and the pod template change, nothing
 	// else does.
-	rotated, err := Render(oidcSpec(), Credentials{addon.OIDCStorageCredentials.Purpose: []byte("[default]\nkey=2\n")})
+	rotated, err := Render(oidcSpec(), Credentials{addon.OIDCStorageCredentials.Purpose: []byte("[default]\nkey=2\n")}, Cluster{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,12 +76,12 @@ func TestRenderCredentials(t *testing.T) {
 	}
 
 	// A referenced credential without its content is a caller's bug.
-	if _, err := Render(oidcSpec(), nil); err == nil {
+	if _, err := Render(oidcSpec(), nil, Cluster{}); err == nil {
 		t.Error("Render without the referenced credentials succeeded")
 	}
 	// Without credentials the pod template has no annotation (installs
 	// from before credentials were copied do not roll).
-	plain, err := Render(&v1alpha1.HostingConfigSpec{}, nil)
+	plain, err := Render(&v1alpha1.HostingConfigSpec{}, nil, Cluster{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,6 +99,40 @@ func TestCleanupCoversEveryCredentialsSecret(t *testing.T) {
 		object(t, install, "Secret", name)
 	}
 	object(t, install, "Deployment", "external-dns")
+}
+
+// With hcp-fleet's private CAPI CRDs on the cluster the operator runs with
+// --private-capi-types; the flag is the only difference, so switching mode
+// rolls the operator and nothing else.
+func TestRenderPrivateCAPITypes(t *testing.T) {
+	standard, err := Render(&v1alpha1.HostingConfigSpec{}, nil, Cluster{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	private, err := Render(&v1alpha1.HostingConfigSpec{}, nil, Cluster{PrivateCAPITypes: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := func(install *Install) []string {
+		c, _, _ := unstructured.NestedSlice(object(t, install, "Deployment", DeploymentName).Object, "spec", "template", "spec", "containers")
+		a, _, _ := unstructured.NestedStringSlice(c[0].(map[string]any), "args")
+		return a
+	}
+	if slices.Contains(args(standard), PrivateCAPITypesFlag) {
+		t.Errorf("standard CAPI types: operator args %v carry %s", args(standard), PrivateCAPITypesFlag)
+	}
+	if !slices.Contains(args(private), PrivateCAPITypesFlag) {
+		t.Errorf("private CAPI types: operator args %v lack %s", args(private), PrivateCAPITypesFlag)
+	}
+	var changed []string
+	for i, o := range standard.Objects {
+		if o.GetAnnotations()[AppliedHashAnnotation] != private.Objects[i].GetAnnotations()[AppliedHashAnnotation] {
+			changed = append(changed, ObjectKey(o))
+		}
+	}
+	if !slices.Equal(changed, []string{"Deployment hypershift/operator"}) {
+		t.Errorf("switching to private CAPI types changed %v; want only the operator Deployment", changed)
+	}
 }
 
 func indexOf(install *Install, obj *unstructured.Unstructured) int {
