@@ -192,7 +192,8 @@ func (f *Fleet) join(ctx context.Context, m *ManagedCluster, bootstrapPath strin
 	if err := installOCMSpoke(ctx, m.Cluster); err != nil {
 		return err
 	}
-	runRegistrationAgent(f.ctx, m, bootstrapPath, f.report)
+	report := f.scopeAgents(m)
+	runRegistrationAgent(m.agentsCtx, m, bootstrapPath, report)
 	clusters, err := clusterclient.NewForConfig(f.Hub.Config())
 	if err != nil {
 		return err
@@ -220,7 +221,62 @@ func (f *Fleet) join(ctx context.Context, m *ManagedCluster, bootstrapPath strin
 		return fmt.Errorf("%s did not obtain hub credentials through the registration agent: %w\n  log: %s",
 			m.Name, err, filepath.Join(f.LogDir, "in-process.log"))
 	}
-	runWorkAgent(f.ctx, m, f.opts.StatusSyncInterval, f.report)
+	runWorkAgent(m.agentsCtx, m, f.opts.StatusSyncInterval, report)
+	return f.waitAvailable(ctx, m)
+}
+
+// scopeAgents gives m's OCM agents a context of their own under the fleet's
+// and returns how they report stopping: stopped by Disconnect is expected,
+// anything else is a failure of the fleet.
+func (f *Fleet) scopeAgents(m *ManagedCluster) func(string, error) {
+	agentsCtx, stop := context.WithCancel(f.ctx)
+	m.agentsCtx, m.stopAgents = agentsCtx, stop
+	return func(component string, err error) {
+		if agentsCtx.Err() != nil {
+			return
+		}
+		f.report(component, err)
+	}
+}
+
+// Disconnect stops the OCM agents (registration and work) of a management
+// cluster, as if its klusterlet were gone or cut off from the hub: the hub
+// stops hearing from it and, once its lease expires, marks it unavailable.
+// The cluster's API server and everything running on it keep running.
+func (f *Fleet) Disconnect(name string) error {
+	m := f.Cluster(name)
+	if m == nil {
+		return fmt.Errorf("no management cluster %q", name)
+	}
+	if m.stopAgents != nil {
+		m.stopAgents()
+	}
+	return nil
+}
+
+// Reconnect starts the OCM agents of a cluster Disconnect stopped again,
+// with the hub credentials it already has (no new registration), and waits
+// until the hub reports the cluster Available.
+func (f *Fleet) Reconnect(ctx context.Context, name string) error {
+	m := f.Cluster(name)
+	if m == nil {
+		return fmt.Errorf("no management cluster %q", name)
+	}
+	if m.agentsCtx != nil && m.agentsCtx.Err() == nil {
+		return fmt.Errorf("management cluster %s is connected", name)
+	}
+	report := f.scopeAgents(m)
+	runRegistrationAgent(m.agentsCtx, m, filepath.Join(f.Hub.Dir, "bootstrap.kubeconfig"), report)
+	runWorkAgent(m.agentsCtx, m, f.opts.StatusSyncInterval, report)
+	return f.waitAvailable(ctx, m)
+}
+
+// waitAvailable waits until the hub reports m Available.
+func (f *Fleet) waitAvailable(ctx context.Context, m *ManagedCluster) error {
+	clusters, err := clusterclient.NewForConfig(f.Hub.Config())
+	if err != nil {
+		return err
+	}
 	err = wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		if err := f.Err(); err != nil {
 			return false, err

@@ -173,6 +173,11 @@ type ManagedCluster struct {
 	// AgentID is the klusterlet agent id in the hub identity
 	// system:open-cluster-management:<cluster>:<agent id>.
 	AgentID string
+
+	// agentsCtx scopes the cluster's OCM agents (registration and work), so
+	// that Fleet.Disconnect can stop them alone; stopAgents cancels it.
+	agentsCtx  context.Context
+	stopAgents context.CancelFunc
 }
 
 // HubKubeconfigPath is the kubeconfig of the cluster's klusterlet identity on
