@@ -438,6 +438,14 @@ type HostingConfigList struct {
 	Items           []HostingConfig `json:"items"`
 }
 
+// HostsAWS reports whether management clusters with this configuration can
+// host AWS hosted clusters: HyperShift needs an OIDC storage bucket for them.
+// The agent advertises the AWS platform to the scheduler and installs the AWS
+// Cluster API CRDs on the same condition.
+func (s *HostingConfigSpec) HostsAWS() bool {
+	return s.Install != nil && s.Install.OIDCStorage != nil
+}
+
 func init() {
 	SchemeBuilder.Register(&HostingConfig{}, &HostingConfigList{})
 }

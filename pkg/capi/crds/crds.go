@@ -26,7 +26,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/pkg/capi/groups"
 )
 
-//go:embed bases/core/*.yaml bases/agent/*.yaml bases/SOURCES
+//go:embed bases/core/*.yaml bases/agent/*.yaml bases/kubevirt/*.yaml bases/aws/*.yaml bases/SOURCES
 var bases embed.FS
 
 // Provider names a set of provider CRDs HostingConfig can enable.
@@ -37,7 +37,17 @@ const (
 	// (AgentCluster, AgentMachine, AgentMachineTemplate in
 	// capi-provider.agent-install.openshift.io).
 	ProviderAgent Provider = "agent"
+	// ProviderKubeVirt is the KubeVirt infrastructure provider (KubevirtCluster,
+	// KubevirtMachine, KubevirtMachineTemplate), for HyperShift's KubeVirt
+	// platform.
+	ProviderKubeVirt Provider = "kubevirt"
+	// ProviderAWS is the AWS infrastructure provider (AWSCluster, AWSMachine,
+	// AWSMachineTemplate), for HyperShift's AWS platform.
+	ProviderAWS Provider = "aws"
 )
+
+// providerSets are the embedded CRD sets, bases/<set>, in install order.
+var providerSets = []string{"core", string(ProviderAgent), string(ProviderKubeVirt), string(ProviderAWS)}
 
 const (
 	// ManagedByLabel marks CRDs this package installed; with FieldManager in
@@ -81,7 +91,8 @@ type Options struct {
 }
 
 // Source reports the module versions the embedded CRDs were generated from,
-// keyed by set ("core", "agent"), as recorded by hack/capi/generate.sh.
+// keyed by set ("core", "agent", "kubevirt", "aws"), as recorded by
+// hack/capi/generate.sh.
 func Source() map[string]string {
 	b, err := bases.ReadFile("bases/SOURCES")
 	if err != nil {
@@ -102,11 +113,11 @@ func Source() map[string]string {
 func Standard(opts Options) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	sets := []string{"core"}
 	for _, p := range opts.Providers {
-		switch p {
-		case ProviderAgent:
-			sets = append(sets, "agent")
-		default:
+		if p == "core" || !slices.Contains(providerSets, string(p)) {
 			return nil, fmt.Errorf("unknown CAPI provider %q", p)
+		}
+		if !slices.Contains(sets, string(p)) {
+			sets = append(sets, string(p))
 		}
 	}
 	src := Source()
@@ -192,7 +203,7 @@ func Privatize(in *apiextensionsv1.CustomResourceDefinition) *apiextensionsv1.Cu
 // loaded parses the embedded YAMLs once; callers deep-copy what they change.
 var loaded = sync.OnceValues(func() (map[string][]*apiextensionsv1.CustomResourceDefinition, error) {
 	out := map[string][]*apiextensionsv1.CustomResourceDefinition{}
-	for _, set := range []string{"core", "agent"} {
+	for _, set := range providerSets {
 		crds, err := load("bases/" + set)
 		if err != nil {
 			return nil, err

@@ -27,8 +27,12 @@ func names(crds []*apiextensionsv1.CustomResourceDefinition) []string {
 	return out
 }
 
+// allProviders is every provider set, the Agent one twice (a repeat is
+// harmless).
+var allProviders = []Provider{ProviderAgent, ProviderKubeVirt, ProviderAWS, ProviderAgent}
+
 func TestStandardSet(t *testing.T) {
-	std, err := Standard(Options{Providers: []Provider{ProviderAgent}})
+	std, err := Standard(Options{Providers: allProviders})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,6 +43,10 @@ func TestStandardSet(t *testing.T) {
 		"clusterclasses.cluster.x-k8s.io", "machinedrainrules.cluster.x-k8s.io",
 		"agentclusters.capi-provider.agent-install.openshift.io", "agentmachines.capi-provider.agent-install.openshift.io",
 		"agentmachinetemplates.capi-provider.agent-install.openshift.io",
+		"kubevirtclusters.infrastructure.cluster.x-k8s.io", "kubevirtmachines.infrastructure.cluster.x-k8s.io",
+		"kubevirtmachinetemplates.infrastructure.cluster.x-k8s.io",
+		"awsclusters.infrastructure.cluster.x-k8s.io", "awsmachines.infrastructure.cluster.x-k8s.io",
+		"awsmachinetemplates.infrastructure.cluster.x-k8s.io",
 	} {
 		if !slices.Contains(got, want) {
 			t.Errorf("missing %s in %v", want, got)
@@ -58,9 +66,14 @@ func TestStandardSet(t *testing.T) {
 		if crd.Spec.Conversion == nil || crd.Spec.Conversion.Strategy != apiextensionsv1.NoneConverter {
 			t.Errorf("%s: conversion %+v", crd.Name, crd.Spec.Conversion)
 		}
-		if strings.HasSuffix(crd.Spec.Group, "agent-install.openshift.io") && crd.Labels["cluster.x-k8s.io/v1beta1"] != "v1beta1" {
-			t.Errorf("%s: contract label %q", crd.Name, crd.Labels["cluster.x-k8s.io/v1beta1"])
+		// CAPI finds a provider's API version from the contract label.
+		wantContract := map[string]string{"AgentCluster": "v1beta1", "KubevirtCluster": "v1alpha1", "AWSCluster": "v1beta2"}[crd.Spec.Names.Kind]
+		if wantContract != "" && crd.Labels["cluster.x-k8s.io/v1beta1"] != wantContract {
+			t.Errorf("%s: contract label %q, want %q", crd.Name, crd.Labels["cluster.x-k8s.io/v1beta1"], wantContract)
 		}
+	}
+	if n := len(got); n != len(slices.Compact(slices.Clone(got))) {
+		t.Errorf("a repeated provider installs its CRDs twice: %v", got)
 	}
 	// without the provider: only the core set
 	core, _ := Standard(Options{})
@@ -114,7 +127,7 @@ func TestCoreCRDsMatchPinnedModule(t *testing.T) {
 }
 
 func TestPrivatize(t *testing.T) {
-	std, err := Standard(Options{Providers: []Provider{ProviderAgent}})
+	std, err := Standard(Options{Providers: allProviders})
 	if err != nil {
 		t.Fatal(err)
 	}

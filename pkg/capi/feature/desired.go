@@ -50,6 +50,8 @@ type Settings struct {
 	Mode crds.Mode
 	// Providers are the agent providers to run.
 	Providers ProviderSet
+	// AWS: the cluster can host AWS hosted clusters (HostingConfigSpec.HostsAWS).
+	AWS bool
 }
 
 // SettingsFrom reads the CAPI settings of a HostingConfig spec. The control
@@ -57,7 +59,7 @@ type Settings struct {
 // should it get here anyway, the control plane brings the bootstrap provider
 // along, because its machines cannot boot without it.
 func SettingsFrom(spec *v1alpha1.HostingConfigSpec) Settings {
-	s := Settings{Mode: crds.Mode(spec.CAPIMode)}
+	s := Settings{Mode: crds.Mode(spec.CAPIMode), AWS: spec.HostsAWS()}
 	if s.Mode == "" {
 		s.Mode = crds.ModeAuto
 	}
@@ -67,14 +69,17 @@ func SettingsFrom(spec *v1alpha1.HostingConfigSpec) Settings {
 	return s
 }
 
-// CRDOptions are the CAPI CRD sets to install: the core always, and the
-// Agent infrastructure provider's (AgentCluster, AgentMachine,
-// AgentMachineTemplate) when an agent provider runs, since those are the
-// infrastructure the assisted providers install on.
+// CRDOptions are the CAPI CRD sets to install: the core, and the
+// infrastructure providers of every platform the agent advertises to the
+// scheduler (pkg/hosting/capacity.Platforms), since the HyperShift operator
+// creates the CAPI objects of a hosted cluster's platform: Agent and KubeVirt
+// always, AWS when the cluster can host AWS. (The None platform has no CAPI
+// infrastructure.) A platform turned off later leaves its CRDs: deleting a
+// CRD deletes every object of its kind.
 func (s Settings) CRDOptions() crds.Options {
-	var opts crds.Options
-	if s.Providers.Any() {
-		opts.Providers = append(opts.Providers, crds.ProviderAgent)
+	opts := crds.Options{Providers: []crds.Provider{crds.ProviderAgent, crds.ProviderKubeVirt}}
+	if s.AWS {
+		opts.Providers = append(opts.Providers, crds.ProviderAWS)
 	}
 	return opts
 }

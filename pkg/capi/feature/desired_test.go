@@ -1,12 +1,14 @@
 package feature
 
 import (
+	"slices"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/pkg/capi/crds"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/capacity"
 )
 
 func TestSettingsFrom(t *testing.T) {
@@ -21,6 +23,10 @@ func TestSettingsFrom(t *testing.T) {
 			Settings{Mode: crds.ModeAuto, Providers: ProviderSet{Bootstrap: true}}},
 		{"control plane brings bootstrap along", v1alpha1.HostingConfigSpec{AgentProviders: &v1alpha1.AgentProvidersConfig{ControlPlane: true}},
 			Settings{Mode: crds.ModeAuto, Providers: ProviderSet{Bootstrap: true, ControlPlane: true}}},
+		{"OIDC storage: hosts AWS", v1alpha1.HostingConfigSpec{Install: &v1alpha1.InstallOptions{OIDCStorage: &v1alpha1.OIDCStorageS3{Bucket: "b"}}},
+			Settings{Mode: crds.ModeAuto, AWS: true}},
+		{"install options without OIDC storage: no AWS", v1alpha1.HostingConfigSpec{Install: &v1alpha1.InstallOptions{ExternalDNS: &v1alpha1.ExternalDNSConfig{}}},
+			Settings{Mode: crds.ModeAuto}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := SettingsFrom(&tc.spec); got != tc.want {
@@ -30,12 +36,33 @@ func TestSettingsFrom(t *testing.T) {
 	}
 }
 
-func TestCRDOptionsIncludeAgentProviderOnlyWithProviders(t *testing.T) {
-	if o := (Settings{}).CRDOptions(); len(o.Providers) != 0 {
-		t.Errorf("no providers enabled, got provider CRD sets %v", o.Providers)
+// The infrastructure CRDs follow the platforms the agent advertises
+// (capacity.Platforms), not the agent providers.
+func TestCRDOptionsFollowAdvertisedPlatforms(t *testing.T) {
+	for _, tc := range []struct {
+		settings Settings
+		want     []crds.Provider
+	}{
+		{Settings{}, []crds.Provider{crds.ProviderAgent, crds.ProviderKubeVirt}},
+		{Settings{Providers: ProviderSet{Bootstrap: true}}, []crds.Provider{crds.ProviderAgent, crds.ProviderKubeVirt}},
+		{Settings{AWS: true}, []crds.Provider{crds.ProviderAgent, crds.ProviderKubeVirt, crds.ProviderAWS}},
+	} {
+		if got := tc.settings.CRDOptions().Providers; !slices.Equal(got, tc.want) {
+			t.Errorf("%+v: provider CRD sets %v, want %v", tc.settings, got, tc.want)
+		}
 	}
-	if o := (Settings{Providers: ProviderSet{Bootstrap: true}}).CRDOptions(); len(o.Providers) != 1 || o.Providers[0] != crds.ProviderAgent {
-		t.Errorf("bootstrap enabled, got provider CRD sets %v", o.Providers)
+	// Every platform the agent advertises has its infrastructure CRDs.
+	infra := map[string]crds.Provider{"Agent": crds.ProviderAgent, "KubeVirt": crds.ProviderKubeVirt, "AWS": crds.ProviderAWS}
+	for _, aws := range []bool{false, true} {
+		for _, platform := range capacity.Platforms(aws) {
+			p, ok := infra[platform]
+			if platform == "None" {
+				continue // no CAPI infrastructure
+			}
+			if !ok || !slices.Contains(Settings{AWS: aws}.CRDOptions().Providers, p) {
+				t.Errorf("platform %s is advertised (AWS %v) without its CAPI infrastructure CRDs", platform, aws)
+			}
+		}
 	}
 }
 

@@ -214,10 +214,17 @@ func TestCAPIFeature(t *testing.T) {
 			t.Errorf("machines.cluster.x-k8s.io labels %v", m.Labels)
 		}
 		absent(t, spoke1, "machines.cluster.hypershift.openshift.io")
-		// No agent provider is enabled by default: neither its CRDs nor the
-		// Agent infrastructure provider's are installed.
+		// The infrastructure CRDs of the platforms the cluster advertises:
+		// Agent and KubeVirt; AWS only with OIDC storage, which the default
+		// HostingConfig has not.
+		for _, name := range []string{"agentmachines.capi-provider.agent-install.openshift.io", "kubevirtmachinetemplates.infrastructure.cluster.x-k8s.io"} {
+			if c := crd(t, spoke1, name); !crds.IsOurs(c) || c.Labels["cluster.x-k8s.io/v1beta1"] == "" {
+				t.Errorf("%s labels %v", name, c.Labels)
+			}
+		}
+		absent(t, spoke1, "awsmachinetemplates.infrastructure.cluster.x-k8s.io")
+		// No agent provider is enabled by default: its CRDs are not installed.
 		hub.condition(t, "cluster-1", feature.ConditionProviders, metav1.ConditionTrue, "Disabled", "spec.agentProviders")
-		absent(t, spoke1, "agentmachines.capi-provider.agent-install.openshift.io")
 		absent(t, spoke1, "openshiftassistedconfigs.bootstrap.cluster.x-k8s.io")
 	})
 
@@ -235,6 +242,9 @@ func TestCAPIFeature(t *testing.T) {
 			t.Errorf("machines.cluster.hypershift.openshift.io labels %v", m.Labels)
 		}
 		absent(t, spoke2, "machines.cluster.x-k8s.io")
+		// Infrastructure providers in the CAPI family go private too.
+		crd(t, spoke2, "kubevirtmachines.infrastructure.cluster.hypershift.openshift.io")
+		absent(t, spoke2, "kubevirtmachines.infrastructure.cluster.x-k8s.io")
 		if now := crd(t, spoke2, foreign.Name); now.ResourceVersion != foreign.ResourceVersion {
 			t.Errorf("the platform's CRD %s was written: resourceVersion %s -> %s", foreign.Name, foreign.ResourceVersion, now.ResourceVersion)
 		}

@@ -109,7 +109,7 @@ func (r *reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 			report.AboveThreshold = c.AboveThreshold
 		}
 	}
-	report.Platforms = Platforms(spec.Install != nil && spec.Install.OIDCStorage != nil)
+	report.Platforms = Platforms(spec.HostsAWS())
 
 	var err error
 	report.HostedClusters, report.ManagedHostedClusters, err = r.countHostedClusters(ctx)
