@@ -51,7 +51,9 @@ copy_provider() {
     install -m 0644 "${dir}/config/crd/bases/${f}" "${out}/${set}/${f}"
   done
 }
-# KubeVirt: v0.1.10 is the newest release the Go module proxy serves.
+# KubeVirt: v0.1.10 is the newest release the Go module proxy serves. Not
+# KubevirtClusterTemplate: it is for ClusterClass, which HyperShift does not
+# use, and no CAPK controller watches it.
 kubevirt_module=sigs.k8s.io/cluster-api-provider-kubevirt
 kubevirt_version=v0.1.10
 copy_provider kubevirt "${kubevirt_module}" "${kubevirt_version}" \
@@ -60,7 +62,11 @@ copy_provider kubevirt "${kubevirt_module}" "${kubevirt_version}" \
   infrastructure.cluster.x-k8s.io_kubevirtmachinetemplates.yaml
 # AWS: HyperShift creates an AWSCluster per hosted control plane and an
 # AWSMachineTemplate per NodePool; MachineSets create the AWSMachines. Nothing
-# of EKS, ROSA, managed clusters or cluster identities.
+# of EKS or ROSA (HyperShift runs CAPA with EKS=false). No cluster identities
+# (AWSCluster{ControllerIdentity,RoleIdentity,StaticIdentity}): HyperShift's
+# AWSCluster has no identityRef, so CAPA uses the credentials HyperShift
+# mounts and its AutoControllerIdentityCreator controller skips it; nothing
+# reads or creates an identity object.
 aws_module=sigs.k8s.io/cluster-api-provider-aws/v2
 aws_version=v2.13.0
 copy_provider aws "${aws_module}" "${aws_version}" \

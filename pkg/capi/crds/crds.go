@@ -5,8 +5,10 @@
 //
 // The standard CRDs are generated, never hand-written: bases/core is the
 // controller-gen output that the pinned sigs.k8s.io/cluster-api module ships,
-// bases/agent is controller-gen run over the Agent provider's API types
-// (hack/capi/generate.sh makes both; bases/SOURCES records the versions). The
+// bases/agent is controller-gen run over the Agent provider's API types,
+// bases/kubevirt and bases/aws are the controller-gen output the pinned
+// KubeVirt and AWS provider modules ship (hack/capi/generate.sh makes all of
+// them; bases/SOURCES records the versions). The
 // private form is derived from them at run time by Privatize, so there is one
 // source of truth per version.
 package crds
@@ -270,7 +272,11 @@ func hasVersion(crd *apiextensionsv1.CustomResourceDefinition, v string) bool {
 	return false
 }
 
-// addContractLabels adds what upstream providers add with kustomize.
+// addContractLabels adds what upstream providers add with kustomize. The
+// contract label's value lists the versions the CRD serves here, so it names
+// the version CAPI must use: v1beta1 for Agent, v1alpha1 for KubeVirt, and
+// v1beta2 for AWS (upstream says v1beta1_v1beta2, but without CAPA's
+// conversion webhook we serve only the storage version, v1beta2).
 func addContractLabels(crd *apiextensionsv1.CustomResourceDefinition, set string) {
 	if crd.Labels == nil {
 		crd.Labels = map[string]string{}

@@ -66,11 +66,36 @@ func TestStandardSet(t *testing.T) {
 		if crd.Spec.Conversion == nil || crd.Spec.Conversion.Strategy != apiextensionsv1.NoneConverter {
 			t.Errorf("%s: conversion %+v", crd.Name, crd.Spec.Conversion)
 		}
-		// CAPI finds a provider's API version from the contract label.
-		wantContract := map[string]string{"AgentCluster": "v1beta1", "KubevirtCluster": "v1alpha1", "AWSCluster": "v1beta2"}[crd.Spec.Names.Kind]
-		if wantContract != "" && crd.Labels["cluster.x-k8s.io/v1beta1"] != wantContract {
-			t.Errorf("%s: contract label %q, want %q", crd.Name, crd.Labels["cluster.x-k8s.io/v1beta1"], wantContract)
+		// CAPI finds a provider's API version from the contract label; every
+		// infrastructure CRD carries it and its provider label.
+		if crd.Spec.Group == "infrastructure.cluster.x-k8s.io" || crd.Spec.Group == "capi-provider.agent-install.openshift.io" {
+			var provider, contract string
+			switch kind := crd.Spec.Names.Kind; {
+			case strings.HasPrefix(kind, "Agent"):
+				provider, contract = "infrastructure-agent", "v1beta1"
+			case strings.HasPrefix(kind, "Kubevirt"):
+				provider, contract = "infrastructure-kubevirt", "v1alpha1"
+			case strings.HasPrefix(kind, "AWS"):
+				provider, contract = "infrastructure-aws", "v1beta2"
+			default:
+				t.Errorf("%s: infrastructure CRD of no known provider", crd.Name)
+			}
+			if crd.Labels["cluster.x-k8s.io/v1beta1"] != contract || crd.Labels["cluster.x-k8s.io/provider"] != provider {
+				t.Errorf("%s: contract label %q provider %q, want %q %q", crd.Name,
+					crd.Labels["cluster.x-k8s.io/v1beta1"], crd.Labels["cluster.x-k8s.io/provider"], contract, provider)
+			}
+			if StorageVersion(crd) != contract {
+				t.Errorf("%s stores %s, want %s", crd.Name, StorageVersion(crd), contract)
+			}
+			// CAPA's v1beta1 stays listed, unserved, so that storedVersions
+			// of a CRD that once stored it stay valid.
+			if provider == "infrastructure-aws" && (!hasVersion(crd, "v1beta1") || !slices.Equal(ServedVersions(crd), []string{"v1beta2"})) {
+				t.Errorf("%s: versions %+v, want v1beta1 listed and only v1beta2 served", crd.Name, crd.Spec.Versions)
+			}
 		}
+	}
+	if n := len(std); n != 13+3+3+3 {
+		t.Errorf("%d CRDs, want the 13 core ones and 3 of each infrastructure provider: %v", n, got)
 	}
 	if n := len(got); n != len(slices.Compact(slices.Clone(got))) {
 		t.Errorf("a repeated provider installs its CRDs twice: %v", got)

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -267,6 +268,57 @@ func TestCAPIFeature(t *testing.T) {
 		}
 		if after := ourCRDVersions(t, spoke1); fmt.Sprint(after) != fmt.Sprint(before) {
 			t.Errorf("CRDs rewritten after a restart:\n%v\n%v", before, after)
+		}
+	})
+
+	t.Run("OIDC storage adds the AWS infrastructure CRDs; dropping it leaves them", func(t *testing.T) {
+		// cluster-2 runs Private: the AWS CRDs go private like the rest.
+		hc := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "hcpfleet.io/v1alpha1", "kind": "HostingConfig",
+			"metadata": map[string]any{"name": "hosts-aws", "namespace": "hcp-fleet"},
+			"spec": map[string]any{"install": map[string]any{"oidcStorage": map[string]any{
+				"bucket": "hcp-oidc", "region": "us-east-1", "credentialsSecret": map[string]any{"name": "oidc-s3"}}}},
+		}}
+		if _, err := hub.hubDyn.Resource(addonhub.HostingConfigGVR).Namespace("hcp-fleet").Create(ctx, hc, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		hub.setConfig(t, "cluster-2", "hosts-aws")
+		names := []string{"awsclusters", "awsmachines", "awsmachinetemplates"}
+		env.Eventually(t, time.Minute, "the private AWS infrastructure CRDs on cluster-2", func(ctx context.Context) error {
+			for _, n := range names {
+				if err := spoke2.Get(ctx, types.NamespacedName{Name: n + ".infrastructure.cluster.hypershift.openshift.io"}, &apiextensionsv1.CustomResourceDefinition{}); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		for _, n := range names {
+			c := crd(t, spoke2, n+".infrastructure.cluster.hypershift.openshift.io")
+			// Only v1beta2, which the contract label names; v1beta1 stays
+			// listed, unserved.
+			if !crds.IsOurs(c) || c.Labels["cluster.x-k8s.io/v1beta1"] != "v1beta2" || len(c.Spec.Versions) != 2 ||
+				!slices.Equal(crds.ServedVersions(c), []string{"v1beta2"}) || !slices.Equal(c.Status.StoredVersions, []string{"v1beta2"}) {
+				t.Errorf("%s: labels %v served %v stored %v", c.Name, c.Labels, crds.ServedVersions(c), c.Status.StoredVersions)
+			}
+		}
+		absent(t, spoke2, "awsclusters.infrastructure.cluster.x-k8s.io")
+		absent(t, spoke1, "awsclusters.infrastructure.cluster.x-k8s.io")
+
+		// Back to the default (no OIDC storage): the CRDs stay, since
+		// deleting a CRD deletes every object of its kind.
+		reconciles0 := metric(t, "controller_runtime_reconcile_total", "capi")
+		hub.setConfig(t, "cluster-2", "")
+		env.Eventually(t, time.Minute, "an agent reconciles CAPI", func(context.Context) error {
+			if n := metric(t, "controller_runtime_reconcile_total", "capi"); n <= reconciles0 {
+				return fmt.Errorf("%v reconciles", n)
+			}
+			return nil
+		})
+		time.Sleep(5 * time.Second)
+		for _, n := range names {
+			if c := crd(t, spoke2, n+".infrastructure.cluster.hypershift.openshift.io"); c.DeletionTimestamp != nil {
+				t.Errorf("%s is being deleted", c.Name)
+			}
 		}
 	})
 
