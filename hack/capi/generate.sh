@@ -29,12 +29,19 @@ capi_version="$(go list -m -f '{{.Version}}' sigs.k8s.io/cluster-api)"
 # Downloading by module@version from a scratch directory leaves go.mod/go.sum alone.
 scratch="$(mktemp -d)"
 trap 'rm -rf "${scratch}"' EXIT
-capi_dir="$(cd "${scratch}" && GOFLAGS=-mod=mod go mod download -json "sigs.k8s.io/cluster-api@${capi_version}" |
-  sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
-[[ -d "${capi_dir}/config/crd/bases" ]] || { echo "cluster-api ${capi_version} has no config/crd/bases" >&2; exit 1; }
+# crd_bases MODULE@VERSION: the module's config/crd/bases directory, where
+# Cluster API projects keep their controller-gen output.
+crd_bases() {
+  local dir
+  dir="$(cd "${scratch}" && GOFLAGS=-mod=mod go mod download -json "$1" |
+    sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+  [[ -d "${dir}/config/crd/bases" ]] || { echo "$1 has no config/crd/bases" >&2; exit 1; }
+  echo "${dir}/config/crd/bases"
+}
+capi_bases="$(crd_bases "sigs.k8s.io/cluster-api@${capi_version}")"
 rm -rf "${out}/core" "${out}/agent" "${out}/kubevirt" "${out}/aws"
 mkdir -p "${out}/core" "${out}/agent" "${out}/kubevirt" "${out}/aws"
-for f in "${capi_dir}"/config/crd/bases/*.yaml; do
+for f in "${capi_bases}"/*.yaml; do
   install -m 0644 "${f}" "${out}/core/$(basename "${f}")"
 done
 
@@ -43,12 +50,10 @@ done
 copy_provider() {
   local set="$1" module="$2" version="$3"
   shift 3
-  local dir
-  dir="$(cd "${scratch}" && GOFLAGS=-mod=mod go mod download -json "${module}@${version}" |
-    sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
-  [[ -d "${dir}/config/crd/bases" ]] || { echo "${module}@${version} has no config/crd/bases" >&2; exit 1; }
+  local bases
+  bases="$(crd_bases "${module}@${version}")"
   for f in "$@"; do
-    install -m 0644 "${dir}/config/crd/bases/${f}" "${out}/${set}/${f}"
+    install -m 0644 "${bases}/${f}" "${out}/${set}/${f}"
   done
 }
 # KubeVirt: v0.1.10 is the newest release the Go module proxy serves. Not
