@@ -29,6 +29,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/scheduling"
 )
 
 // conditionOperatorDegraded is the agent's operator Degraded condition on
@@ -64,8 +65,8 @@ type Host struct {
 	Operator string
 	// Hosted is the agent-reported HostedCluster count ("-" when unknown).
 	Hosted string
-	// Capacity is maxHostedClusters of the HostingConfig the add-on uses
-	// (0 when unknown).
+	// Capacity is the capacity the scheduler uses (scheduling.Capacity; 0
+	// when the cluster has no add-on).
 	Capacity int32
 	// FreeScore is the AddOnPlacementScore's free-capacity item ("-" when
 	// not reported).
@@ -170,7 +171,7 @@ func collectHost(ctx context.Context, c client.Reader, mc *clusterv1.ManagedClus
 	switch {
 	case err == nil:
 		h.AddOn, h.Operator = addOnState(mca)
-		capacity, err := capacityOf(ctx, c, mca)
+		capacity, err := scheduling.Capacity(ctx, c, mca)
 		if err != nil {
 			return h, err
 		}
@@ -213,29 +214,6 @@ func addOnState(mca *addonv1alpha1.ManagedClusterAddOn) (addOnState, operatorSta
 		operatorState += ", Degraded: " + c.Reason
 	}
 	return addOnState, operatorState
-}
-
-// capacityOf is maxHostedClusters of the HostingConfig the add-on uses, as
-// the scheduler reads it (0 when not set).
-func capacityOf(ctx context.Context, c client.Reader, mca *addonv1alpha1.ManagedClusterAddOn) (int32, error) {
-	for _, ref := range mca.Status.ConfigReferences {
-		if ref.Group != v1alpha1.GroupVersion.Group || ref.Resource != "hostingconfigs" {
-			continue
-		}
-		referent := ref.ConfigReferent
-		if ref.DesiredConfig != nil {
-			referent = ref.DesiredConfig.ConfigReferent
-		}
-		hc := &v1alpha1.HostingConfig{}
-		if err := c.Get(ctx, types.NamespacedName{Namespace: referent.Namespace, Name: referent.Name}, hc); err != nil {
-			return 0, client.IgnoreNotFound(err)
-		}
-		if hc.Spec.Capacity != nil {
-			return hc.Spec.Capacity.MaxHostedClusters, nil
-		}
-		return 0, nil
-	}
-	return 0, nil
 }
 
 // DeploymentOf summarizes a HostedClusterDeployment.

@@ -287,7 +287,7 @@ func (r *Reconciler) candidate(ctx context.Context, name string) (Candidate, err
 	if err := r.client.Get(ctx, types.NamespacedName{Namespace: name, Name: addon.Name}, mca); err == nil {
 		c.AddOnAvailable = meta.IsStatusConditionTrue(mca.Status.Conditions, addonv1alpha1.ManagedClusterAddOnConditionAvailable)
 		c.OperatorInstalled = meta.IsStatusConditionTrue(mca.Status.Conditions, addon.ConditionHyperShiftOperatorInstalled)
-		capacity, err := r.capacity(ctx, mca)
+		capacity, err := Capacity(ctx, r.client, mca)
 		if err != nil {
 			return c, err
 		}
@@ -344,9 +344,11 @@ func claimInt(claims map[string]string, name string) int32 {
 	return int32(n)
 }
 
-// capacity is maxHostedClusters of the HostingConfig the add-on on that
-// cluster runs with.
-func (r *Reconciler) capacity(ctx context.Context, mca *addonv1alpha1.ManagedClusterAddOn) (int32, error) {
+// Capacity is how many hosted clusters the scheduler lets a management
+// cluster take: maxHostedClusters of the HostingConfig its add-on runs with
+// (the desired one while a change rolls out), or the API default while none
+// is resolved. The fleet view shows the same number.
+func Capacity(ctx context.Context, c client.Reader, mca *addonv1alpha1.ManagedClusterAddOn) (int32, error) {
 	for _, ref := range mca.Status.ConfigReferences {
 		if ref.Group != v1alpha1.GroupVersion.Group || ref.Resource != "hostingconfigs" {
 			continue
@@ -356,7 +358,7 @@ func (r *Reconciler) capacity(ctx context.Context, mca *addonv1alpha1.ManagedClu
 			referent = ref.DesiredConfig.ConfigReferent
 		}
 		hc := &v1alpha1.HostingConfig{}
-		if err := r.client.Get(ctx, types.NamespacedName{Namespace: referent.Namespace, Name: referent.Name}, hc); err != nil {
+		if err := c.Get(ctx, types.NamespacedName{Namespace: referent.Namespace, Name: referent.Name}, hc); err != nil {
 			if apierrors.IsNotFound(err) {
 				break
 			}
