@@ -170,14 +170,13 @@ func (f *Fleet) start(ctx context.Context, binDir string) error {
 		return err
 	}
 	runOCMHub(f.ctx, f.Hub, f.report)
-	bootstrapPath := filepath.Join(f.Hub.Dir, "bootstrap.kubeconfig")
-	if err := bootstrapKubeconfig(ctx, f.Hub, bootstrapPath); err != nil {
+	if err := bootstrapKubeconfig(ctx, f.Hub, f.bootstrapPath()); err != nil {
 		return err
 	}
 	f.progress("OCM hub controllers running; joining %d management clusters", len(f.Managed))
 
 	if err := parallel(len(f.Managed), func(i int) error {
-		return f.join(ctx, f.Managed[i], bootstrapPath)
+		return f.join(ctx, f.Managed[i])
 	}); err != nil {
 		return err
 	}
@@ -188,12 +187,12 @@ func (f *Fleet) start(ctx context.Context, binDir string) error {
 // join registers m with the hub through the real registration agent and CSR
 // flow, accepts it as a hub admin would, waits for its hub credentials,
 // starts its work agent and waits until the hub reports it Available.
-func (f *Fleet) join(ctx context.Context, m *ManagedCluster, bootstrapPath string) error {
+func (f *Fleet) join(ctx context.Context, m *ManagedCluster) error {
 	if err := installOCMSpoke(ctx, m.Cluster); err != nil {
 		return err
 	}
 	report := f.scopeAgents(m)
-	runRegistrationAgent(m.agentsCtx, m, bootstrapPath, report)
+	runRegistrationAgent(m.agentsCtx, m, f.bootstrapPath(), report)
 	clusters, err := clusterclient.NewForConfig(f.Hub.Config())
 	if err != nil {
 		return err
@@ -224,6 +223,10 @@ func (f *Fleet) join(ctx context.Context, m *ManagedCluster, bootstrapPath strin
 	runWorkAgent(m.agentsCtx, m, f.opts.StatusSyncInterval, report)
 	return f.waitAvailable(ctx, m)
 }
+
+// bootstrapPath is the bootstrap kubeconfig the registration agents join
+// (and rejoin) with.
+func (f *Fleet) bootstrapPath() string { return filepath.Join(f.Hub.Dir, "bootstrap.kubeconfig") }
 
 // scopeAgents gives m's OCM agents a context of their own under the fleet's
 // and returns how they report stopping: stopped by Disconnect is expected,
@@ -266,7 +269,7 @@ func (f *Fleet) Reconnect(ctx context.Context, name string) error {
 		return fmt.Errorf("management cluster %s is connected", name)
 	}
 	report := f.scopeAgents(m)
-	runRegistrationAgent(m.agentsCtx, m, filepath.Join(f.Hub.Dir, "bootstrap.kubeconfig"), report)
+	runRegistrationAgent(m.agentsCtx, m, f.bootstrapPath(), report)
 	runWorkAgent(m.agentsCtx, m, f.opts.StatusSyncInterval, report)
 	return f.waitAvailable(ctx, m)
 }
