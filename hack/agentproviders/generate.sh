@@ -9,10 +9,10 @@
 #    +kubebuilder:metadata:labels markers on the types;
 #  - CRDs the tests install into a real kube-apiserver besides the CAPI core
 #    ones (pkg/capi/crds/bases/core, made by hack/capi/generate.sh):
-#      testdata/crds/assisted  from github.com/openshift/assisted-service/api
-#      testdata/crds/hive      from github.com/openshift/hive/apis (only the
+#      internal/agenttest/testdata/crds/assisted  from github.com/openshift/assisted-service/api
+#      internal/agenttest/testdata/crds/hive      from github.com/openshift/hive/apis (only the
 #                              ClusterDeployment and ClusterImageSet CRDs)
-#      testdata/crds/metal3sim from the Metal3-shaped stand-in types in
+#      internal/agenttest/testdata/crds/metal3sim from the Metal3-shaped stand-in types in
 #                              hack/agentproviders/metal3sim
 #    all at the versions pinned in go.mod, by the pinned controller-gen.
 # Usage: hack/agentproviders/generate.sh   (from anywhere)
@@ -22,7 +22,7 @@ cd "${root}"
 export GONOSUMDB="${GONOSUMDB:-sigs.k8s.io/about-api}"
 cg=(go tool -modfile="${root}/hack/tools/go.mod" controller-gen)
 api=pkg/capi/agentapi
-td="${api}/testdata/crds"
+td=internal/agenttest/testdata/crds
 
 "${cg[@]}" object paths="./${api}/..."
 rm -f "${api}"/crds/*.yaml

@@ -9,10 +9,10 @@ import (
 
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon/agent"
 	capifeature "github.com/hcp-fleet/hcp-fleet/pkg/capi/feature"
-	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/capacity"
-	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/kubeconfigexport"
-	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/namespacegc"
-	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/operator"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/agent/capacity"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/agent/kubeconfigexport"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/agent/namespacegc"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/agent/operator"
 )
 
 // Features are the parts of the agent, in setup order. Cleanup runs in

@@ -19,9 +19,9 @@ import (
 
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
-	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/delivery"
-	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/importer"
-	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/scheduling"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/delivery"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/importer"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/scheduling"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 )

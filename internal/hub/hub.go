@@ -24,8 +24,8 @@ import (
 
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	addonhub "github.com/hcp-fleet/hcp-fleet/pkg/addon/hub"
-	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/delivery"
-	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/scheduling"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/delivery"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/scheduling"
 )
 
 // Options configure the hub process.

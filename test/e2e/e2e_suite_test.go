@@ -28,7 +28,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hcpfleet"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hypershiftsim"
-	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/namespacegc"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/agent/namespacegc"
 )
 
 func TestE2E(t *testing.T) {

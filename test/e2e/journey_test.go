@@ -209,7 +209,7 @@ var _ = Describe("the hcp-fleet user journey", Ordered, func() {
 			return conditionsTrue(h, v1alpha1.ConditionAvailable, v1alpha1.ConditionNodePoolsReady)
 		})
 		Expect(h.Status.Version.Desired).To(HaveField("Image", toRelease))
-		// The hub maps the newest history entry (pkg/hosting/delivery reads
+		// The hub maps the newest history entry (pkg/hosting/hub/delivery reads
 		// history[0] back through the ManifestWork's feedback); the host
 		// keeps the whole history.
 		Expect(h.Status.Version.History[0]).To(And(HaveField("Version", "4.18.6"), HaveField("Image", toRelease),

@@ -29,16 +29,16 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
-	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/scheduling"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/scheduling"
 )
 
 // conditionOperatorDegraded is the agent's operator Degraded condition on
-// the ManagedClusterAddOn (pkg/hosting/operator.ConditionDegraded; the view
+// the ManagedClusterAddOn (pkg/hosting/agent/operator.ConditionDegraded; the view
 // reads the hub API and does not import the agent).
 const conditionOperatorDegraded = "HyperShiftOperatorDegraded"
 
 // scoreName is the agent's AddOnPlacementScore in the cluster namespace, and
-// scoreFreeCapacity its free-capacity item (pkg/hosting/capacity).
+// scoreFreeCapacity its free-capacity item (pkg/hosting/agent/capacity).
 const (
 	scoreName         = "hcp-fleet"
 	scoreFreeCapacity = "freeCapacity"

@@ -42,9 +42,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/hcp-fleet/hcp-fleet/internal/agenttest"
+	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/assistedsim"
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon/agent"
-	"github.com/hcp-fleet/hcp-fleet/pkg/capi/agentapi/agenttest"
-	"github.com/hcp-fleet/hcp-fleet/pkg/capi/agentapi/assistedsim"
 	bootstrapv1 "github.com/hcp-fleet/hcp-fleet/pkg/capi/agentapi/bootstrap/v1alpha1"
 	controlplanev1 "github.com/hcp-fleet/hcp-fleet/pkg/capi/agentapi/controlplane/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/pkg/capi/agentapi/crds"

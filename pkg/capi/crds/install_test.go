@@ -18,8 +18,8 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/hcp-fleet/hcp-fleet/internal/testenv"
 	"github.com/hcp-fleet/hcp-fleet/pkg/capi/groups"
-	"github.com/hcp-fleet/hcp-fleet/pkg/capi/internal/testenv"
 )
 
 func newClient(t *testing.T, cfg *rest.Config) client.Client {

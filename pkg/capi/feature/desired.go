@@ -71,7 +71,7 @@ func SettingsFrom(spec *v1alpha1.HostingConfigSpec) Settings {
 
 // CRDOptions are the CAPI CRD sets to install: the core, and the
 // infrastructure providers of every platform the agent advertises to the
-// scheduler (pkg/hosting/capacity.Platforms), since the HyperShift operator
+// scheduler (pkg/hosting/agent/capacity.Platforms), since the HyperShift operator
 // creates the CAPI objects of a hosted cluster's platform: Agent and KubeVirt
 // always, AWS when the cluster can host AWS. (The None platform has no CAPI
 // infrastructure.) A platform turned off later leaves its CRDs: deleting a

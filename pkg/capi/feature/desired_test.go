@@ -8,7 +8,7 @@ import (
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/pkg/capi/crds"
-	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/capacity"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/agent/capacity"
 )
 
 func TestSettingsFrom(t *testing.T) {

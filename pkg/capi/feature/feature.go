@@ -36,7 +36,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/pkg/capi/agentbootstrap"
 	"github.com/hcp-fleet/hcp-fleet/pkg/capi/crds"
 	"github.com/hcp-fleet/hcp-fleet/pkg/capi/proxy"
-	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/operator"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/agent/operator"
 )
 
 // Name names the feature in logs and as its condition owner.

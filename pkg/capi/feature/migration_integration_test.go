@@ -19,11 +19,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/hcp-fleet/hcp-fleet/internal/legacyfixture"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hcpfleet"
 	addonhub "github.com/hcp-fleet/hcp-fleet/pkg/addon/hub"
 	"github.com/hcp-fleet/hcp-fleet/pkg/capi/crds"
 	"github.com/hcp-fleet/hcp-fleet/pkg/capi/feature"
-	"github.com/hcp-fleet/hcp-fleet/pkg/capi/internal/legacyfixture"
 	"github.com/hcp-fleet/hcp-fleet/pkg/capi/migration"
 )
 

@@ -33,11 +33,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/yaml"
 
+	"github.com/hcp-fleet/hcp-fleet/internal/legacyfixture"
+	"github.com/hcp-fleet/hcp-fleet/internal/testenv"
 	"github.com/hcp-fleet/hcp-fleet/manifests"
 	"github.com/hcp-fleet/hcp-fleet/pkg/capi/crds"
 	"github.com/hcp-fleet/hcp-fleet/pkg/capi/groups"
-	"github.com/hcp-fleet/hcp-fleet/pkg/capi/internal/legacyfixture"
-	"github.com/hcp-fleet/hcp-fleet/pkg/capi/internal/testenv"
 )
 
 // env is one real kube-apiserver with the HostedCluster CRD and both the

@@ -33,8 +33,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
+	"github.com/hcp-fleet/hcp-fleet/internal/testenv"
 	"github.com/hcp-fleet/hcp-fleet/pkg/capi/crds"
-	"github.com/hcp-fleet/hcp-fleet/pkg/capi/internal/testenv"
 )
 
 // env is a real apiserver with only the private CAPI CRDs, a proxy in front

@@ -23,7 +23,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hypershiftsim"
 	addonhub "github.com/hcp-fleet/hcp-fleet/pkg/addon/hub"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
-	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/capacity"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/agent/capacity"
 )
 
 var (

@@ -18,7 +18,7 @@ import (
 
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	addonhub "github.com/hcp-fleet/hcp-fleet/pkg/addon/hub"
-	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/operator"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/agent/operator"
 )
 
 // TestCredentialsFromTheHub: the credentials a HostingConfig references on

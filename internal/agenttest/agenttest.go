@@ -2,7 +2,7 @@
 // assisted providers' tests run against, with every CRD they involve: ours
 // (pkg/capi/agentapi/crds), Cluster API core (pkg/capi/crds/bases/core),
 // assisted-service and hive (generated from the pinned types into
-// pkg/capi/agentapi/testdata/crds), and the Metal3-shaped infrastructure
+// internal/agenttest/testdata/crds), and the Metal3-shaped infrastructure
 // stand-in. Tests only.
 package agenttest
 
@@ -34,12 +34,13 @@ func Assets() (string, error) {
 // agent features take.
 func CRDPaths() []string {
 	_, file, _, _ := runtime.Caller(0)
-	api := filepath.Dir(filepath.Dir(file)) // pkg/capi/agentapi
-	core := filepath.Join(filepath.Dir(api), "crds", "bases", "core")
+	here := filepath.Dir(file)               // internal/agenttest
+	root := filepath.Dir(filepath.Dir(here)) // the repository
+	core := filepath.Join(root, "pkg", "capi", "crds", "bases", "core")
 	return []string{
-		filepath.Join(api, "testdata", "crds", "assisted"),
-		filepath.Join(api, "testdata", "crds", "hive"),
-		filepath.Join(api, "testdata", "crds", "metal3sim"),
+		filepath.Join(here, "testdata", "crds", "assisted"),
+		filepath.Join(here, "testdata", "crds", "hive"),
+		filepath.Join(here, "testdata", "crds", "metal3sim"),
 		filepath.Join(core, "cluster.x-k8s.io_clusters.yaml"),
 		filepath.Join(core, "cluster.x-k8s.io_machines.yaml"),
 		filepath.Join(core, "cluster.x-k8s.io_machinedeployments.yaml"),

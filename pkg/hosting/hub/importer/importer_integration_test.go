@@ -34,9 +34,9 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/fleettest"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hcpfleet"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
-	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/importer"
-	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/kubeconfigexport"
-	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/operator"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/agent/kubeconfigexport"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/agent/operator"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/importer"
 )
 
 var (

@@ -1,4 +1,4 @@
-package hosting_test
+package hub_test
 
 import (
 	"context"
@@ -28,7 +28,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hcpfleet"
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
-	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/delivery"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/delivery"
 )
 
 var (

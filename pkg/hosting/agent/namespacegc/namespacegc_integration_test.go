@@ -23,7 +23,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/fleettest"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hcpfleet"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
-	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/namespacegc"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/agent/namespacegc"
 )
 
 var (

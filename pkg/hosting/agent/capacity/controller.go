@@ -28,7 +28,7 @@ import (
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon/agent"
-	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/operator"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/agent/operator"
 )
 
 var (

@@ -1,4 +1,4 @@
-package hosting_test
+package hub_test
 
 import (
 	"context"
