@@ -446,6 +446,24 @@ func (s *HostingConfigSpec) HostsAWS() bool {
 	return s.Install != nil && s.Install.OIDCStorage != nil
 }
 
+// Limits returns spec.capacity's maxHostedClusters and aboveThreshold with
+// the API defaults filled in where the spec has none (a spec read from a
+// ConfigMap or built in code is not defaulted by the API server). Hub and
+// agent take capacity from here only.
+func (s *HostingConfigSpec) Limits() (maxHostedClusters, aboveThreshold int32) {
+	maxHostedClusters, aboveThreshold = DefaultMaxHostedClusters, DefaultAboveThreshold
+	if s == nil || s.Capacity == nil {
+		return maxHostedClusters, aboveThreshold
+	}
+	if s.Capacity.MaxHostedClusters > 0 {
+		maxHostedClusters = s.Capacity.MaxHostedClusters
+	}
+	if s.Capacity.AboveThreshold > 0 {
+		aboveThreshold = s.Capacity.AboveThreshold
+	}
+	return maxHostedClusters, aboveThreshold
+}
+
 func init() {
 	SchemeBuilder.Register(&HostingConfig{}, &HostingConfigList{})
 }

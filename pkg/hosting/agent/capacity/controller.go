@@ -100,15 +100,8 @@ func (r *reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 			return reconcile.Result{}, nil //nolint:nilerr // the operator feature reports an unreadable HostingConfig
 		}
 	}
-	report := Report{MaxHostedClusters: 80, AboveThreshold: 60}
-	if c := spec.Capacity; c != nil {
-		if c.MaxHostedClusters > 0 {
-			report.MaxHostedClusters = c.MaxHostedClusters
-		}
-		if c.AboveThreshold > 0 {
-			report.AboveThreshold = c.AboveThreshold
-		}
-	}
+	var report Report
+	report.MaxHostedClusters, report.AboveThreshold = spec.Limits()
 	report.Platforms = Platforms(spec.HostsAWS())
 
 	var err error

@@ -47,10 +47,6 @@ const StrategyAnnotation = "hcpfleet.io/scheduling-strategy"
 // status.hostingCluster ("" for unscheduled ones).
 const IndexHostingCluster = "status.hostingCluster"
 
-// defaultCapacity is HostingConfig's maxHostedClusters default, used while a
-// cluster's HostingConfig cannot be read.
-const defaultCapacity = 80
-
 var (
 	bindings = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "hcpfleet_hub_scheduler_bindings_total", Help: "HostedClusterDeployments bound to a management cluster."})
@@ -271,7 +267,7 @@ func (r *Reconciler) boundToNamespace(ctx context.Context, mc *clusterv1.Managed
 
 // candidate gathers what the scheduler knows about one management cluster.
 func (r *Reconciler) candidate(ctx context.Context, name string) (Candidate, error) {
-	c := Candidate{Name: name, Capacity: defaultCapacity, Occupied: map[string]bool{}}
+	c := Candidate{Name: name, Capacity: v1alpha1.DefaultMaxHostedClusters, Occupied: map[string]bool{}}
 	mc := &clusterv1.ManagedCluster{}
 	var claims map[string]string
 	if err := r.client.Get(ctx, types.NamespacedName{Name: name}, mc); err == nil {
@@ -364,12 +360,10 @@ func Capacity(ctx context.Context, c client.Reader, mca *addonv1alpha1.ManagedCl
 			}
 			return 0, err
 		}
-		if hc.Spec.Capacity != nil && hc.Spec.Capacity.MaxHostedClusters > 0 {
-			return hc.Spec.Capacity.MaxHostedClusters, nil
-		}
-		break
+		maxHosted, _ := hc.Spec.Limits()
+		return maxHosted, nil
 	}
-	return defaultCapacity, nil
+	return v1alpha1.DefaultMaxHostedClusters, nil
 }
 
 // bind records the decision. The resourceVersion makes it a compare-and-swap
