@@ -11,12 +11,12 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/hcp-fleet/hcp-fleet/internal/agentapp"
+	"github.com/hcp-fleet/hcp-fleet/pkg/cmd/agent"
 )
 
 func main() {
 	ctrl.SetLogger(zap.New())
-	if err := agentapp.Main(ctrl.SetupSignalHandler(), os.Args[1:], os.Stderr); err != nil {
+	if err := agent.Main(ctrl.SetupSignalHandler(), os.Args[1:], os.Stderr); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return
 		}

@@ -11,7 +11,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/hcp-fleet/hcp-fleet/internal/hub"
+	"github.com/hcp-fleet/hcp-fleet/pkg/cmd/hub"
 )
 
 func main() {

@@ -20,8 +20,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
 
-	"github.com/hcp-fleet/hcp-fleet/internal/agentapp"
-	"github.com/hcp-fleet/hcp-fleet/internal/hub"
+	agentcmd "github.com/hcp-fleet/hcp-fleet/pkg/cmd/agent"
+	"github.com/hcp-fleet/hcp-fleet/pkg/cmd/hub"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hypershiftsim"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/kubeletsim"
@@ -118,10 +118,10 @@ func Start(fleet *localfleet.Fleet, opts Options) (*Product, error) {
 				// The CAPI API proxy sidecar the migration adds to CAPI
 				// workloads (the agent's image): a free loopback port
 				// instead of its pod's own 127.0.0.1:8080.
-				return agentapp.Main(ctx, append(args, "--listen=127.0.0.1:0"), os.Stderr)
+				return agentcmd.Main(ctx, append(args, "--listen=127.0.0.1:0"), os.Stderr)
 			}
 			args = append(args, "--metrics-bind-address=0", "--health-probe-bind-address=0", "--credential-poll-period=1s")
-			return agentapp.Main(ctx, args, os.Stderr)
+			return agentcmd.Main(ctx, args, os.Stderr)
 		},
 	}
 	// The HyperShift operator cannot run here; its stand-in plays it.

@@ -1,13 +1,13 @@
-// Package agentapp is the hcp-fleet agent program: the agent runtime with
+// Package agent is the hcp-fleet agent program: the agent runtime with
 // every feature the agent runs. cmd/agent is its command line; the local
 // fleet's kubelet stand-in runs the same Main in-process.
-package agentapp
+package agent
 
 import (
 	"context"
 	"io"
 
-	"github.com/hcp-fleet/hcp-fleet/pkg/addon/agent"
+	addonagent "github.com/hcp-fleet/hcp-fleet/pkg/addon/agent"
 	capifeature "github.com/hcp-fleet/hcp-fleet/pkg/capi/feature"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/agent/capacity"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/agent/kubeconfigexport"
@@ -22,11 +22,11 @@ import (
 // runs, and their cleanup (which refuses while CAPI objects exist) runs
 // after the operator's. The namespace janitor's cleanup runs after both, once
 // the hosted clusters are gone and the namespaces hcp-fleet created are empty.
-func Features() []agent.Feature {
-	return []agent.Feature{capacity.Feature(), namespacegc.Feature(), kubeconfigexport.Feature(), capifeature.Feature(capifeature.Options{}), operator.Feature()}
+func Features() []addonagent.Feature {
+	return []addonagent.Feature{capacity.Feature(), namespacegc.Feature(), kubeconfigexport.Feature(), capifeature.Feature(capifeature.Options{}), operator.Feature()}
 }
 
 // Main runs the agent command line (args without the program name).
 func Main(ctx context.Context, args []string, stderr io.Writer) error {
-	return agent.Main(ctx, args, stderr, Features()...)
+	return addonagent.Main(ctx, args, stderr, Features()...)
 }
