@@ -21,8 +21,8 @@ build: ## Compile everything and put the binaries in bin/.
 	$(GO) build -o bin/ ./cmd/...
 
 .PHONY: generate
-generate: ## Generate deepcopy code for the API types.
-	$(TOOLS) controller-gen object paths=./api/...
+generate: ## Generate deepcopy code and server-side apply configurations for the API types.
+	$(TOOLS) controller-gen object applyconfiguration paths=./api/...
 
 HCD_CRD := manifests/crds/hcpfleet.io_hostedclusterdeployments.yaml
 HC_CRD  := manifests/crds/hcpfleet.io_hostingconfigs.yaml

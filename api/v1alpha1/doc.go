@@ -10,8 +10,10 @@
 //     add-on configuration mechanism.
 //
 // The CustomResourceDefinitions are generated from these types into manifests/crds
-// by `make manifests`; the deepcopy code by `make generate`.
+// by `make manifests`; the deepcopy code and the server-side apply configurations
+// (package applyconfiguration, for typed status writes) by `make generate`.
 //
 // +kubebuilder:object:generate=true
+// +kubebuilder:ac:generate=true
 // +groupName=hcpfleet.io
 package v1alpha1

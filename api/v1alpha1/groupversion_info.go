@@ -28,6 +28,10 @@ var (
 	// GroupVersion is the group and version of the objects in this package.
 	GroupVersion = schema.GroupVersion{Group: GroupName, Version: Version}
 
+	// SchemeGroupVersion is GroupVersion under the name generated code
+	// (the apply configurations in package applyconfiguration) expects.
+	SchemeGroupVersion = GroupVersion
+
 	// HostedClusterDeploymentGVR identifies the HostedClusterDeployment resource, for
 	// dynamic clients and informers (which keep fields the Go types do not know).
 	HostedClusterDeploymentGVR = GroupVersion.WithResource(HostedClusterDeploymentResource)
