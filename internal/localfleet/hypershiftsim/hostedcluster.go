@@ -19,6 +19,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/hcp-fleet/hcp-fleet/pkg/kubeutil"
 )
 
 // historyLimit bounds status.version.history, as the operator does.
@@ -53,10 +55,8 @@ func (r *hostedClusterReconciler) Reconcile(ctx context.Context, req reconcile.R
 	if hc.DeletionTimestamp != nil {
 		return r.delete(ctx, hc, duration)
 	}
-	if !controllerutil.ContainsFinalizer(hc, Finalizer) {
-		if err := patchFinalizers(ctx, r.client, hc, append(hc.Finalizers, Finalizer)); err != nil {
-			return reconcile.Result{}, err
-		}
+	if err := kubeutil.AddFinalizer(ctx, r.client, hc, Finalizer); err != nil {
+		return reconcile.Result{}, err
 	}
 	if err := r.ensureControlPlaneNamespace(ctx, hc); err != nil {
 		return reconcile.Result{}, err
@@ -242,20 +242,6 @@ func normalizeJSON(s any) string {
 	return string(b)
 }
 
-// patchFinalizers sets metadata.finalizers, guarded by the resourceVersion
-// read, so a concurrent change of the list is not lost.
-func patchFinalizers(ctx context.Context, c client.Client, obj client.Object, finalizers []string) error {
-	if finalizers == nil {
-		finalizers = []string{}
-	}
-	data, err := json.Marshal(map[string]any{"metadata": map[string]any{
-		"finalizers": finalizers, "resourceVersion": obj.GetResourceVersion()}})
-	if err != nil {
-		return err
-	}
-	return c.Patch(ctx, obj, client.RawPatch(types.MergePatchType, data))
-}
-
 func (r *hostedClusterReconciler) ensureControlPlaneNamespace(ctx context.Context, hc *hyperv1.HostedCluster) error {
 	name := ControlPlaneNamespace(hc)
 	err := r.reader.Get(ctx, types.NamespacedName{Name: name}, &corev1.Namespace{})
@@ -337,11 +323,5 @@ func (r *hostedClusterReconciler) delete(ctx context.Context, hc *hyperv1.Hosted
 	if err := r.opts.ControlPlanes.Remove(ctx, hc); err != nil {
 		return reconcile.Result{}, err
 	}
-	var keep []string
-	for _, f := range hc.Finalizers {
-		if f != Finalizer {
-			keep = append(keep, f)
-		}
-	}
-	return reconcile.Result{}, client.IgnoreNotFound(patchFinalizers(ctx, r.client, hc, keep))
+	return reconcile.Result{}, client.IgnoreNotFound(kubeutil.RemoveFinalizer(ctx, r.client, hc, Finalizer))
 }

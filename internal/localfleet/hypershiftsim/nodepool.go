@@ -17,6 +17,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/hcp-fleet/hcp-fleet/pkg/kubeutil"
 )
 
 // reasonWaitingForMachines is HyperShift's reason while a NodePool's
@@ -73,18 +75,10 @@ func (r *nodePoolReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 		if elapsed := r.now().Sub(np.DeletionTimestamp.Time); elapsed < duration {
 			return reconcile.Result{RequeueAfter: duration - elapsed}, nil
 		}
-		var keep []string
-		for _, f := range np.Finalizers {
-			if f != Finalizer {
-				keep = append(keep, f)
-			}
-		}
-		return reconcile.Result{}, client.IgnoreNotFound(patchFinalizers(ctx, r.client, np, keep))
+		return reconcile.Result{}, client.IgnoreNotFound(kubeutil.RemoveFinalizer(ctx, r.client, np, Finalizer))
 	}
-	if !controllerutil.ContainsFinalizer(np, Finalizer) {
-		if err := patchFinalizers(ctx, r.client, np, append(np.Finalizers, Finalizer)); err != nil {
-			return reconcile.Result{}, err
-		}
+	if err := kubeutil.AddFinalizer(ctx, r.client, np, Finalizer); err != nil {
+		return reconcile.Result{}, err
 	}
 	hcAvailable := hcFound && meta.IsStatusConditionTrue(hc.Status.Conditions, string(hyperv1.HostedClusterAvailable))
 	status, requeue := desiredNodePoolStatus(np, hcAvailable, r.now(), duration)

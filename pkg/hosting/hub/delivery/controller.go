@@ -3,7 +3,6 @@ package delivery
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -30,9 +29,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+	hcdac "github.com/hcp-fleet/hcp-fleet/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hcdstatus"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/scheduling"
+	"github.com/hcp-fleet/hcp-fleet/pkg/kubeutil"
 )
 
 // Finalizer keeps a delivered HostedClusterDeployment until its
@@ -363,89 +365,71 @@ func (r *Reconciler) dropWorkFinalizers(ctx context.Context, work *workv1.Manife
 	if len(work.Finalizers) == 0 {
 		return nil
 	}
-	patch := client.MergeFromWithOptions(work.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	work.Finalizers = nil
-	return client.IgnoreNotFound(r.client.Patch(ctx, work, patch))
+	return client.IgnoreNotFound(kubeutil.SetFinalizers(ctx, r.client, work, nil))
 }
 
-// addFinalizer and removeFinalizer patch metadata only: a typed Update would
-// drop spec fields our Go types do not know.
+// addFinalizer and removeFinalizer patch metadata.finalizers only: a typed
+// Update would drop spec fields our Go types do not know.
 func (r *Reconciler) addFinalizer(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment) error {
-	patch := client.MergeFromWithOptions(hcd.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	controllerutil.AddFinalizer(hcd, Finalizer)
-	return r.client.Patch(ctx, hcd, patch)
+	return kubeutil.AddFinalizer(ctx, r.client, hcd, Finalizer)
 }
 
 func (r *Reconciler) removeFinalizer(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment) error {
-	patch := client.MergeFromWithOptions(hcd.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	controllerutil.RemoveFinalizer(hcd, Finalizer)
-	return client.IgnoreNotFound(r.client.Patch(ctx, hcd, patch))
+	return client.IgnoreNotFound(kubeutil.RemoveFinalizer(ctx, r.client, hcd, Finalizer))
 }
 
 // applyStatus server-side applies the delivery's status fields when they
 // differ from what the HostedClusterDeployment shows.
 func (r *Reconciler) applyStatus(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment, s Status) error {
-	conditions := make([]metav1.Condition, 0, len(s.Conditions))
-	changed := hcd.Status.ObservedGeneration != s.ObservedGeneration || hcd.Status.ManifestWork != s.ManifestWork ||
+	conditions, changed := hcdstatus.Conditions(hcd.Status.Conditions, s.Conditions, s.ObservedGeneration, metav1.Now())
+	changed = changed || hcd.Status.ObservedGeneration != s.ObservedGeneration || hcd.Status.ManifestWork != s.ManifestWork ||
 		!equality.Semantic.DeepEqual(hcd.Status.Version, s.Version) ||
 		!equality.Semantic.DeepEqual(hcd.Status.ControlPlaneEndpoint, s.ControlPlaneEndpoint) ||
 		!equality.Semantic.DeepEqual(hcd.Status.NodePools, s.NodePools)
-	for _, c := range s.Conditions {
-		c.LastTransitionTime = metav1.Now()
-		if old := meta.FindStatusCondition(hcd.Status.Conditions, c.Type); old != nil {
-			if old.Status == c.Status {
-				c.LastTransitionTime = old.LastTransitionTime
-			}
-			if old.Status != c.Status || old.Reason != c.Reason || old.Message != c.Message || old.ObservedGeneration != c.ObservedGeneration {
-				changed = true
-			}
-		} else {
-			changed = true
-		}
-		conditions = append(conditions, c)
-	}
 	if !changed {
 		return nil
 	}
-	sort.Slice(conditions, func(i, j int) bool { return conditions[i].Type < conditions[j].Type })
-	status := map[string]any{"observedGeneration": s.ObservedGeneration}
+	status := hcdac.HostedClusterDeploymentStatus().
+		WithObservedGeneration(s.ObservedGeneration).
+		WithConditions(hcdstatus.ApplyConditions(conditions)...)
 	if s.ManifestWork != "" {
-		status["manifestWork"] = s.ManifestWork
+		status.WithManifestWork(s.ManifestWork)
 	}
-	var conds []any
-	for _, c := range conditions {
-		conds = append(conds, map[string]any{"type": c.Type, "status": string(c.Status), "reason": c.Reason, "message": c.Message,
-			"observedGeneration": c.ObservedGeneration, "lastTransitionTime": c.LastTransitionTime.UTC().Format(time.RFC3339)})
-	}
-	status["conditions"] = conds
-	for key, v := range map[string]any{"version": s.Version, "controlPlaneEndpoint": s.ControlPlaneEndpoint} {
-		if isNil(v) {
-			continue
+	if v := s.Version; v != nil {
+		desired := hcdac.ReleaseStatus()
+		if v.Desired.Version != "" {
+			desired.WithVersion(v.Desired.Version)
 		}
-		if m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(v); err == nil {
-			status[key] = m
+		if v.Desired.Image != "" {
+			desired.WithImage(v.Desired.Image)
 		}
-	}
-	if len(s.NodePools) > 0 {
-		var pools []any
-		for _, np := range s.NodePools {
-			pools = append(pools, map[string]any{"name": np.Name, "replicas": int64(np.Replicas), "readyReplicas": int64(np.ReadyReplicas)})
+		version := hcdac.HostedClusterVersionStatus().WithDesired(desired)
+		if v.Current != "" {
+			version.WithCurrent(v.Current)
 		}
-		status["nodePools"] = pools
+		for _, h := range v.History {
+			entry := hcdac.VersionHistoryEntry().WithState(h.State)
+			if h.Version != "" {
+				entry.WithVersion(h.Version)
+			}
+			if h.Image != "" {
+				entry.WithImage(h.Image)
+			}
+			if h.StartedTime != nil {
+				entry.WithStartedTime(*h.StartedTime)
+			}
+			if h.CompletionTime != nil {
+				entry.WithCompletionTime(*h.CompletionTime)
+			}
+			version.WithHistory(entry)
+		}
+		status.WithVersion(version)
 	}
-	u := &unstructured.Unstructured{Object: map[string]any{"status": status}}
-	u.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("HostedClusterDeployment"))
-	u.SetNamespace(hcd.Namespace)
-	u.SetName(hcd.Name)
-	return client.IgnoreNotFound(r.client.Status().Patch(ctx, u, client.Apply, client.FieldOwner(FieldManager), client.ForceOwnership))
-}
-
-func isNil(v any) bool {
-	switch t := v.(type) {
-	case *v1alpha1.HostedClusterVersionStatus:
-		return t == nil
-	case *v1alpha1.APIEndpoint:
-		return t == nil
+	if e := s.ControlPlaneEndpoint; e != nil {
+		status.WithControlPlaneEndpoint(hcdac.APIEndpoint().WithHost(e.Host).WithPort(e.Port))
 	}
-	return v == nil
+	for _, np := range s.NodePools {
+		status.WithNodePools(hcdac.NodePoolStatus().WithName(np.Name).WithReplicas(np.Replicas).WithReadyReplicas(np.ReadyReplicas))
+	}
+	return client.IgnoreNotFound(hcdstatus.Apply(ctx, r.client, hcdac.HostedClusterDeployment(hcd.Name, hcd.Namespace).WithStatus(status), FieldManager))
 }

@@ -17,7 +17,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -38,7 +37,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+	hcdac "github.com/hcp-fleet/hcp-fleet/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hcdstatus"
+	"github.com/hcp-fleet/hcp-fleet/pkg/kubeutil"
 )
 
 const (
@@ -138,7 +140,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	if !imported {
 		// The finalizer first, so nothing created below can be orphaned.
-		if err := patchFinalizers(ctx, r.client, hcd, append(slices.Clone(hcd.Finalizers), Finalizer)); err != nil {
+		if err := kubeutil.AddFinalizer(ctx, r.client, hcd, Finalizer); err != nil {
 			return reconcile.Result{}, err
 		}
 	}
@@ -296,13 +298,7 @@ func (r *Reconciler) cleanUp(ctx context.Context, hcd *v1alpha1.HostedClusterDep
 	case client.IgnoreNotFound(err) != nil:
 		return reconcile.Result{}, err
 	}
-	var keep []string
-	for _, f := range hcd.Finalizers {
-		if f != Finalizer {
-			keep = append(keep, f)
-		}
-	}
-	return reconcile.Result{}, client.IgnoreNotFound(patchFinalizers(ctx, r.client, hcd, keep))
+	return reconcile.Result{}, client.IgnoreNotFound(kubeutil.RemoveFinalizer(ctx, r.client, hcd, Finalizer))
 }
 
 // importStatus is what the import owns of the status.
@@ -318,37 +314,22 @@ type importStatus struct {
 func (r *Reconciler) applyStatus(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment, s importStatus) error {
 	cond := s.condition
 	cond.Type = v1alpha1.ConditionImported
-	cond.ObservedGeneration = hcd.Generation
-	cond.LastTransitionTime = metav1.Now()
-	live := meta.FindStatusCondition(hcd.Status.Conditions, v1alpha1.ConditionImported)
-	if live != nil && live.Status == cond.Status {
-		cond.LastTransitionTime = live.LastTransitionTime
-	}
+	conds, changed := hcdstatus.Conditions(hcd.Status.Conditions, []metav1.Condition{cond}, hcd.Generation, metav1.Now())
 	liveSecret := ""
 	if hcd.Status.KubeconfigSecret != nil {
 		liveSecret = hcd.Status.KubeconfigSecret.Name
 	}
-	if live != nil && *live == cond && hcd.Status.ManagedCluster == s.managedCluster && liveSecret == s.kubeconfigSecret {
+	if !changed && hcd.Status.ManagedCluster == s.managedCluster && liveSecret == s.kubeconfigSecret {
 		return nil
 	}
-	status := map[string]any{"conditions": []metav1.Condition{cond}}
+	status := hcdac.HostedClusterDeploymentStatus().WithConditions(hcdstatus.ApplyConditions(conds)...)
 	if s.managedCluster != "" {
-		status["managedCluster"] = s.managedCluster
+		status.WithManagedCluster(s.managedCluster)
 	}
 	if s.kubeconfigSecret != "" {
-		status["kubeconfigSecret"] = v1alpha1.SecretKeyReference{Name: s.kubeconfigSecret, Key: hosting.KubeconfigKey}
+		status.WithKubeconfigSecret(hcdac.SecretKeyReference().WithName(s.kubeconfigSecret).WithKey(hosting.KubeconfigKey))
 	}
-	obj := map[string]any{
-		"apiVersion": v1alpha1.GroupVersion.String(), "kind": "HostedClusterDeployment",
-		"metadata": map[string]any{"name": hcd.Name, "namespace": hcd.Namespace},
-		"status":   status,
-	}
-	data, err := json.Marshal(obj)
-	if err != nil {
-		return err
-	}
-	target := &v1alpha1.HostedClusterDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: hcd.Namespace, Name: hcd.Name}}
-	return r.client.Status().Patch(ctx, target, client.RawPatch(types.ApplyPatchType, data), client.FieldOwner(FieldManager), client.ForceOwnership)
+	return hcdstatus.Apply(ctx, r.client, hcdac.HostedClusterDeployment(hcd.Name, hcd.Namespace).WithStatus(status), FieldManager)
 }
 
 // apply server-side applies obj (a full apply configuration) as the import.
@@ -358,20 +339,4 @@ func apply(ctx context.Context, c client.Client, target client.Object, obj map[s
 		return err
 	}
 	return c.Patch(ctx, target, client.RawPatch(types.ApplyPatchType, data), client.FieldOwner(FieldManager), client.ForceOwnership)
-}
-
-// patchFinalizers sets metadata.finalizers with a merge patch guarded by
-// the resourceVersion read (never an Update: the typed object would drop
-// fields our types do not know).
-func patchFinalizers(ctx context.Context, c client.Client, obj client.Object, finalizers []string) error {
-	if finalizers == nil {
-		finalizers = []string{}
-	}
-	data, err := json.Marshal(map[string]any{"metadata": map[string]any{
-		"finalizers": finalizers, "resourceVersion": obj.GetResourceVersion()}})
-	if err != nil {
-		return err
-	}
-	target := obj.DeepCopyObject().(client.Object)
-	return c.Patch(ctx, target, client.RawPatch(types.MergePatchType, data))
 }

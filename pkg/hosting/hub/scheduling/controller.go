@@ -13,7 +13,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
@@ -32,8 +31,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+	hcdac "github.com/hcp-fleet/hcp-fleet/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hcdstatus"
 )
 
 // FieldManager owns status.hostingCluster and the Scheduled condition.
@@ -373,10 +374,13 @@ func (r *Reconciler) bind(ctx context.Context, hcd *v1alpha1.HostedClusterDeploy
 	cluster := chosen.Name
 	cond := metav1.Condition{Type: v1alpha1.ConditionScheduled, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonScheduled,
 		Message: fmt.Sprintf("scheduled onto management cluster %s (strategy %s; it hosted %d of %d before)", cluster, strategy, chosen.Load, chosen.Capacity)}
-	patch := statusPatch(hcd, cond)
-	patch.SetResourceVersion(hcd.ResourceVersion)
-	_ = unstructured.SetNestedField(patch.Object, cluster, "status", "hostingCluster")
-	if err := r.client.Status().Patch(ctx, patch, client.Apply, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+	conds, _ := hcdstatus.Conditions(hcd.Status.Conditions, []metav1.Condition{cond}, hcd.Generation, metav1.Now())
+	apply := hcdac.HostedClusterDeployment(hcd.Name, hcd.Namespace).
+		WithResourceVersion(hcd.ResourceVersion).
+		WithStatus(hcdac.HostedClusterDeploymentStatus().
+			WithHostingCluster(cluster).
+			WithConditions(hcdstatus.ApplyConditions(conds)...))
+	if err := hcdstatus.Apply(ctx, r.client, apply, FieldManager); err != nil {
 		if apierrors.IsConflict(err) {
 			// The decision was based on a stale copy; the next reconcile
 			// sees the new one.
@@ -389,33 +393,16 @@ func (r *Reconciler) bind(ctx context.Context, hcd *v1alpha1.HostedClusterDeploy
 	return nil
 }
 
-// setUnscheduled records why no cluster fits, writing only on change.
+// setUnscheduled records why no cluster fits, writing only on change of the
+// Scheduled condition.
 func (r *Reconciler) setUnscheduled(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment, reason, message string) error {
-	if c := meta.FindStatusCondition(hcd.Status.Conditions, v1alpha1.ConditionScheduled); c != nil &&
-		c.Status == metav1.ConditionFalse && c.Reason == reason && c.Message == message {
+	cond := metav1.Condition{Type: v1alpha1.ConditionScheduled, Status: metav1.ConditionFalse, Reason: reason, Message: message}
+	conds, changed := hcdstatus.Conditions(hcd.Status.Conditions, []metav1.Condition{cond}, hcd.Generation, metav1.Now())
+	if !changed {
 		return nil
 	}
-	cond := metav1.Condition{Type: v1alpha1.ConditionScheduled, Status: metav1.ConditionFalse, Reason: reason, Message: message}
-	return r.client.Status().Patch(ctx, statusPatch(hcd, cond), client.Apply, client.FieldOwner(FieldManager), client.ForceOwnership)
-}
-
-// statusPatch is a server-side apply object carrying only the scheduler's
-// condition; lastTransitionTime moves only when the status changes.
-func statusPatch(hcd *v1alpha1.HostedClusterDeployment, cond metav1.Condition) *unstructured.Unstructured {
-	cond.ObservedGeneration = hcd.Generation
-	cond.LastTransitionTime = metav1.Now()
-	if old := meta.FindStatusCondition(hcd.Status.Conditions, cond.Type); old != nil && old.Status == cond.Status {
-		cond.LastTransitionTime = old.LastTransitionTime
-	}
-	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("HostedClusterDeployment"))
-	u.SetNamespace(hcd.Namespace)
-	u.SetName(hcd.Name)
-	u.Object["status"] = map[string]any{"conditions": []any{map[string]any{
-		"type": cond.Type, "status": string(cond.Status), "reason": cond.Reason, "message": cond.Message,
-		"observedGeneration": cond.ObservedGeneration, "lastTransitionTime": cond.LastTransitionTime.UTC().Format(time.RFC3339),
-	}}}
-	return u
+	return hcdstatus.Apply(ctx, r.client, hcdac.HostedClusterDeployment(hcd.Name, hcd.Namespace).
+		WithStatus(hcdac.HostedClusterDeploymentStatus().WithConditions(hcdstatus.ApplyConditions(conds)...)), FieldManager)
 }
 
 // assumeCache remembers bindings this scheduler made until the cache shows

@@ -1,0 +1,82 @@
+package hcdstatus
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	hcdac "github.com/hcp-fleet/hcp-fleet/api/v1alpha1/applyconfiguration/api/v1alpha1"
+)
+
+// Conditions returns the desired conditions as a controller applies them
+// over live (the conditions the HostedClusterDeployment shows), sorted by
+// type: each carries observedGeneration generation and, as
+// meta.SetStatusCondition keeps it, the live lastTransitionTime unless its
+// status changed (now when it did, or when the condition is new). changed
+// says whether any desired condition is new or differs from the live one in
+// status, reason, message or observedGeneration. Live conditions of other
+// types are neither returned nor compared. Pure.
+func Conditions(live, desired []metav1.Condition, generation int64, now metav1.Time) (conds []metav1.Condition, changed bool) {
+	conds = make([]metav1.Condition, 0, len(desired))
+	for _, d := range desired {
+		d.ObservedGeneration = generation
+		d.LastTransitionTime = now
+		var merged []metav1.Condition
+		if old := meta.FindStatusCondition(live, d.Type); old != nil {
+			merged = []metav1.Condition{*old}
+		}
+		if meta.SetStatusCondition(&merged, d) {
+			changed = true
+		}
+		conds = append(conds, merged[0])
+	}
+	slices.SortStableFunc(conds, func(a, b metav1.Condition) int { return strings.Compare(a.Type, b.Type) })
+	return conds, changed
+}
+
+// ApplyConditions converts conditions to apply configurations, for
+// HostedClusterDeploymentStatusApplyConfiguration.WithConditions.
+func ApplyConditions(conds []metav1.Condition) []*metav1ac.ConditionApplyConfiguration {
+	out := make([]*metav1ac.ConditionApplyConfiguration, 0, len(conds))
+	for _, c := range conds {
+		out = append(out, metav1ac.Condition().
+			WithType(c.Type).
+			WithStatus(c.Status).
+			WithReason(c.Reason).
+			WithMessage(c.Message).
+			WithObservedGeneration(c.ObservedGeneration).
+			WithLastTransitionTime(c.LastTransitionTime))
+	}
+	return out
+}
+
+// Apply server-side applies hcd to the status subresource of the
+// HostedClusterDeployment it names, as fieldManager, taking over fields
+// another manager holds (ForceOwnership). A resourceVersion in hcd makes it a
+// compare-and-swap: the apply fails with a Conflict when the object changed
+// since. Errors (NotFound included) are returned as they are.
+func Apply(ctx context.Context, c client.StatusClient, hcd *hcdac.HostedClusterDeploymentApplyConfiguration, fieldManager string) error {
+	data, err := json.Marshal(hcd)
+	if err != nil {
+		return err
+	}
+	// The patch target is the apply configuration itself, unstructured: it
+	// names the object, and the response decoded into it drops no field the
+	// Go types do not know.
+	target := &unstructured.Unstructured{}
+	if err := target.UnmarshalJSON(data); err != nil {
+		return err
+	}
+	// controller-runtime v0.22's SubResourceWriter has no Apply: send the
+	// apply configuration as a raw apply patch.
+	return c.Status().Patch(ctx, target, client.RawPatch(types.ApplyPatchType, data),
+		client.FieldOwner(fieldManager), client.ForceOwnership)
+}
