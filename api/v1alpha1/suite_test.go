@@ -12,18 +12,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hcp-fleet/hcp-fleet/internal/k8sbins"
-
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
 	hcpv1 "github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/internal/testenv"
 )
 
 // The tests of this package run against a real kube-apiserver and etcd (envtest) with
@@ -47,25 +46,19 @@ func TestMain(m *testing.M) {
 }
 
 func runTests(m *testing.M) int {
-	assets, err := binaryAssets()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
 	for _, add := range []func(*runtime.Scheme) error{hcpv1.AddToScheme, corev1.AddToScheme, apiextensionsv1.AddToScheme} {
 		if err := add(scheme); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
 	}
-	env := &envtest.Environment{BinaryAssetsDirectory: assets, Scheme: scheme}
-	cfg, err := env.Start()
+	cfg, stop, err := testenv.StartMain(testenv.Options{Scheme: scheme})
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "starting kube-apiserver and etcd from %s: %v\n", assets, err)
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	defer func() {
-		if err := env.Stop(); err != nil {
+		if err := stop(); err != nil {
 			fmt.Fprintln(os.Stderr, "stopping envtest:", err)
 		}
 	}()
@@ -82,11 +75,6 @@ func runTests(m *testing.M) int {
 		return 1
 	}
 	return m.Run()
-}
-
-// binaryAssets finds kube-apiserver and etcd (see internal/k8sbins).
-func binaryAssets() (string, error) {
-	return k8sbins.Dir("kube-apiserver", "etcd")
 }
 
 func installCRDs(dirs ...string) error {
@@ -109,19 +97,18 @@ func installCRDs(dirs ...string) error {
 		}
 	}
 	for _, name := range names {
-		for {
-			var crd apiextensionsv1.CustomResourceDefinition
+		var crd apiextensionsv1.CustomResourceDefinition
+		err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 			if err := k8s.Get(ctx, client.ObjectKey{Name: name}, &crd); err != nil {
-				return err
+				return false, err
 			}
-			if established(&crd) {
-				break
-			}
-			select {
-			case <-ctx.Done():
-				return fmt.Errorf("CRD %s not established: %v", name, crd.Status.Conditions)
-			case <-time.After(100 * time.Millisecond):
-			}
+			return established(&crd), nil
+		})
+		if wait.Interrupted(err) {
+			return fmt.Errorf("CRD %s not established: %v", name, crd.Status.Conditions)
+		}
+		if err != nil {
+			return err
 		}
 	}
 	return nil

@@ -17,14 +17,15 @@ import (
 	"syscall"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	hubapp "github.com/hcp-fleet/hcp-fleet/pkg/cmd/hub"
 	"github.com/hcp-fleet/hcp-fleet/internal/k8sbins"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/fleetview"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hcpfleet"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hypershiftsim"
+	hubapp "github.com/hcp-fleet/hcp-fleet/pkg/cmd/hub"
 )
 
 const usage = `localfleet runs a whole hcp-fleet on this machine, without Docker.
@@ -377,13 +378,12 @@ func down(dir string) error {
 	if pid, ok := runningPID(dir); ok {
 		fmt.Printf("localfleet: stopping pid %d\n", pid)
 		_ = syscall.Kill(pid, syscall.SIGTERM)
-		deadline := time.Now().Add(30 * time.Second)
-		for time.Now().Before(deadline) {
-			if _, alive := runningPID(dir); !alive {
-				break
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
+		// Wait up to 30s for it to exit; the check below decides what a
+		// timeout means.
+		_ = wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+			_, alive := runningPID(dir)
+			return !alive, nil
+		})
 		if _, alive := runningPID(dir); alive {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}

@@ -3,7 +3,11 @@
 // (pkg/capi/agentapi/crds), Cluster API core (pkg/capi/crds/bases/core),
 // assisted-service and hive (generated from the pinned types into
 // internal/agenttest/testdata/crds), and the Metal3-shaped infrastructure
-// stand-in. Tests only.
+// stand-in. It starts the apiserver through internal/testenv and then
+// installs our CRDs with crds.Install, as the agent features do. It reads the
+// CRD files named above and the binaries internal/testenv finds, and writes
+// only to the apiserver it starts. Tests only (pkg/capi/agentcontrolplane);
+// the assisted-service stand-in itself is internal/localfleet/assistedsim.
 package agenttest
 
 import (
@@ -13,21 +17,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hcp-fleet/hcp-fleet/internal/k8sbins"
-
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/hcp-fleet/hcp-fleet/internal/testenv"
 	"github.com/hcp-fleet/hcp-fleet/pkg/capi/agentapi"
 	"github.com/hcp-fleet/hcp-fleet/pkg/capi/agentapi/crds"
 )
-
-// Assets finds kube-apiserver and etcd (see internal/k8sbins).
-func Assets() (string, error) {
-	return k8sbins.Dir("kube-apiserver", "etcd")
-}
 
 // CRDPaths are the CRD files and directories the tests install from files:
 // everything but ours, which Start installs with crds.Install, the path the
@@ -60,24 +58,10 @@ func Scheme() *k8sruntime.Scheme {
 // It fails (never skips) when the binaries are missing.
 func Start(tb testing.TB) (*rest.Config, client.Client) {
 	tb.Helper()
-	dir, err := Assets()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	env := &envtest.Environment{
-		BinaryAssetsDirectory: dir,
-		CRDDirectoryPaths:     CRDPaths(),
+	cfg := testenv.Start(tb, testenv.Options{
+		CRDPaths:              CRDPaths(),
 		ErrorIfCRDPathMissing: true,
 		Scheme:                Scheme(),
-	}
-	cfg, err := env.Start()
-	if err != nil {
-		tb.Fatalf("starting kube-apiserver: %v", err)
-	}
-	tb.Cleanup(func() {
-		if err := env.Stop(); err != nil {
-			tb.Logf("stopping kube-apiserver: %v", err)
-		}
 	})
 	c, err := client.New(cfg, client.Options{Scheme: Scheme()})
 	if err != nil {

@@ -1,6 +1,7 @@
 // Package k8sbins finds the etcd, kube-apiserver, kube-controller-manager and
 // kubectl binaries that hack/k8s-bins/build.sh builds, for the local fleet and
-// the envtest-based tests.
+// the envtest-based tests (internal/testenv): in $KUBEBUILDER_ASSETS, else in
+// the build script's cache. It only reads the environment and stats files.
 package k8sbins
 
 import (

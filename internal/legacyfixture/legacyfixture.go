@@ -1,7 +1,9 @@
 // Package legacyfixture lays down one hosted cluster as a legacy HyperShift
 // installation (standard CAPI types, Agent platform) leaves it on a
 // management cluster, for the tests of the CAPI migration: the migration
-// package's own and the agent's on the local fleet.
+// package's own (pkg/capi/migration, on internal/testenv) and the agent's
+// on the local fleet (pkg/capi/feature). It creates and reads those objects
+// through the client it is given and nothing else. Tests only.
 package legacyfixture
 
 import (

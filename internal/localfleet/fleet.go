@@ -6,8 +6,12 @@
 // in-process. Clusters join the hub through a bootstrap token and the CSR
 // flow, exactly as on a real hub. Nothing runs pods.
 //
-// It backs `make run`, the integration and end-to-end tests and the
-// benchmarks.
+// It backs `make run` (cmd/localfleet), the integration and end-to-end tests
+// and the benchmarks; it is never part of the product. It reads the etcd,
+// kube-apiserver and kube-controller-manager binaries (internal/k8sbins) and
+// the OCM CRDs embedded from crds/, and writes each cluster's certificates,
+// kubeconfigs, etcd data and logs under Options.Dir (a temporary directory
+// that Stop removes, unless one is given).
 package localfleet
 
 import (

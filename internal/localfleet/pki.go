@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"time"
 
+	certutil "k8s.io/client-go/util/cert"
 	"k8s.io/client-go/util/keyutil"
 )
 
@@ -35,21 +36,9 @@ func newCertificateAuthority(commonName string) (*certificateAuthority, error) {
 	if err != nil {
 		return nil, err
 	}
-	now := time.Now()
-	tmpl := &x509.Certificate{
-		SerialNumber:          randomSerial(),
-		Subject:               pkix.Name{CommonName: commonName},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(10 * 365 * 24 * time.Hour),
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
-	if err != nil {
-		return nil, err
-	}
-	cert, err := x509.ParseCertificate(der)
+	// An hour of slack for clocks; client-go sets the rest (ten years,
+	// CertSign, a random serial).
+	cert, err := certutil.NewSelfSignedCACert(certutil.Config{CommonName: commonName, NotBefore: time.Now().Add(-time.Hour)}, key)
 	if err != nil {
 		return nil, err
 	}
@@ -57,12 +46,11 @@ func newCertificateAuthority(commonName string) (*certificateAuthority, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &certificateAuthority{
-		cert:    cert,
-		key:     key,
-		certPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		keyPEM:  keyPEM,
-	}, nil
+	certPEM, err := certutil.EncodeCertificates(cert)
+	if err != nil {
+		return nil, err
+	}
+	return &certificateAuthority{cert: cert, key: key, certPEM: certPEM, keyPEM: keyPEM}, nil
 }
 
 // keyPair is a PEM-encoded certificate and its private key.
@@ -90,6 +78,14 @@ func (ca *certificateAuthority) issueClient(user string, groups ...string) (keyP
 	})
 }
 
+// issue signs tmpl with the CA for a new key. This is the one piece done by
+// hand: k8s.io/client-go/util/cert only makes self-signed certificates (its
+// GenerateSelfSignedCertKey signs with a CA it creates and throws away, and
+// only serving certificates), k8s.io/apiserver has no signer, and
+// k8s.io/kubernetes (kubeadm's pkiutil, the CSR signer) is not in the module
+// graph. github.com/openshift/library-go/pkg/crypto is, and its CA can sign,
+// but only RSA keys it generates itself, behind a serial generator and a
+// file-oriented API; one x509.CreateCertificate is simpler.
 func (ca *certificateAuthority) issue(tmpl *x509.Certificate) (keyPair, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -104,11 +100,19 @@ func (ca *certificateAuthority) issue(tmpl *x509.Certificate) (keyPair, error) {
 	if err != nil {
 		return keyPair{}, err
 	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return keyPair{}, err
+	}
+	certPEM, err := certutil.EncodeCertificates(cert)
+	if err != nil {
+		return keyPair{}, err
+	}
 	keyPEM, err := keyutil.MarshalPrivateKeyToPEM(key)
 	if err != nil {
 		return keyPair{}, err
 	}
-	return keyPair{CertPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), KeyPEM: keyPEM}, nil
+	return keyPair{CertPEM: certPEM, KeyPEM: keyPEM}, nil
 }
 
 // newServiceAccountKey generates the RSA key the apiserver signs
@@ -127,6 +131,7 @@ func newServiceAccountKey() (privPEM, pubPEM []byte, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	// keyutil parses public keys but has no encoder for them.
 	return privPEM, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pubDER}), nil
 }
 

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
+
 	"github.com/hcp-fleet/hcp-fleet/internal/k8sbins"
 )
 
@@ -80,25 +82,25 @@ func (p *process) failure(what string, cause error) error {
 	return fmt.Errorf("%s %s: %w\n  log: %s\n%s", p.name, what, cause, p.logPath, indent(tail(p.logPath, 15)))
 }
 
-// waitReady polls ready until it succeeds, the process exits, or the timeout
-// passes; all three end with a clear answer, never a hang.
+// waitReady polls ready every 100ms until it succeeds, the process exits, or
+// the timeout passes; all three end with a clear answer, never a hang.
 func (p *process) waitReady(ctx context.Context, timeout time.Duration, ready func(context.Context) error) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	var last error
-	for {
+	var last, exit error
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		if gone, why := p.exited(); gone {
-			return p.failure("exited during start-up", why)
+			exit = p.failure("exited during start-up", why)
+			return false, exit
 		}
-		if last = ready(ctx); last == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return p.failure(fmt.Sprintf("not ready after %s", timeout), last)
-		case <-p.done:
-		case <-time.After(100 * time.Millisecond):
-		}
+		last = ready(ctx)
+		return last == nil, nil
+	})
+	switch {
+	case err == nil:
+		return nil
+	case exit != nil:
+		return exit
+	default:
+		return p.failure(fmt.Sprintf("not ready after %s", timeout), last)
 	}
 }
 

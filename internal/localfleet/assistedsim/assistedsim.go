@@ -1,6 +1,8 @@
 // Package assistedsim is a stand-in for assisted-service (and the bare-metal
-// hosts it installs) for tests of the OpenShift assisted providers. Nothing
-// here runs in the product. It plays, against a real kube-apiserver:
+// hosts it installs) for the tests of the OpenShift assisted providers
+// (pkg/capi/agentcontrolplane, against the apiserver internal/agenttest
+// starts). Nothing here runs in the product. It plays, against a real
+// kube-apiserver:
 //
 //   - the image service: every InfraEnv gets an ISO download URL and
 //     ImageCreated=True;

@@ -1,5 +1,9 @@
 // Package fleettest runs a package's integration tests against one local
-// fleet with hcp-fleet installed and running, started once in TestMain.
+// fleet (internal/localfleet) with hcp-fleet installed and running
+// (internal/localfleet/hcpfleet), started once in TestMain and stopped when
+// the tests end; the fleet's files live in a temporary directory. It also
+// has small helpers those tests share (polling, HostedCluster objects).
+// Tests only.
 package fleettest
 
 import (

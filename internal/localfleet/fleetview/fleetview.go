@@ -5,7 +5,8 @@
 //
 // Collect reads a Snapshot from the hub; Render turns a Snapshot into text.
 // Render is a pure function, so what the view shows is tested without a
-// fleet.
+// fleet. It only reads; used by `localfleet up` (cmd/localfleet) and the
+// end-to-end tests, never by the product.
 package fleetview
 
 import (

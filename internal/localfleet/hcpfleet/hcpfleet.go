@@ -2,8 +2,12 @@
 // runs on a real hub: the same manifests (CRDs, ClusterManagementAddOn,
 // default HostingConfig, Placement), the hub process in-process (one or more
 // replicas, leader-elected), and on every management cluster a kubelet
-// stand-in that runs the agent's Deployment and Jobs — the same program as
-// cmd/agent — with the identity and mounts the manifests give it.
+// stand-in that runs the agent's Deployment and Jobs — pkg/cmd/agent, the
+// program cmd/agent runs — with the identity and mounts the manifests give
+// it. It reads the shipped manifests (the manifests package) and, for
+// ApplyDir, a directory of examples; the kubelet stand-ins keep their pods'
+// volumes under each management cluster's directory. Local fleet and tests
+// only (cmd/localfleet, fleettest, test/e2e).
 package hcpfleet
 
 import (
@@ -20,14 +24,14 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
 
-	agentcmd "github.com/hcp-fleet/hcp-fleet/pkg/cmd/agent"
-	"github.com/hcp-fleet/hcp-fleet/pkg/cmd/hub"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hypershiftsim"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/kubeletsim"
 	"github.com/hcp-fleet/hcp-fleet/manifests"
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	"github.com/hcp-fleet/hcp-fleet/pkg/capi/proxy"
+	agentcmd "github.com/hcp-fleet/hcp-fleet/pkg/cmd/agent"
+	"github.com/hcp-fleet/hcp-fleet/pkg/cmd/hub"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/agent/operator"
 )
 

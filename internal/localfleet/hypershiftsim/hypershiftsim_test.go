@@ -24,12 +24,11 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/hcp-fleet/hcp-fleet/internal/k8sbins"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/fleettest"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hypershiftsim"
+	"github.com/hcp-fleet/hcp-fleet/internal/testenv"
 )
 
 var (
@@ -56,20 +55,16 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	dir, err := k8sbins.Dir("kube-apiserver", "etcd")
+	_, file, _, _ := runtime.Caller(0)
+	var stop func() error
+	var err error
+	cfg, stop, err = testenv.StartMain(testenv.Options{ErrorIfCRDPathMissing: true,
+		CRDPaths: []string{filepath.Join(filepath.Dir(file), "..", "..", "..", "manifests", "hypershift")}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	_, file, _, _ := runtime.Caller(0)
-	env := &envtest.Environment{BinaryAssetsDirectory: dir, ErrorIfCRDPathMissing: true,
-		CRDDirectoryPaths: []string{filepath.Join(filepath.Dir(file), "..", "..", "..", "manifests", "hypershift")}}
-	cfg, err = env.Start()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "starting kube-apiserver:", err)
-		return 1
-	}
-	defer func() { _ = env.Stop() }()
+	defer func() { _ = stop() }()
 	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr)))
 	dyn = dynamic.NewForConfigOrDie(cfg)
 	kube = kubernetes.NewForConfigOrDie(cfg)

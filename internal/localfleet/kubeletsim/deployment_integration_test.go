@@ -14,9 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/hcp-fleet/hcp-fleet/internal/k8sbins"
+	"github.com/hcp-fleet/hcp-fleet/internal/testenv"
 )
 
 // TestDeploymentAvailability runs the kubelet stand-in against a real
@@ -25,16 +24,7 @@ import (
 // the Deployment is synced again (a status write of ours, a label change),
 // as a real crash-looping pod is not ready.
 func TestDeploymentAvailability(t *testing.T) {
-	dir, err := k8sbins.Dir("kube-apiserver", "etcd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := &envtest.Environment{BinaryAssetsDirectory: dir}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
+	cfg := testenv.Start(t)
 	kube := kubernetes.NewForConfigOrDie(cfg)
 
 	ctx, cancel := context.WithCancel(context.Background())

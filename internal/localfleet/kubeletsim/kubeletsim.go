@@ -16,7 +16,11 @@
 // kubelet together would, so OCM health probes and work feedback see real
 // status. Images it does not know are left alone.
 //
-// This is test and demo infrastructure, never used by product code.
+// Each program's volumes live in a directory per pod under the directory New
+// is given, removed when the program stops.
+//
+// This is test and demo infrastructure (the local fleet and its tests),
+// never used by product code.
 package kubeletsim
 
 import (
