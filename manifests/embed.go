@@ -5,9 +5,10 @@ package manifests
 
 import "embed"
 
-// Agent holds the agent's manifests for a management cluster. They are bases:
-// the hub's add-on manager sets the namespace, image, node placement,
-// resources, proxy and configuration per cluster (pkg/addon/hub).
+// Agent holds the agent's manifests for a management cluster: Go templates,
+// one object per file, which the hub's add-on manager renders per cluster
+// through addon-framework's template factory with the namespace, image, node
+// placement, resources, proxy and configuration (pkg/addon/hub).
 //
 //go:embed agent/*.yaml
 var Agent embed.FS

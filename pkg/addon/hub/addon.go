@@ -1,16 +1,9 @@
-// Package hub is the hub side of the hcp-fleet OCM add-on: the agent's
-// manifests per management cluster (from AddOnDeploymentConfig and
-// HostingConfig), its registration (CSR-based hub identity with automatic
-// approval of exactly that identity) and its hub permissions (its own cluster
-// namespace only), served through the addon-framework.
 package hub
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -19,12 +12,14 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"open-cluster-management.io/addon-framework/pkg/addonfactory"
+	"open-cluster-management.io/addon-framework/pkg/addonmanager/constants"
 	"open-cluster-management.io/addon-framework/pkg/agent"
 	"open-cluster-management.io/addon-framework/pkg/utils"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 
+	"github.com/hcp-fleet/hcp-fleet/manifests"
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 )
 
@@ -37,13 +32,15 @@ type Options struct {
 	DefaultAgentImage string
 }
 
-// AgentAddon implements the addon-framework's agent.AgentAddon for hcp-fleet.
+// AgentAddon implements the addon-framework's agent.AgentAddon for hcp-fleet:
+// the template agent add-on built by addon-framework's factory from
+// manifests/agent, with this package's values, registration and options.
 type AgentAddon struct {
-	opts        Options
-	kube        kubernetes.Interface
-	dynamic     dynamic.Interface
-	adcGetter   utils.AddOnDeploymentConfigGetter
-	permissions agent.PermissionConfigFunc
+	opts      Options
+	kube      kubernetes.Interface
+	dynamic   dynamic.Interface
+	adcGetter utils.AddOnDeploymentConfigGetter
+	template  agent.AgentAddon
 }
 
 var _ agent.AgentAddon = &AgentAddon{}
@@ -65,30 +62,70 @@ func NewAgentAddon(cfg *rest.Config, opts Options) (*AgentAddon, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &AgentAddon{opts: opts, kube: kube, dynamic: dyn, adcGetter: utils.NewAddOnDeploymentConfigGetter(addonClient)}
-	a.permissions = a.grantHubPermissions
+	return newAgentAddon(opts, kube, dyn, utils.NewAddOnDeploymentConfigGetter(addonClient))
+}
+
+// newAgentAddon builds the add-on on the given hub clients.
+func newAgentAddon(opts Options, kube kubernetes.Interface, dyn dynamic.Interface, adcGetter utils.AddOnDeploymentConfigGetter) (*AgentAddon, error) {
+	a := &AgentAddon{opts: opts, kube: kube, dynamic: dyn, adcGetter: adcGetter}
+	template, err := addonfactory.NewAgentAddonFactory(addon.Name, manifests.Agent, "agent").
+		// Values of later functions override earlier ones'. The
+		// AddOnDeploymentConfig's registries are applied in agentValues, to
+		// the image the HostingConfig chose.
+		WithGetValuesFuncs(
+			addonfactory.GetAddOnDeploymentConfigValues(adcGetter,
+				addonfactory.ToAddOnNodePlacementValues,
+				addonfactory.ToAddOnResourceRequirementsValues,
+				addonfactory.ToAddOnProxyConfigValues),
+			a.agentValues,
+		).
+		WithAgentRegistrationOption(&agent.RegistrationOption{
+			CSRConfigurations:     agent.KubeClientSignerConfigurations(addon.Name, addon.AgentName),
+			CSRApproveCheck:       utils.DefaultCSRApprover(addon.AgentName),
+			PermissionConfig:      a.grantHubPermissions,
+			AgentInstallNamespace: a.installNamespace,
+		}).
+		// The template's AddonInstallNamespace.
+		WithAgentInstallNamespace(a.installNamespace).
+		// The agent renews a lease in its namespace; OCM's registration
+		// agent turns it into the add-on's Available condition.
+		WithAgentHealthProber(&agent.HealthProber{Type: agent.HealthProberTypeLease}).
+		// The addon-manager resolves these configs into the
+		// ManagedClusterAddOn's status.configReferences, from which the
+		// values are read.
+		WithConfigGVRs(utils.AddOnDeploymentConfigGVR, HostingConfigGVR).
+		// Render only once the addon-manager resolved every config: an early
+		// render without them would roll the agent out twice.
+		WithConfigCheckEnabledOption().
+		// Never hosted mode: the factory's default reads the mode from an
+		// annotation of the ManagedClusterAddOn.
+		WithAgentHostedInfoFn(func(*addonv1alpha1.ManagedClusterAddOn, *clusterv1.ManagedCluster) (string, string) {
+			return constants.InstallModeDefault, ""
+		}).
+		BuildTemplateAgentAddon()
+	if err != nil {
+		return nil, fmt.Errorf("building the agent add-on from manifests/agent: %w", err)
+	}
+	a.template = template
 	return a, nil
 }
 
 // GetAgentAddonOptions tells the addon-framework how to register, configure
 // and probe the agent.
 func (a *AgentAddon) GetAgentAddonOptions() agent.AgentAddonOptions {
-	return agent.AgentAddonOptions{
-		AddonName: addon.Name,
-		Registration: &agent.RegistrationOption{
-			CSRConfigurations:     agent.KubeClientSignerConfigurations(addon.Name, addon.AgentName),
-			CSRApproveCheck:       utils.DefaultCSRApprover(addon.AgentName),
-			PermissionConfig:      a.permissions,
-			AgentInstallNamespace: a.installNamespace,
-		},
-		// The agent renews a lease in its namespace; OCM's registration
-		// agent turns it into the add-on's Available condition.
-		HealthProber:        &agent.HealthProber{Type: agent.HealthProberTypeLease},
-		SupportedConfigGVRs: []schema.GroupVersionResource{utils.AddOnDeploymentConfigGVR, HostingConfigGVR},
-		// Render only once the addon-manager resolved every config: an early
-		// render without them would roll the agent out twice.
-		ConfigCheckEnabled: true,
-	}
+	return a.template.GetAgentAddonOptions()
+}
+
+// Manifests renders the agent's manifests for a management cluster. The
+// template factory panics when a template fails to execute; that is an error
+// of this render, not a reason to take the hub down.
+func (a *AgentAddon) Manifests(cluster *clusterv1.ManagedCluster, mca *addonv1alpha1.ManagedClusterAddOn) (objs []runtime.Object, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			objs, err = nil, fmt.Errorf("rendering manifests/agent for cluster %s: %v", cluster.Name, r)
+		}
+	}()
+	return a.template.Manifests(cluster, mca)
 }
 
 // installNamespace is the AddOnDeploymentConfig's agentInstallNamespace, or
@@ -102,77 +139,6 @@ func (a *AgentAddon) installNamespace(mca *addonv1alpha1.ManagedClusterAddOn) (s
 		ns = addon.DefaultInstallNamespace
 	}
 	return ns, nil
-}
-
-// Manifests renders the agent's manifests for a management cluster.
-func (a *AgentAddon) Manifests(cluster *clusterv1.ManagedCluster, mca *addonv1alpha1.ManagedClusterAddOn) ([]runtime.Object, error) {
-	values, err := a.values(context.TODO(), cluster, mca)
-	if err != nil {
-		return nil, err
-	}
-	return RenderAgent(values)
-}
-
-// values gathers AgentValues from the add-on's resolved configs.
-func (a *AgentAddon) values(ctx context.Context, cluster *clusterv1.ManagedCluster, mca *addonv1alpha1.ManagedClusterAddOn) (AgentValues, error) {
-	ns, err := a.installNamespace(mca)
-	if err != nil {
-		return AgentValues{}, err
-	}
-	v := AgentValues{ClusterName: cluster.Name, InstallNamespace: ns, Image: a.opts.DefaultAgentImage, HostingConfigSpec: "{}"}
-
-	// HostingConfig: read unstructured so the spec reaches the agent exactly
-	// as stored, including fields this hub's types may not know.
-	if ok, ref := utils.GetAddOnConfigRef(mca.Status.ConfigReferences, HostingConfigGVR.Group, HostingConfigGVR.Resource); ok && ref.DesiredConfig != nil {
-		hc, err := a.dynamic.Resource(HostingConfigGVR).Namespace(ref.DesiredConfig.Namespace).Get(ctx, ref.DesiredConfig.Name, metav1.GetOptions{})
-		if err != nil {
-			return AgentValues{}, fmt.Errorf("reading HostingConfig %s/%s: %w", ref.DesiredConfig.Namespace, ref.DesiredConfig.Name, err)
-		}
-		spec, _ := hc.Object["spec"].(map[string]any)
-		data, err := json.Marshal(spec)
-		if err != nil {
-			return AgentValues{}, err
-		}
-		v.HostingConfigSpec = string(data)
-		v.HostingConfigHash = ref.DesiredConfig.SpecHash
-		v.HostingConfigSource = ref.DesiredConfig.Namespace + "/" + ref.DesiredConfig.Name
-		if v.Credentials, v.CredentialProblems, err = a.credentials(ctx, hc.GetNamespace(), v.HostingConfigSource, data); err != nil {
-			return AgentValues{}, err
-		}
-		if img, ok := spec["agentImage"].(string); ok && img != "" {
-			v.Image = img
-		}
-	}
-
-	adc, err := utils.GetDesiredAddOnDeploymentConfig(mca, a.adcGetter)
-	if err != nil {
-		return AgentValues{}, err
-	}
-	if adc != nil {
-		if np := adc.Spec.NodePlacement; np != nil {
-			v.NodeSelector, v.Tolerations = np.NodeSelector, np.Tolerations
-		}
-		v.Image = addonfactory.OverrideImage(adc.Spec.Registries, v.Image)
-		reqs, err := addonfactory.GetRegexResourceRequirements(adc.Spec.ResourceRequirements)
-		if err != nil {
-			return AgentValues{}, err
-		}
-		for _, r := range reqs {
-			v.Resources = append(v.Resources, ContainerResources{ContainerIDRegex: r.ContainerIDRegex, Resources: r.ResourcesRaw})
-		}
-		v.ProxyEnv = proxyEnv(adc.Spec.ProxyConfig)
-	}
-	return v, nil
-}
-
-func proxyEnv(p addonv1alpha1.ProxyConfig) []corev1.EnvVar {
-	var env []corev1.EnvVar
-	for _, kv := range [][2]string{{"HTTP_PROXY", p.HTTPProxy}, {"HTTPS_PROXY", p.HTTPSProxy}, {"NO_PROXY", p.NoProxy}} {
-		if kv[1] != "" {
-			env = append(env, corev1.EnvVar{Name: kv[0], Value: kv[1]})
-		}
-	}
-	return env
 }
 
 // HubRole is what the agent may do on the hub, in its own cluster namespace

@@ -1,30 +1,114 @@
 package hub
 
 import (
+	"context"
+	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+	"k8s.io/client-go/kubernetes/fake"
+	"open-cluster-management.io/addon-framework/pkg/utils"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
 
+	"github.com/hcp-fleet/hcp-fleet/manifests"
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 )
 
-func values() AgentValues {
-	return AgentValues{
+// agentValues is what varies between management clusters in the agent's
+// manifests, as a test sets it up on a (fake) hub: the default image, the
+// AddOnDeploymentConfig (its agentInstallNamespace is InstallNamespace), the
+// HostingConfig (at HostingConfigSource, its spec as JSON) and the Secrets
+// in the HostingConfig's namespace.
+type agentValues struct {
+	ClusterName, InstallNamespace, Image string
+	ADC                                  addonv1alpha1.AddOnDeploymentConfigSpec
+	HostingConfigSource                  string
+	HostingConfigHash                    string
+	HostingConfigSpec                    string
+	Secrets                              []runtime.Object
+	// WithoutConfigs renders before any config is resolved.
+	WithoutConfigs bool
+}
+
+func values() agentValues {
+	return agentValues{
 		ClusterName: "mc-1", InstallNamespace: addon.DefaultInstallNamespace, Image: "example.com/agent:v1",
-		NodeSelector: map[string]string{"infra": ""},
-		Resources: []ContainerResources{
-			{ContainerIDRegex: ".*:.*:.*", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}},
-			{ContainerIDRegex: "^deployments:hcp-fleet-agent:agent$", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}}},
+		ADC: addonv1alpha1.AddOnDeploymentConfigSpec{
+			NodePlacement: &addonv1alpha1.NodePlacement{NodeSelector: map[string]string{"infra": ""}},
+			ResourceRequirements: []addonv1alpha1.ContainerResourceRequirements{
+				{ContainerID: "*:*:*", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}},
+				{ContainerID: "deployments:hcp-fleet-agent:agent", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}}},
+			},
+			ProxyConfig: addonv1alpha1.ProxyConfig{HTTPSProxy: "http://p:3128"},
 		},
-		ProxyEnv:            []corev1.EnvVar{{Name: "HTTPS_PROXY", Value: "http://p:3128"}},
 		HostingConfigSource: "hcp-fleet/default", HostingConfigHash: "abc", HostingConfigSpec: `{"capiMode":"Auto"}`,
 	}
+}
+
+// adcGetter serves one AddOnDeploymentConfig.
+type adcGetter struct {
+	adc *addonv1alpha1.AddOnDeploymentConfig
+}
+
+func (g adcGetter) Get(_ context.Context, namespace, name string) (*addonv1alpha1.AddOnDeploymentConfig, error) {
+	if g.adc == nil || g.adc.Namespace != namespace || g.adc.Name != name {
+		return nil, apierrors.NewNotFound(addonv1alpha1.Resource("addondeploymentconfigs"), name)
+	}
+	return g.adc.DeepCopy(), nil
+}
+
+// RenderAgent renders the agent's manifests as the addon-manager does once
+// it resolved v's configs into the ManagedClusterAddOn's status.
+func RenderAgent(v agentValues) ([]runtime.Object, error) {
+	ns, name, _ := strings.Cut(v.HostingConfigSource, "/")
+	hc := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": HostingConfigGVR.GroupVersion().String(), "kind": "HostingConfig",
+		"metadata": map[string]any{"namespace": ns, "name": name},
+	}}
+	spec := map[string]any{}
+	if err := json.Unmarshal([]byte(v.HostingConfigSpec), &spec); err != nil {
+		return nil, err
+	}
+	hc.Object["spec"] = spec
+	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
+		map[schema.GroupVersionResource]string{HostingConfigGVR: "HostingConfigList"}, hc)
+	adc := &addonv1alpha1.AddOnDeploymentConfig{ObjectMeta: metav1.ObjectMeta{Namespace: "hcp-fleet", Name: "placement"}, Spec: v.ADC}
+	adc.Spec.AgentInstallNamespace = v.InstallNamespace
+	a, err := newAgentAddon(Options{DefaultAgentImage: v.Image}, fake.NewClientset(v.Secrets...), dyn, adcGetter{adc})
+	if err != nil {
+		return nil, err
+	}
+	mca := &addonv1alpha1.ManagedClusterAddOn{
+		ObjectMeta: metav1.ObjectMeta{Namespace: v.ClusterName, Name: addon.Name},
+		Status: addonv1alpha1.ManagedClusterAddOnStatus{ConfigReferences: []addonv1alpha1.ConfigReference{
+			{
+				ConfigGroupResource: addonv1alpha1.ConfigGroupResource{Group: utils.AddOnDeploymentConfigGVR.Group, Resource: utils.AddOnDeploymentConfigGVR.Resource},
+				DesiredConfig:       &addonv1alpha1.ConfigSpecHash{ConfigReferent: addonv1alpha1.ConfigReferent{Namespace: adc.Namespace, Name: adc.Name}, SpecHash: "adc"},
+			},
+			{
+				ConfigGroupResource: addonv1alpha1.ConfigGroupResource{Group: HostingConfigGVR.Group, Resource: HostingConfigGVR.Resource},
+				DesiredConfig:       &addonv1alpha1.ConfigSpecHash{ConfigReferent: addonv1alpha1.ConfigReferent{Namespace: ns, Name: name}, SpecHash: v.HostingConfigHash},
+			},
+		}},
+	}
+	if v.WithoutConfigs {
+		mca.Status.ConfigReferences = nil
+	}
+	return a.Manifests(&clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: v.ClusterName}}, mca)
 }
 
 func find[T runtime.Object](objs []runtime.Object) []T {
@@ -124,8 +208,10 @@ func contains(s []string, want string) bool {
 
 func TestRenderAgentCredentials(t *testing.T) {
 	v := values()
-	v.Credentials = []CredentialCopy{{Credential: addon.OIDCStorageCredentials, Source: "hcp-fleet/oidc[credentials]", Data: []byte("[default]\n")}}
-	v.CredentialProblems = []string{"spec.install.externalDNS.credentialsSecret of HostingConfig hcp-fleet/default: Secret hcp-fleet/dns does not exist on the hub"}
+	v.HostingConfigSpec = `{"install":{"oidcStorage":{"bucket":"b","region":"r","credentialsSecret":{"name":"oidc"}},` +
+		`"externalDNS":{"provider":"aws","domainFilter":"d","credentialsSecret":{"name":"dns"}}}}`
+	v.Secrets = []runtime.Object{&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "hcp-fleet", Name: "oidc"},
+		Data: map[string][]byte{"credentials": []byte("[default]\n")}}}
 	objs, err := RenderAgent(v)
 	if err != nil {
 		t.Fatal(err)
@@ -163,5 +249,147 @@ func TestRenderAgentCredentials(t *testing.T) {
 	objs, _ = RenderAgent(values())
 	if _, ok := find[*corev1.ConfigMap](objs)[0].Data[addon.CredentialProblemsKey]; ok || len(find[*corev1.Secret](objs)) != 0 {
 		t.Error("a render without credentials carries credential problems or Secrets")
+	}
+}
+
+// TestRenderAgentFromAddOnDeploymentConfig: every AddOnDeploymentConfig
+// setting reaches both pod templates as it is, whatever its characters.
+func TestRenderAgentFromAddOnDeploymentConfig(t *testing.T) {
+	seconds := int64(3600)
+	v := values()
+	v.HostingConfigSpec = `{"agentImage":"example.com/hcp-fleet/agent:v2"}`
+	v.ADC = addonv1alpha1.AddOnDeploymentConfigSpec{
+		NodePlacement: &addonv1alpha1.NodePlacement{
+			NodeSelector: map[string]string{"node-role.kubernetes.io/infra": "", "zone": `a "b": c`},
+			Tolerations: []corev1.Toleration{
+				{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "infra: yes", Effect: corev1.TaintEffectNoExecute, TolerationSeconds: &seconds},
+				{Operator: corev1.TolerationOpExists},
+			},
+		},
+		Registries: []addonv1alpha1.ImageMirror{{Source: "example.com/hcp-fleet", Mirror: "mirror.local/hcp"}},
+		ResourceRequirements: []addonv1alpha1.ContainerResourceRequirements{{ContainerID: "jobs:*:cleanup", Resources: corev1.ResourceRequirements{
+			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")},
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")},
+			Claims:   []corev1.ResourceClaim{{Name: "gpu", Request: "one"}},
+		}}},
+		ProxyConfig: addonv1alpha1.ProxyConfig{HTTPProxy: "http://a:3128", HTTPSProxy: "http://b:3128", NoProxy: ".local,10.0.0.0/8", CABundle: []byte("pem")},
+	}
+	objs, err := RenderAgent(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pods := map[string]corev1.PodSpec{
+		"Deployment": find[*appsv1.Deployment](objs)[0].Spec.Template.Spec,
+		"Job":        find[*batchv1.Job](objs)[0].Spec.Template.Spec,
+	}
+	wantEnv := []corev1.EnvVar{{Name: "HTTP_PROXY", Value: "http://a:3128"}, {Name: "HTTPS_PROXY", Value: "http://b:3128"}, {Name: "NO_PROXY", Value: ".local,10.0.0.0/8"}}
+	for kind, pod := range pods {
+		if !reflect.DeepEqual(pod.NodeSelector, v.ADC.NodePlacement.NodeSelector) || !reflect.DeepEqual(pod.Tolerations, v.ADC.NodePlacement.Tolerations) {
+			t.Errorf("%s node placement: %v %+v", kind, pod.NodeSelector, pod.Tolerations)
+		}
+		c := pod.Containers[0]
+		if c.Image != "mirror.local/hcp/agent:v2" {
+			t.Errorf("%s image %s: want the HostingConfig's image through the registries", kind, c.Image)
+		}
+		if !reflect.DeepEqual(c.Env, wantEnv) {
+			t.Errorf("%s env %v", kind, c.Env)
+		}
+	}
+	// Resources: the cleanup container's from the rule; the agent, which
+	// no rule matches, keeps its own.
+	if got := pods["Job"].Containers[0].Resources; !equality.Semantic.DeepEqual(got, v.ADC.ResourceRequirements[0].Resources) {
+		t.Errorf("cleanup resources %+v", got)
+	}
+	if got, want := pods["Deployment"].Containers[0].Resources, (corev1.ResourceRequirements{Requests: corev1.ResourceList{
+		corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("64Mi")}}); !equality.Semantic.DeepEqual(got, want) {
+		t.Errorf("agent resources %+v", got)
+	}
+
+	// A matching rule without resources clears them, as it says.
+	v.ADC.ResourceRequirements = []addonv1alpha1.ContainerResourceRequirements{{ContainerID: "*:*:*"}}
+	objs, err = RenderAgent(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := find[*appsv1.Deployment](objs)[0].Spec.Template.Spec.Containers[0].Resources; !equality.Semantic.DeepEqual(got, corev1.ResourceRequirements{}) {
+		t.Errorf("agent resources %+v, want none", got)
+	}
+}
+
+// TestRenderAgentWithoutConfigs: before any config resolves, the agent gets
+// the default image, its own resources and an empty HostingConfig.
+func TestRenderAgentWithoutConfigs(t *testing.T) {
+	v := values()
+	v.WithoutConfigs = true
+	objs, err := RenderAgent(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := find[*appsv1.Deployment](objs)[0].Spec.Template.Spec
+	c := pod.Containers[0]
+	if c.Image != v.Image || c.Env != nil || pod.NodeSelector != nil || pod.Tolerations != nil || c.Resources.Requests.Cpu().String() != "10m" {
+		t.Errorf("agent without configs: %+v", pod)
+	}
+	cm := find[*corev1.ConfigMap](objs)[0]
+	if want := map[string]string{addon.HostingConfigKey: "{}", addon.HostingConfigHashKey: "", addon.HostingConfigRefKey: ""}; !reflect.DeepEqual(cm.Data, want) {
+		t.Errorf("hosting config map %v, want %v", cm.Data, want)
+	}
+	if cm.Name != addon.HostingConfigMap || cm.Namespace != addon.DefaultInstallNamespace {
+		t.Errorf("hosting config map %s/%s", cm.Namespace, cm.Name)
+	}
+	var kinds []string
+	for _, o := range objs {
+		kinds = append(kinds, o.GetObjectKind().GroupVersionKind().Kind)
+	}
+	if want := []string{"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "Deployment", "Job", "ConfigMap"}; !reflect.DeepEqual(kinds, want) {
+		t.Errorf("objects %v, want %v", kinds, want)
+	}
+}
+
+// TestRenderAgentEveryCredential: each credential a HostingConfig can
+// reference has its template, and the copies come in CredentialRefs' order.
+func TestRenderAgentEveryCredential(t *testing.T) {
+	v := values()
+	v.HostingConfigSpec = `{"install":{"oidcStorage":{"bucket":"b","region":"r","credentialsSecret":{"name":"s"}},` +
+		`"externalDNS":{"provider":"aws","domainFilter":"d","credentialsSecret":{"name":"s","key":"dns"}},` +
+		`"privatePlatform":{"type":"AWS","aws":{"region":"r","credentialsSecret":{"name":"s","key":"aws"}}}}}`
+	v.Secrets = []runtime.Object{&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "hcp-fleet", Name: "s"},
+		Data: map[string][]byte{"credentials": []byte("oidc"), "dns": {0, 1, 0xff}, "aws": []byte("aws")}}}
+	objs, err := RenderAgent(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range find[*corev1.Secret](objs) {
+		got = append(got, s.Name+" "+s.Labels[addon.CredentialsLabel]+" "+s.Annotations[addon.CredentialsSourceAnnotation]+" "+string(s.Data[addon.CredentialsKey]))
+	}
+	want := []string{
+		addon.OIDCStorageCredentials.Secret + " oidc-storage hcp-fleet/s[credentials] oidc",
+		addon.ExternalDNSCredentials.Secret + " external-dns hcp-fleet/s[dns] \x00\x01\xff",
+		addon.PrivatePlatformCredentials.Secret + " private-platform hcp-fleet/s[aws] aws",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("credential copies\n%q\nwant\n%q", got, want)
+	}
+	if _, ok := find[*corev1.ConfigMap](objs)[0].Data[addon.CredentialProblemsKey]; ok {
+		t.Error("credential problems with every reference resolved")
+	}
+}
+
+// TestAgentTemplatesHoldOneObjectEach: the template factory decodes one
+// object per file and would silently drop a second one.
+func TestAgentTemplatesHoldOneObjectEach(t *testing.T) {
+	entries, err := manifests.Agent.ReadDir("agent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		data, err := manifests.Agent.ReadFile("agent/" + e.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasPrefix(string(data), "---") || strings.Contains(string(data), "\n---") {
+			t.Errorf("manifests/agent/%s holds more than one YAML document", e.Name())
+		}
 	}
 }
