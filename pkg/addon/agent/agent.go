@@ -22,6 +22,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -167,35 +168,25 @@ func Run(ctx context.Context, opts *Options, features ...Feature) error {
 		}
 		runCtx, cancel := context.WithCancel(ctx)
 		done := make(chan error, 1)
-		go func() { done <- runOnce(runCtx, opts, features) }()
-		rotated := false
-		ticker := time.NewTicker(opts.CredentialPollPeriod)
-	watch:
-		for {
-			select {
-			case <-ctx.Done():
-				cancel()
-				ticker.Stop()
-				<-done
-				return nil
-			case err := <-done:
-				cancel()
-				ticker.Stop()
-				return err
-			case <-ticker.C:
-				if now, err := credentialFingerprint(opts.HubKubeconfig); err == nil && now != fingerprint {
-					rotated = true
-					break watch
-				}
-			}
-		}
-		ticker.Stop()
+		go func() {
+			done <- runOnce(runCtx, opts, features)
+			cancel() // ends the watch on the credentials below
+		}()
+		// Watch the credentials until they change, the run ends or ctx does.
+		rotated := wait.PollUntilContextCancel(runCtx, opts.CredentialPollPeriod, false, func(context.Context) (bool, error) {
+			now, err := credentialFingerprint(opts.HubKubeconfig)
+			return err == nil && now != fingerprint, nil
+		}) == nil
 		if rotated {
 			log.Info("hub credentials changed; reconnecting")
 		}
 		cancel()
-		if err := <-done; err != nil {
-			return err
+		err = <-done
+		if ctx.Err() != nil {
+			return nil
+		}
+		if !rotated || err != nil {
+			return err // !rotated: the run ended on its own
 		}
 	}
 }
@@ -203,17 +194,13 @@ func Run(ctx context.Context, opts *Options, features ...Feature) error {
 // waitForCredentials waits until the hub kubeconfig exists (OCM registration
 // writes it once the add-on's CSR is approved and signed).
 func waitForCredentials(ctx context.Context, opts *Options) (string, error) {
-	for {
-		fp, err := credentialFingerprint(opts.HubKubeconfig)
-		if err == nil {
-			return fp, nil
-		}
-		select {
-		case <-ctx.Done():
-			return "", ctx.Err()
-		case <-time.After(opts.CredentialPollPeriod):
-		}
-	}
+	var fp string
+	err := wait.PollUntilContextCancel(ctx, opts.CredentialPollPeriod, true, func(context.Context) (bool, error) {
+		var err error
+		fp, err = credentialFingerprint(opts.HubKubeconfig)
+		return err == nil, nil
+	})
+	return fp, err
 }
 
 // credentialFingerprint hashes the hub kubeconfig and the certificate and key

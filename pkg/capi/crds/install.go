@@ -10,10 +10,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/hcp-fleet/hcp-fleet/pkg/capi/groups"
+	"github.com/hcp-fleet/hcp-fleet/pkg/kubeutil"
 )
 
 // Skipped is a CRD the installer left alone because someone else owns it.
@@ -99,24 +99,7 @@ func (in *Installer) apply(ctx context.Context, crd *apiextensionsv1.CustomResou
 // WaitEstablished waits until every named CRD is Established, so that callers
 // (the proxy, HyperShift) can use the resources right after Install.
 func WaitEstablished(ctx context.Context, c client.Reader, names []string, timeout time.Duration) error {
-	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		for _, name := range names {
-			crd := &apiextensionsv1.CustomResourceDefinition{}
-			if err := c.Get(ctx, types.NamespacedName{Name: name}, crd); err != nil {
-				return false, client.IgnoreNotFound(err)
-			}
-			established := false
-			for _, cond := range crd.Status.Conditions {
-				if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
-					established = true
-				}
-			}
-			if !established {
-				return false, nil
-			}
-		}
-		return true, nil
-	})
+	return kubeutil.WaitEstablished(ctx, c, names, timeout)
 }
 
 // Observe lists the CRDs of the CAPI families (standard and private) on the

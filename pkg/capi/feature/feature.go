@@ -23,12 +23,9 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
@@ -103,9 +100,9 @@ type reconciler struct {
 var clusterKey = reconcile.Request{NamespacedName: types.NamespacedName{Name: "capi"}}
 
 func setup(mgr ctrl.Manager, env *agent.Env, opts Options) error {
-	requeue := make(chan event.GenericEvent, 1)
-	env.HostingConfig.Subscribe(requeue)
-	runner := newProviderRunner(env, opts, requeue)
+	cluster := agent.NewSingleRequest(clusterKey)
+	env.HostingConfig.Subscribe(cluster.Events())
+	runner := newProviderRunner(env, opts, cluster.Requeue)
 	if err := mgr.Add(runner); err != nil {
 		return err
 	}
@@ -118,9 +115,6 @@ func setup(mgr ctrl.Manager, env *agent.Env, opts Options) error {
 		return err
 	}
 	r := &reconciler{cache: mgr.GetClient(), direct: direct, env: env, reporter: env.Reporter(Name), providers: runner, migrations: migrations}
-	toCluster := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
-		return []reconcile.Request{clusterKey}
-	})
 	// CRDs of the CAPI families and the providers' prerequisites: someone
 	// installing standard CAPI CRDs changes what Auto resolves to, and
 	// assisted-service appearing lets the providers start. Metadata only:
@@ -128,10 +122,8 @@ func setup(mgr ctrl.Manager, env *agent.Env, opts Options) error {
 	relevant := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		return relevant(o.GetName())
 	})
-	return ctrl.NewControllerManagedBy(mgr).
-		Named("capi").
-		WatchesRawSource(source.Channel(requeue, toCluster)).
-		WatchesMetadata(&apiextensionsv1.CustomResourceDefinition{}, toCluster, builder.WithPredicates(relevant)).
+	return cluster.Controller(mgr, "capi").
+		WatchesMetadata(&apiextensionsv1.CustomResourceDefinition{}, cluster.Handler(), builder.WithPredicates(relevant)).
 		Complete(r)
 }
 

@@ -174,7 +174,8 @@ func installForeignCAPI(t *testing.T, c client.Client) *apiextensionsv1.CustomRe
 func installAssistedService(t *testing.T, cluster string) {
 	t.Helper()
 	_, file, _, _ := runtime.Caller(0)
-	testdata := filepath.Join(filepath.Dir(filepath.Dir(file)), "agentapi", "testdata", "crds")
+	root := filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(file)))) // the repository
+	testdata := filepath.Join(root, "internal", "agenttest", "testdata", "crds")
 	if _, err := envtest.InstallCRDs(fleet.Cluster(cluster).Config(), envtest.CRDInstallOptions{
 		Paths: []string{filepath.Join(testdata, "assisted"), filepath.Join(testdata, "hive")}, ErrorIfPathMissing: true,
 	}); err != nil {

@@ -2,22 +2,17 @@ package feature
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon/agent"
@@ -45,18 +40,15 @@ const agentContainer = "agent"
 // manager, so the migration runs only on the leader; the controller has one
 // worker, so one hosted cluster migrates at a time.
 type migrationRunner struct {
+	subManager[migrationRun]
 	env      *agent.Env
 	direct   client.Reader // uncached: the agent's Deployment, HostedCluster metadata
 	reporter *agent.Reporter
 	timing   migrationTiming
 
-	started chan struct{}
-	base    context.Context // the agent manager's; set before started closes
-	kick    chan struct{}   // a report is due (capacity 1: requests coalesce)
+	kick chan struct{} // a report is due (capacity 1: requests coalesce)
 
-	mu    sync.Mutex
-	cur   *migrationRun
-	state migrationState // why no migration runs, when none does
+	state migrationState // why no migration runs, when none does; guarded by mu
 }
 
 // migrationTiming shortens the controller's waits in tests (zero: its
@@ -71,29 +63,22 @@ type migrationState struct {
 	reason, message string
 }
 
-// migrationRun is one start of the migration controller.
+// migrationRun is what one start of the migration controller runs.
 type migrationRun struct {
 	sidecar migration.ProxySidecar
 	tracker *migration.Tracker
-	cancel  context.CancelFunc
-	done    chan struct{}
-
-	// Guarded by migrationRunner.mu.
-	exited   bool
-	err      error
-	exitedAt time.Time
 }
 
 func newMigrationRunner(env *agent.Env, direct client.Reader, timing migrationTiming) *migrationRunner {
-	return &migrationRunner{env: env, direct: direct, reporter: env.Reporter("capi-migration"), timing: timing,
-		started: make(chan struct{}), kick: make(chan struct{}, 1)}
+	m := &migrationRunner{env: env, direct: direct, reporter: env.Reporter("capi-migration"), timing: timing, kick: make(chan struct{}, 1)}
+	m.subManager = newSubManager[migrationRun]("the CAPI migration controller stopped", "the migration controller's manager ended", m.requestReport)
+	return m
 }
 
 // Start records the agent's context, reports whenever asked to, and stops
 // the controller when the agent stops.
 func (m *migrationRunner) Start(ctx context.Context) error {
-	m.base = ctx
-	close(m.started)
+	m.begin(ctx)
 	log := ctrl.Log.WithName("capi-migration").WithValues("cluster", m.env.Options.ClusterName)
 	for {
 		select {
@@ -117,17 +102,6 @@ func (m *migrationRunner) requestReport() {
 	}
 }
 
-func (m *migrationRunner) stop() {
-	m.mu.Lock()
-	cur := m.cur
-	m.cur = nil
-	m.mu.Unlock()
-	if cur != nil {
-		cur.cancel()
-		<-cur.done
-	}
-}
-
 // idle stops the controller and records why it does not run.
 func (m *migrationRunner) idle(reason, message string) {
 	m.stop()
@@ -141,9 +115,7 @@ func (m *migrationRunner) idle(reason, message string) {
 // HostedCluster CRD exists), stops it otherwise, and returns when to look
 // again. The condition follows asynchronously.
 func (m *migrationRunner) ensure(ctx context.Context, d crds.Decision, live map[string]metav1.Object) time.Duration {
-	select {
-	case <-m.started:
-	case <-ctx.Done():
+	if !m.ready(ctx) {
 		return time.Second
 	}
 	if d.Mode != crds.ModePrivate {
@@ -165,7 +137,7 @@ func (m *migrationRunner) ensure(ctx context.Context, d crds.Decision, live map[
 	cur := m.cur
 	retry := cur != nil && cur.exited && time.Since(cur.exitedAt) >= restartBackoff
 	m.mu.Unlock()
-	if cur != nil && (retry || !sidecarEqual(cur.sidecar, sidecar)) {
+	if cur != nil && (retry || !sidecarEqual(cur.info.sidecar, sidecar)) {
 		m.stop()
 		cur = nil
 	}
@@ -220,69 +192,39 @@ func sidecarEqual(a, b migration.ProxySidecar) bool {
 // start runs the controller in a new manager on the management cluster's
 // apiserver (never through the proxy: the migration sees both groups). A
 // run that cannot start is returned as exited with the error.
-func (m *migrationRunner) start(ctx context.Context, sidecar migration.ProxySidecar) *migrationRun {
-	runCtx, cancel := context.WithCancel(m.base)
-	run := &migrationRun{sidecar: sidecar, tracker: &migration.Tracker{}, cancel: cancel, done: make(chan struct{})}
-	m.mu.Lock()
-	m.cur = run
-	m.mu.Unlock()
+func (m *migrationRunner) start(ctx context.Context, sidecar migration.ProxySidecar) *subRun[migrationRun] {
 	log := ctrl.Log.WithName("capi-migration").WithValues("cluster", m.env.Options.ClusterName, "image", sidecar.Image)
-	exit := func(err error) {
+	tracker := &migration.Tracker{}
+	return m.launch(migrationRun{sidecar: sidecar, tracker: tracker}, log, func(context.Context, *subRun[migrationRun]) (ctrl.Manager, func(), error) {
+		// The controller reports only what it reconciles; start from what
+		// the annotations say, so that a restart reports what it reported
+		// before.
+		if err := seed(ctx, m.direct, tracker); err != nil {
+			return nil, nil, fmt.Errorf("listing HostedClusters: %w", err)
+		}
+		mgr, err := newRunManager(m.env.Managed, log)
+		if err == nil {
+			err = migration.Setup(mgr, migration.Options{
+				Proxy:            sidecar,
+				PollInterval:     m.timing.PollInterval,
+				ScaleDownTimeout: m.timing.ScaleDownTimeout,
+				HealthTimeout:    m.timing.HealthTimeout,
+				OnProgress: func(p migration.Progress) {
+					tracker.Record(p)
+					m.requestReport()
+				},
+				OnForget: func(hc types.NamespacedName) {
+					tracker.Forget(hc)
+					m.requestReport()
+				},
+			})
+		}
 		if err != nil {
-			log.Error(err, "the CAPI migration controller stopped")
+			return nil, nil, err
 		}
-		m.mu.Lock()
-		run.exited, run.err, run.exitedAt = true, err, time.Now()
-		m.mu.Unlock()
-		cancel()
-		close(run.done)
-		m.requestReport()
-	}
-
-	// The controller reports only what it reconciles; start from what the
-	// annotations say, so that a restart reports what it reported before.
-	if err := seed(ctx, m.direct, run.tracker); err != nil {
-		exit(fmt.Errorf("listing HostedClusters: %w", err))
-		return run
-	}
-	mgr, err := ctrl.NewManager(m.env.Managed, ctrl.Options{
-		Scheme:                 agent.Scheme,
-		Logger:                 log,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		// The agent's manager elected us already: this runs on its leader.
-		LeaderElection: false,
-		Controller:     config.Controller{SkipNameValidation: ptr.To(true)},
+		log.Info("running the CAPI migration controller")
+		return mgr, nil, nil
 	})
-	if err == nil {
-		err = migration.Setup(mgr, migration.Options{
-			Proxy:            sidecar,
-			PollInterval:     m.timing.PollInterval,
-			ScaleDownTimeout: m.timing.ScaleDownTimeout,
-			HealthTimeout:    m.timing.HealthTimeout,
-			OnProgress: func(p migration.Progress) {
-				run.tracker.Record(p)
-				m.requestReport()
-			},
-			OnForget: func(hc types.NamespacedName) {
-				run.tracker.Forget(hc)
-				m.requestReport()
-			},
-		})
-	}
-	if err != nil {
-		exit(err)
-		return run
-	}
-	log.Info("running the CAPI migration controller")
-	go func() {
-		err := mgr.Start(runCtx)
-		if err == nil && runCtx.Err() == nil {
-			err = errors.New("the migration controller's manager ended")
-		}
-		exit(err)
-	}()
-	return run
 }
 
 // seed records every HostedCluster's standing from its annotations.
@@ -331,7 +273,7 @@ func (m *migrationRunner) condition() metav1.Condition {
 	case runErr != nil:
 		return migrationCondition(metav1.ConditionFalse, "ControllerFailed", fmt.Sprintf("the CAPI migration controller stopped: %v; restarting", runErr))
 	}
-	return MigrationCondition(cur.tracker.All())
+	return MigrationCondition(cur.info.tracker.All())
 }
 
 func migrationCondition(status metav1.ConditionStatus, reason, msg string) metav1.Condition {

@@ -2,9 +2,7 @@ package feature
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	hiveext "github.com/openshift/assisted-service/api/hiveextension/v1beta1"
@@ -12,14 +10,10 @@ import (
 	hivev1 "github.com/openshift/hive/apis/hive/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	"sigs.k8s.io/controller-runtime/pkg/event"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon/agent"
 	bootstrapv1 "github.com/hcp-fleet/hcp-fleet/pkg/capi/agentapi/bootstrap/v1alpha1"
@@ -39,62 +33,31 @@ const restartBackoff = 15 * time.Second
 // the agent's manager: it only runs on the leader, and the providers stop
 // with the agent.
 type providerRunner struct {
-	env     *agent.Env
-	opts    Options
-	requeue chan<- event.GenericEvent
-
-	started chan struct{}
-	base    context.Context // the agent manager's; set before started closes
-
-	mu  sync.Mutex
-	cur *providerRun
+	subManager[providerRun]
+	env  *agent.Env
+	opts Options
 }
 
-// providerRun is one start of the providers.
+// providerRun is what one start of the providers runs.
 type providerRun struct {
-	set    ProviderSet
-	mode   crds.Mode
-	cancel context.CancelFunc
-	done   chan struct{}
-
-	// Guarded by providerRunner.mu.
-	synced   bool
-	exited   bool
-	err      error
-	exitedAt time.Time
+	set  ProviderSet
+	mode crds.Mode
+	// synced: the providers' watches are in sync. Guarded by mu.
+	synced bool
 }
 
-func newProviderRunner(env *agent.Env, opts Options, requeue chan<- event.GenericEvent) *providerRunner {
-	return &providerRunner{env: env, opts: opts, requeue: requeue, started: make(chan struct{})}
+// newProviderRunner runs the providers; requeue requeues the reconciler when
+// they start or stop.
+func newProviderRunner(env *agent.Env, opts Options, requeue func()) *providerRunner {
+	return &providerRunner{subManager: newSubManager[providerRun]("providers stopped", "the providers' manager ended", requeue), env: env, opts: opts}
 }
 
 // Start records the agent's context and stops the providers when it ends.
 func (p *providerRunner) Start(ctx context.Context) error {
-	p.base = ctx
-	close(p.started)
+	p.begin(ctx)
 	<-ctx.Done()
 	p.stop()
 	return nil
-}
-
-// notify requeues the reconciler (a pending requeue is enough).
-func (p *providerRunner) notify() {
-	select {
-	case p.requeue <- event.GenericEvent{Object: &metav1.PartialObjectMetadata{}}:
-	default:
-	}
-}
-
-// stop stops the running providers, if any, and waits for them.
-func (p *providerRunner) stop() {
-	p.mu.Lock()
-	cur := p.cur
-	p.cur = nil
-	p.mu.Unlock()
-	if cur != nil {
-		cur.cancel()
-		<-cur.done
-	}
 }
 
 func providersCondition(status metav1.ConditionStatus, reason, msg string) metav1.Condition {
@@ -113,9 +76,7 @@ func groupsOf(mode crds.Mode) string {
 // The condition is True when the providers are as HostingConfig asks
 // (running, or off).
 func (p *providerRunner) ensure(ctx context.Context, want ProviderSet, d crds.Decision, live map[string]metav1.Object) (metav1.Condition, time.Duration) {
-	select {
-	case <-p.started:
-	case <-ctx.Done():
+	if !p.ready(ctx) {
 		return providersCondition(metav1.ConditionFalse, "Starting", "the agent is starting"), time.Second
 	}
 	if !want.Any() {
@@ -135,10 +96,8 @@ func (p *providerRunner) ensure(ctx context.Context, want ProviderSet, d crds.De
 			"the %s providers need assisted-service and hive on this cluster (multicluster engine installs them); missing CRDs: %v", want, miss)), 0
 	}
 
-	p.mu.Lock()
-	cur := p.cur
-	p.mu.Unlock()
-	if cur != nil && (cur.set != want || cur.mode != d.Mode) {
+	cur := p.current()
+	if cur != nil && (cur.info.set != want || cur.info.mode != d.Mode) {
 		p.stop()
 		cur = nil
 	}
@@ -163,7 +122,7 @@ func (p *providerRunner) ensure(ctx context.Context, want ProviderSet, d crds.De
 			p.cur = nil
 		}
 		return providersCondition(metav1.ConditionFalse, "Stopped", fmt.Sprintf("the %s providers stopped; restarting", want)), time.Millisecond
-	case !cur.synced:
+	case !cur.info.synced:
 		return providersCondition(metav1.ConditionFalse, "Starting", fmt.Sprintf("starting the %s providers (%s)", want, groupsOf(d.Mode))), 0
 	default:
 		return providersCondition(metav1.ConditionTrue, "Running", fmt.Sprintf("the %s providers run (%s)", want, groupsOf(d.Mode))), 0
@@ -172,113 +131,78 @@ func (p *providerRunner) ensure(ctx context.Context, want ProviderSet, d crds.De
 
 // start starts a run; a run that cannot start is returned as exited with
 // the error.
-func (p *providerRunner) start(want ProviderSet, mode crds.Mode) *providerRun {
-	ctx, cancel := context.WithCancel(p.base)
-	run := &providerRun{set: want, mode: mode, cancel: cancel, done: make(chan struct{})}
-	p.mu.Lock()
-	p.cur = run
-	p.mu.Unlock()
+func (p *providerRunner) start(want ProviderSet, mode crds.Mode) *subRun[providerRun] {
 	log := ctrl.Log.WithName("capi-agent-providers").WithValues("cluster", p.env.Options.ClusterName, "providers", want.String(), "mode", mode)
-	exit := func(err error) {
-		if err != nil {
-			log.Error(err, "providers stopped")
+	return p.launch(providerRun{set: want, mode: mode}, log, func(ctx context.Context, run *subRun[providerRun]) (ctrl.Manager, func(), error) {
+		cfg := rest.CopyConfig(p.env.Managed)
+		closeProxy := func() {}
+		if mode == crds.ModePrivate {
+			// The providers are unmodified CAPI clients: in Private mode
+			// they talk to the management cluster through the API proxy,
+			// which maps the standard groups onto our private CRDs.
+			pcfg, stop, err := startProxy(p.env.Managed)
+			if err != nil {
+				return nil, nil, fmt.Errorf("starting the CAPI API proxy: %w", err)
+			}
+			cfg, closeProxy = pcfg, stop
 		}
-		p.mu.Lock()
-		run.exited, run.exitedAt = true, time.Now()
-		if run.err == nil { // a sync failure recorded its reason first
-			run.err = err
-		}
-		p.mu.Unlock()
-		cancel()
-		close(run.done)
-		p.notify()
-	}
 
-	cfg := rest.CopyConfig(p.env.Managed)
-	closeProxy := func() {}
-	if mode == crds.ModePrivate {
-		// The providers are unmodified CAPI clients: in Private mode they
-		// talk to the management cluster through the API proxy, which maps
-		// the standard groups onto our private CRDs.
-		pcfg, stop, err := startProxy(p.env.Managed)
-		if err != nil {
-			exit(fmt.Errorf("starting the CAPI API proxy: %w", err))
-			return run
+		mgr, err := newRunManager(cfg, log)
+		if err == nil {
+			err = setupProviders(mgr, want, p.opts)
 		}
-		cfg, closeProxy = pcfg, stop
-	}
-
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                 agent.Scheme,
-		Logger:                 log,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		// The agent's manager elected us already: this runs on its leader.
-		LeaderElection: false,
-		Controller:     config.Controller{SkipNameValidation: ptr.To(true)},
+		if err == nil {
+			// Each provider installed its CRDs just now; watching them
+			// needs them served.
+			err = crds.WaitEstablished(ctx, mgr.GetAPIReader(), providerCRDs(want), time.Minute)
+		}
+		if err == nil {
+			// Register the watches up front so that WaitForCacheSync
+			// below waits for all of them.
+			for _, obj := range watchedKinds(want) {
+				if _, err = mgr.GetCache().GetInformer(ctx, obj, cache.BlockUntilSynced(false)); err != nil {
+					break
+				}
+			}
+		}
+		if err != nil {
+			closeProxy()
+			return nil, nil, err
+		}
+		// Waits for the manager, which starts right after this returns.
+		go p.watchSync(ctx, mgr, run, want)
+		return mgr, closeProxy, nil
 	})
-	if err == nil {
-		err = setupProviders(mgr, want, p.opts)
-	}
-	if err == nil {
-		// Each provider installed its CRDs just now; watching them needs
-		// them served.
-		err = crds.WaitEstablished(ctx, mgr.GetAPIReader(), providerCRDs(want), time.Minute)
-	}
-	if err == nil {
-		// Register the watches up front so that WaitForCacheSync below
-		// waits for all of them.
-		for _, obj := range watchedKinds(want) {
-			if _, err = mgr.GetCache().GetInformer(ctx, obj, cache.BlockUntilSynced(false)); err != nil {
-				break
-			}
-		}
-	}
-	if err != nil {
-		closeProxy()
-		exit(err)
-		return run
-	}
+}
 
-	go func() {
-		err := mgr.Start(ctx)
-		closeProxy()
-		if err == nil && ctx.Err() == nil {
-			err = errors.New("the providers' manager ended")
-		}
-		exit(err)
-	}()
-	go func() {
-		syncCtx, cancelSync := context.WithTimeout(ctx, p.opts.SyncTimeout)
-		defer cancelSync()
-		if mgr.GetCache().WaitForCacheSync(syncCtx) {
-			p.mu.Lock()
-			run.synced = true
-			p.mu.Unlock()
-			p.notify()
-			return
-		}
-		if ctx.Err() != nil {
-			return // stopped on purpose
-		}
-		// Say which watch is stuck and why (Forbidden: missing RBAC).
-		err := fmt.Errorf("watches not in sync after %s", p.opts.SyncTimeout)
-		for _, obj := range watchedKinds(want) {
-			list, lerr := listOf(mgr, obj)
-			if lerr == nil {
-				lerr = mgr.GetAPIReader().List(ctx, list, client.Limit(1))
-			}
-			if lerr != nil {
-				err = fmt.Errorf("%w: listing %T: %w", err, obj, lerr)
-				break
-			}
-		}
+// watchSync marks run synced once the providers' watches are, or stops it
+// saying which watch is stuck after SyncTimeout.
+func (p *providerRunner) watchSync(ctx context.Context, mgr ctrl.Manager, run *subRun[providerRun], want ProviderSet) {
+	syncCtx, cancelSync := context.WithTimeout(ctx, p.opts.SyncTimeout)
+	defer cancelSync()
+	if mgr.GetCache().WaitForCacheSync(syncCtx) {
 		p.mu.Lock()
-		run.err = err
+		run.info.synced = true
 		p.mu.Unlock()
-		cancel() // mgr.Start returns; exit records the error above
-	}()
-	return run
+		p.notify() // to report Running
+		return
+	}
+	if ctx.Err() != nil {
+		return // stopped on purpose
+	}
+	// Say which watch is stuck and why (Forbidden: missing RBAC).
+	err := fmt.Errorf("watches not in sync after %s", p.opts.SyncTimeout)
+	for _, obj := range watchedKinds(want) {
+		list, lerr := listOf(mgr, obj)
+		if lerr == nil {
+			lerr = mgr.GetAPIReader().List(ctx, list, client.Limit(1))
+		}
+		if lerr != nil {
+			err = fmt.Errorf("%w: listing %T: %w", err, obj, lerr)
+			break
+		}
+	}
+	p.fail(run, err) // mgr.Start returns; the run exits with err
 }
 
 // setupProviders registers the selected providers with mgr (each installs

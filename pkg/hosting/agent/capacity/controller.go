@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -15,20 +14,17 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	toolscache "k8s.io/client-go/tools/cache"
 	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon/agent"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/agent/operator"
+	"github.com/hcp-fleet/hcp-fleet/pkg/kubeutil"
 )
 
 var (
@@ -61,13 +57,11 @@ func Feature() agent.Feature {
 }
 
 type reconciler struct {
-	client   client.Client // HostedCluster metadata from the cache
-	reader   client.Reader // uncached: the supported-versions ConfigMap, claims
-	cache    ctrl.Manager
-	env      *agent.Env
-	scores   clusterclient.Interface
-	changes  chan event.GenericEvent
-	hookOnce sync.Once
+	client client.Client // HostedCluster metadata from the cache
+	reader client.Reader // uncached: the supported-versions ConfigMap, claims
+	mapper meta.RESTMapper
+	env    *agent.Env
+	scores clusterclient.Interface
 }
 
 var reportKey = reconcile.Request{NamespacedName: types.NamespacedName{Name: "hosting-report"}}
@@ -77,15 +71,15 @@ func setup(mgr ctrl.Manager, env *agent.Env) error {
 	if err != nil {
 		return err
 	}
-	r := &reconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader(), cache: mgr, env: env, scores: scores,
-		changes: make(chan event.GenericEvent, 1)}
-	env.HostingConfig.Subscribe(r.changes)
-	toReport := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
-		return []reconcile.Request{reportKey}
-	})
-	return ctrl.NewControllerManagedBy(mgr).
-		Named("hosting-report").
-		WatchesRawSource(source.Channel(r.changes, toReport)).
+	r := &reconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader(), mapper: mgr.GetRESTMapper(), env: env, scores: scores}
+	report := agent.NewSingleRequest(reportKey)
+	env.HostingConfig.Subscribe(report.Events())
+	return report.Controller(mgr, "hosting-report").
+		// HostedClusters coming and going change the counts; the informer
+		// starts once the operator feature installed the CRD.
+		WatchesRawSource(agent.WatchMetadataWhenServed(mgr, hostedClusterGVK, func(client.Object) []reconcile.Request {
+			return []reconcile.Request{reportKey}
+		})).
 		Complete(r)
 }
 
@@ -129,36 +123,16 @@ func (r *reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 }
 
 // countHostedClusters counts all HostedClusters and those hcp-fleet
-// delivered, from a metadata-only informer (no API list per event; labels are
-// metadata, so the cache has them), created once the HyperShift CRDs exist;
-// its events requeue the report so counts follow HostedClusters as they come
-// and go.
+// delivered, from the manager's metadata-only cache (no API list per event;
+// labels are metadata, so the cache has them); none before the HyperShift
+// CRDs exist. The controller watches the same informer, so counts follow
+// HostedClusters as they come and go.
 func (r *reconciler) countHostedClusters(ctx context.Context) (total, managed int32, err error) {
+	if served, err := kubeutil.Served(r.mapper, hostedClusterGVK); !served {
+		return 0, 0, err // nil while the operator feature has not installed the CRDs
+	}
 	list := &metav1.PartialObjectMetadataList{}
 	list.SetGroupVersionKind(hostedClusterGVK.GroupVersion().WithKind("HostedClusterList"))
-	probe := &metav1.PartialObjectMetadata{}
-	probe.SetGroupVersionKind(hostedClusterGVK)
-	if _, err := r.cache.GetRESTMapper().RESTMapping(hostedClusterGVK.GroupKind(), hostedClusterGVK.Version); err != nil {
-		if meta.IsNoMatchError(err) {
-			return 0, 0, nil // the operator feature has not installed the CRDs yet
-		}
-		return 0, 0, err
-	}
-	informer, err := r.cache.GetCache().GetInformer(ctx, probe)
-	if err != nil {
-		return 0, 0, err
-	}
-	r.hookOnce.Do(func() {
-		notify := func(any) {
-			select {
-			case r.changes <- event.GenericEvent{Object: probe}:
-			default:
-			}
-		}
-		_, _ = informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-			AddFunc: notify, UpdateFunc: func(_, n any) { notify(n) }, DeleteFunc: notify,
-		})
-	})
 	if err := r.client.List(ctx, list); err != nil {
 		return 0, 0, err
 	}

@@ -19,7 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -34,15 +34,14 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon/agent"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
+	"github.com/hcp-fleet/hcp-fleet/pkg/kubeutil"
 )
 
 // ResyncPeriod bounds how long a changed kubeconfig Secret (a rotation
@@ -77,38 +76,30 @@ func must(r *labels.Requirement, err error) labels.Requirement {
 
 type reconciler struct {
 	env     *agent.Env
-	mgr     ctrl.Manager
+	mapper  meta.RESTMapper
 	managed client.Reader // uncached: kubeconfig Secrets by name
 	hub     client.Client // uncached, the agent's hub identity
-	changes chan event.GenericEvent
 
-	once     sync.Once
-	informer toolscache.SharedIndexInformer
+	// informer holds the delivered HostedClusters once the CRD exists.
+	informer atomic.Pointer[toolscache.SharedIndexInformer]
 }
 
-var exportKey = reconcile.Request{NamespacedName: types.NamespacedName{Name: "kubeconfig-export"}}
+var (
+	exportKey        = reconcile.Request{NamespacedName: types.NamespacedName{Name: "kubeconfig-export"}}
+	hostedClusterGVK = hostedClusterGVR.GroupVersion().WithKind("HostedCluster")
+)
 
 func setup(mgr ctrl.Manager, env *agent.Env) error {
 	hub, err := client.New(env.Hub, client.Options{Scheme: agent.Scheme})
 	if err != nil {
 		return err
 	}
-	r := &reconciler{env: env, mgr: mgr, managed: mgr.GetAPIReader(), hub: hub, changes: make(chan event.GenericEvent, 1)}
-	r.notify() // the first pass
-	toExport := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
-		return []reconcile.Request{exportKey}
-	})
-	return ctrl.NewControllerManagedBy(mgr).
-		Named("kubeconfig-export").
-		WatchesRawSource(source.Channel(r.changes, toExport)).
+	r := &reconciler{env: env, mapper: mgr.GetRESTMapper(), managed: mgr.GetAPIReader(), hub: hub}
+	export := agent.NewSingleRequest(exportKey)
+	export.Requeue() // the first pass
+	return export.Controller(mgr, "kubeconfig-export").
+		WatchesRawSource(agent.WatchWhenServed(mgr.GetRESTMapper(), hostedClusterGVK, r.startInformer)).
 		Complete(r)
-}
-
-func (r *reconciler) notify() {
-	select {
-	case r.changes <- event.GenericEvent{Object: &metav1.PartialObjectMetadata{}}:
-	default:
-	}
 }
 
 // Reconcile makes the exported Secrets on the hub match the delivered
@@ -117,7 +108,7 @@ func (r *reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	if deleting, err := r.env.AddonDeleting(ctx); err != nil || deleting {
 		return reconcile.Result{}, err // the cleanup removes what was exported
 	}
-	hostedClusters, err := r.hostedClusters(ctx)
+	hostedClusters, err := r.hostedClusters()
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -137,27 +128,18 @@ func (r *reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	return reconcile.Result{RequeueAfter: ResyncPeriod}, nil
 }
 
-// hostedClusters lists the delivered HostedClusters from a label-selected
-// informer, started once the HostedCluster CRD exists.
-func (r *reconciler) hostedClusters(ctx context.Context) ([]*unstructured.Unstructured, error) {
-	gvk := schema.GroupVersionKind{Group: hostedClusterGVR.Group, Version: hostedClusterGVR.Version, Kind: "HostedCluster"}
-	if _, err := r.mgr.GetRESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); err != nil {
-		if meta.IsNoMatchError(err) {
-			return nil, nil // no HyperShift CRDs, no HostedClusters
-		}
-		return nil, err
+// hostedClusters lists the delivered HostedClusters from the label-selected
+// informer; none when the HostedCluster CRD does not exist.
+func (r *reconciler) hostedClusters() ([]*unstructured.Unstructured, error) {
+	if served, err := kubeutil.Served(r.mapper, hostedClusterGVK); !served {
+		return nil, err // nil without the CRD: no HyperShift CRDs, no HostedClusters
 	}
-	var startErr error
-	r.once.Do(func() { startErr = r.startInformer(ctx) })
-	if startErr != nil {
-		r.once = sync.Once{}
-		return nil, startErr
-	}
-	if !r.informer.HasSynced() {
+	informer := r.informer.Load()
+	if informer == nil || !(*informer).HasSynced() {
 		return nil, errors.New("HostedCluster informer not synced yet")
 	}
 	var out []*unstructured.Unstructured
-	for _, obj := range r.informer.GetStore().List() {
+	for _, obj := range (*informer).GetStore().List() {
 		if u, ok := obj.(*unstructured.Unstructured); ok {
 			out = append(out, u)
 		}
@@ -165,7 +147,10 @@ func (r *reconciler) hostedClusters(ctx context.Context) ([]*unstructured.Unstru
 	return out, nil
 }
 
-func (r *reconciler) startInformer(ctx context.Context) error {
+// startInformer runs, for as long as the controller (ctx), an informer of
+// the delivered HostedClusters whose events requeue the export, and
+// requeues it once the informer is in sync.
+func (r *reconciler) startInformer(ctx context.Context, queue workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
 	dyn, err := dynamic.NewForConfig(r.env.Managed)
 	if err != nil {
 		return err
@@ -174,36 +159,20 @@ func (r *reconciler) startInformer(ctx context.Context) error {
 	factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dyn, 0, metav1.NamespaceAll, func(o *metav1.ListOptions) {
 		o.LabelSelector = selector
 	})
-	r.informer = factory.ForResource(hostedClusterGVR).Informer()
-	_, err = r.informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc: func(any) { r.notify() }, UpdateFunc: func(_, _ any) { r.notify() }, DeleteFunc: func(any) { r.notify() },
-	})
-	if err != nil {
+	informer := factory.ForResource(hostedClusterGVR).Informer()
+	if _, err := informer.AddEventHandler(agent.EnqueueFor(queue, func(client.Object) []reconcile.Request {
+		return []reconcile.Request{exportKey}
+	})); err != nil {
 		return err
 	}
-	// The informer lives as long as the manager does.
-	go r.informer.Run(r.mgrContext(ctx).Done())
-	if !toolscache.WaitForCacheSync(ctx.Done(), r.informer.HasSynced) {
+	r.informer.Store(&informer)
+	go informer.Run(ctx.Done())
+	if !toolscache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
 		return fmt.Errorf("waiting for the HostedCluster informer: %w", ctx.Err())
 	}
+	queue.Add(exportKey)
 	return nil
 }
-
-// mgrContext is a context that ends when the manager stops (reconcile
-// contexts end with each reconcile).
-func (r *reconciler) mgrContext(context.Context) context.Context {
-	ctx, cancel := context.WithCancel(context.Background())
-	_ = r.mgr.Add(runnableFunc(func(mctx context.Context) error {
-		<-mctx.Done()
-		cancel()
-		return nil
-	}))
-	return ctx
-}
-
-type runnableFunc func(context.Context) error
-
-func (f runnableFunc) Start(ctx context.Context) error { return f(ctx) }
 
 // exportFor is the hub Secret for hc, or nil when hc has no kubeconfig yet.
 func (r *reconciler) exportFor(ctx context.Context, hc *unstructured.Unstructured) (*corev1.Secret, error) {

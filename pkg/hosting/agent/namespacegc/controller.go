@@ -15,9 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
-	toolscache "k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/workqueue"
 	workv1 "open-cluster-management.io/api/work/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -46,9 +43,6 @@ const resyncPeriod = time.Minute
 // pageSize bounds the live lists of Secrets and ConfigMaps in a namespace; a
 // namespace with more keeps them all (see Contents.Truncated).
 const pageSize = 100
-
-// crdPollPeriod: how often to check whether the HyperShift CRDs exist yet.
-const crdPollPeriod = 5 * time.Second
 
 var deletedTotal = prometheus.NewCounter(prometheus.CounterOpts{
 	Name: "hcpfleet_agent_namespaces_deleted_total",
@@ -129,38 +123,11 @@ func setup(mgr ctrl.Manager, _ *agent.Env) error {
 // event, from a metadata-only informer created once the HyperShift CRDs exist
 // (the operator feature installs them after the agent starts).
 func hyperShiftObjects(mgr ctrl.Manager, gvk schema.GroupVersionKind) source.Source {
-	return source.Func(func(ctx context.Context, queue workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
-		log := ctrl.Log.WithName("namespace-janitor").WithValues("kind", gvk.Kind)
-		enqueue := func(obj any) {
-			if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
-				obj = tomb.Obj
-			}
-			if o, ok := obj.(client.Object); ok && o.GetNamespace() != "" {
-				queue.Add(reconcile.Request{NamespacedName: types.NamespacedName{Name: o.GetNamespace()}})
-			}
+	return agent.WatchMetadataWhenServed(mgr, gvk, func(o client.Object) []reconcile.Request {
+		if o.GetNamespace() == "" {
+			return nil
 		}
-		go func() {
-			_ = wait.PollUntilContextCancel(ctx, crdPollPeriod, true, func(ctx context.Context) (bool, error) {
-				if _, err := mgr.GetRESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); err != nil {
-					return false, nil //nolint:nilerr // not installed yet: poll again
-				}
-				probe := &metav1.PartialObjectMetadata{}
-				probe.SetGroupVersionKind(gvk)
-				informer, err := mgr.GetCache().GetInformer(ctx, probe)
-				if err != nil {
-					log.Error(err, "watching")
-					return false, nil
-				}
-				if _, err := informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-					AddFunc: enqueue, UpdateFunc: func(_, n any) { enqueue(n) }, DeleteFunc: enqueue,
-				}); err != nil {
-					log.Error(err, "watching")
-					return false, nil
-				}
-				return true, nil
-			})
-		}()
-		return nil
+		return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: o.GetNamespace()}}}
 	})
 }
 

@@ -19,16 +19,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
@@ -85,14 +83,10 @@ var installKey = reconcile.Request{NamespacedName: types.NamespacedName{Namespac
 
 func setup(mgr ctrl.Manager, env *agent.Env) error {
 	r := &Reconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader(), env: env, reporter: env.Reporter("hypershift-operator")}
-	configChanged := make(chan event.GenericEvent, 1)
-	env.HostingConfig.Subscribe(configChanged)
-	toInstall := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
-		return []reconcile.Request{installKey}
-	})
-	return ctrl.NewControllerManagedBy(mgr).
-		Named("hypershift-operator").
-		WatchesRawSource(source.Channel(configChanged, toInstall)).
+	install := agent.NewSingleRequest(installKey)
+	env.HostingConfig.Subscribe(install.Events())
+	toInstall := install.Handler()
+	return install.Controller(mgr, "hypershift-operator").
 		Watches(&appsv1.Deployment{}, toInstall, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
 			return o.GetNamespace() == Namespace
 		}))).
@@ -496,18 +490,16 @@ func deleteInstall(ctx context.Context, c client.Client, install *Install) error
 // waitNamespaceGone waits until the operator namespace is gone, so "done"
 // means done.
 func waitNamespaceGone(ctx context.Context, c client.Client) error {
-	deadline := time.Now().Add(2 * time.Minute)
-	for time.Now().Before(deadline) {
+	err := wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
 		ns := &metav1.PartialObjectMetadata{}
 		ns.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
-		if err := c.Get(ctx, types.NamespacedName{Name: Namespace}, ns); apierrors.IsNotFound(err) {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(time.Second):
-		}
+		return apierrors.IsNotFound(c.Get(ctx, types.NamespacedName{Name: Namespace}, ns)), nil
+	})
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return ctx.Err()
 	}
 	return fmt.Errorf("namespace %s is still terminating", Namespace)
 }
