@@ -3,7 +3,8 @@
 // issued, renews the health lease OCM reads, reports conditions on its
 // ManagedClusterAddOn, hands the HostingConfig to the agent's features, and
 // runs their controllers (HyperShift operator lifecycle, CAPI, OLM, …) and,
-// as the add-on's pre-delete hook, their cleanup.
+// as the add-on's pre-delete hook, their cleanup. Features build their
+// controllers with its SingleRequest and WatchWhenServed.
 package agent
 
 import (
