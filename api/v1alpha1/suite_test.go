@@ -23,6 +23,7 @@ import (
 
 	hcpv1 "github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/internal/testenv"
+	"github.com/hcp-fleet/hcp-fleet/pkg/kubeutil"
 )
 
 // The tests of this package run against a real kube-apiserver and etcd (envtest) with
@@ -102,7 +103,7 @@ func installCRDs(dirs ...string) error {
 			if err := k8s.Get(ctx, client.ObjectKey{Name: name}, &crd); err != nil {
 				return false, err
 			}
-			return established(&crd), nil
+			return kubeutil.Established(&crd), nil
 		})
 		if wait.Interrupted(err) {
 			return fmt.Errorf("CRD %s not established: %v", name, crd.Status.Conditions)
@@ -112,15 +113,6 @@ func installCRDs(dirs ...string) error {
 		}
 	}
 	return nil
-}
-
-func established(crd *apiextensionsv1.CustomResourceDefinition) bool {
-	for _, c := range crd.Status.Conditions {
-		if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
-			return true
-		}
-	}
-	return false
 }
 
 // readObjects reads every object of every .yaml file in dir, in file name order.

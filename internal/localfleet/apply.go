@@ -11,7 +11,6 @@ import (
 	"sort"
 	"time"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,6 +23,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
+
+	"github.com/hcp-fleet/hcp-fleet/pkg/kubeutil"
 )
 
 // FieldManager is the server-side apply field manager of everything the local
@@ -168,12 +169,7 @@ func (a *Applier) waitEstablished(ctx context.Context, names []string) error {
 			if err != nil {
 				return false, nil //nolint:nilerr // not visible yet; poll again
 			}
-			for _, c := range crd.Status.Conditions {
-				if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
-					return true, nil
-				}
-			}
-			return false, nil
+			return kubeutil.Established(crd), nil
 		})
 		if err != nil {
 			return fmt.Errorf("CRD %s not established: %w", name, err)
