@@ -184,7 +184,7 @@ func Run(ctx context.Context, opts *Options, features ...Feature) error {
 		cancel()
 		err = <-done
 		if ctx.Err() != nil {
-			return nil
+			return nil //nolint:nilerr // asked to stop: what the run returned on its way out is not a failure
 		}
 		if !rotated || err != nil {
 			return err // !rotated: the run ended on its own
