@@ -189,10 +189,11 @@ func TestDeliverUpdateAndDelete(t *testing.T) {
 	if hc.GetLabels()["team"] != "a" || hc.GetLabels()[hosting.LabelHCDName] != "alpha" {
 		t.Errorf("HostedCluster labels %v", hc.GetLabels())
 	}
-	if name, _, _ := unstructured.NestedString(hc.Object, "spec", "pullSecret", "name"); name != "alpha-pull-secret" {
-		t.Errorf("HostedCluster pull secret %q, want the delivered copy alpha-pull-secret", name)
+	pullCopy := delivery.CopyName(ns, "alpha", delivery.KindSecret, "pull-secret")
+	if name, _, _ := unstructured.NestedString(hc.Object, "spec", "pullSecret", "name"); name != pullCopy {
+		t.Errorf("HostedCluster pull secret %q, want the delivered copy %s", name, pullCopy)
 	}
-	sec, err := hosts[host].Resource(scGVR).Namespace("clusters").Get(ctx, "alpha-pull-secret", metav1.GetOptions{})
+	sec, err := hosts[host].Resource(scGVR).Namespace("clusters").Get(ctx, pullCopy, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,7 +282,7 @@ func TestDeliverUpdateAndDelete(t *testing.T) {
 		}
 		return nil
 	})
-	for gvr, name := range map[schema.GroupVersionResource]string{hcGVR: "alpha", npGVR: "alpha-workers", scGVR: "alpha-pull-secret"} {
+	for gvr, name := range map[schema.GroupVersionResource]string{hcGVR: "alpha", npGVR: "alpha-workers", scGVR: pullCopy} {
 		if _, err := hosts[host].Resource(gvr).Namespace("clusters").Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			t.Errorf("%s clusters/%s still on the host after the HCD went: %v", gvr.Resource, name, err)
 		}

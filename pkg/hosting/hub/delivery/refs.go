@@ -1,11 +1,11 @@
 package delivery
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"sort"
 	"strings"
-
-	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 )
 
 // Kind of a referenced object.
@@ -72,15 +72,41 @@ type Reference struct {
 	Field string
 }
 
-// CopyName is the name of the copy delivered with the hosted cluster:
-// prefixed with its name, so hosted clusters sharing a hosting namespace never
-// overwrite each other's pull secrets.
-func CopyName(hcdName, refName string) string {
+// copyHashLength is how many hex digits of the SHA-256 of the whole
+// (namespace, HostedClusterDeployment, kind, name) tuple end a copy's name:
+// 64 bits, so that no two tuples share a name by accident and no tenant can
+// find a second tuple that takes another's (the readable part pins all but a
+// handful of candidates).
+const copyHashLength = 16
+
+// CopyName is the name, in the hosting namespace, of the copy of the
+// Secret or ConfigMap (kind) refName that the HostedClusterDeployment
+// hcdNamespace/hcdName refers to. It starts with a readable
+// "<hcd>-<refName>" (a refName already prefixed "<hcd>-" is not prefixed
+// again), cut to fit, and ends with a hash of the whole tuple, so it is
+// injective: HCD "a" referring to "b-c" and HCD "a-b" referring to "c", or
+// two HCDs of the same name in different hub namespaces sharing a hosting
+// namespace, never write over each other's copies. Deterministic, and a
+// valid object name (DNS subdomain of at most 253 characters) for valid
+// inputs.
+func CopyName(hcdNamespace, hcdName, kind, refName string) string {
+	// NUL cannot occur in any of the four, so the joined string is
+	// unambiguous.
+	sum := sha256.Sum256([]byte(hcdNamespace + "\x00" + hcdName + "\x00" + kind + "\x00" + refName))
+	suffix := "-" + hex.EncodeToString(sum[:])[:copyHashLength]
+	readable := hcdName + "-" + refName
 	if strings.HasPrefix(refName, hcdName+"-") {
-		return refName
+		readable = refName
 	}
-	return hosting.BoundedName(hcdName + "-" + refName)
+	if room := maxNameLength - len(suffix); len(readable) > room {
+		readable = strings.TrimRight(readable[:room], "-.")
+	}
+	return readable + suffix
 }
+
+// maxNameLength is the longest object name (a DNS subdomain), as in
+// hosting.BoundedName.
+const maxNameLength = 253
 
 // walk calls visit for every string at path under obj; visit returns the
 // replacement value.
@@ -114,13 +140,13 @@ func walk(obj any, path []string, field string, visit func(field, value string) 
 
 // references lists (and, with rename, rewrites in place) the references in
 // spec, an unstructured HostedClusterSpec or NodePoolSpec.
-func references(spec map[string]any, paths []refPath, field string, rename func(string) string) []Reference {
+func references(spec map[string]any, paths []refPath, field string, rename func(kind, name string) string) []Reference {
 	var refs []Reference
 	for _, p := range paths {
 		walk(spec, strings.Split(p.path, "."), field, func(f, value string) string {
 			refs = append(refs, Reference{Kind: p.kind, Name: value, Field: f})
 			if rename != nil {
-				return rename(value)
+				return rename(p.kind, value)
 			}
 			return value
 		})

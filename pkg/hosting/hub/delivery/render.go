@@ -102,7 +102,7 @@ func (s Spec) Labels() map[string]string {
 // present). Pure: the same input renders the same ManifestWork.
 func Render(s Spec, cluster string, referenced map[string]*unstructured.Unstructured, inputHash string) (*workv1.ManifestWork, error) {
 	labels := s.Labels()
-	rename := func(name string) string { return CopyName(s.Name, name) }
+	rename := func(kind, name string) string { return CopyName(s.Namespace, s.Name, kind, name) }
 
 	ns := &corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
 		ObjectMeta: metav1.ObjectMeta{Name: s.HostingNamespace, Labels: map[string]string{hosting.LabelCreatedNamespace: "true"}}}
@@ -117,7 +117,7 @@ func Render(s Spec, cluster string, referenced map[string]*unstructured.Unstruct
 		if !ok {
 			return nil, fmt.Errorf("%s %s/%s (%s) is not given", ref.Kind, s.Namespace, ref.Name, ref.Field)
 		}
-		cp := copyOf(obj, ref.Kind, s.HostingNamespace, rename(ref.Name), labels)
+		cp := copyOf(obj, ref.Kind, s.HostingNamespace, rename(ref.Kind, ref.Name), labels)
 		manifests = append(manifests, cp)
 		resource := "secrets"
 		if ref.Kind == KindConfigMap {
@@ -201,15 +201,22 @@ func deleteOption(s Spec) *workv1.DeleteOption {
 	}
 }
 
-// applyConfig applies with server-side apply: the fields HyperShift's
-// operator defaults or sets are not ours and never fought over; the fields we
-// deliver are, forcefully, because the HostedClusterDeployment is the source
-// of truth for them.
+// applyConfig applies with server-side apply under our own field manager,
+// without force: the fields HyperShift's operator defaults or sets are not
+// ours and never fought over, and our own fields, which only we set, stay
+// ours from one apply to the next, so updates go through. An object someone
+// else created and holds fields of with other values (a Secret that happens
+// to carry a copy's name, a HostedCluster or NodePool of another owner, a
+// field edited on the host) is not taken over: the host's API server refuses
+// the apply with a conflict, the work agent reports it on the manifest
+// (Applied=False) and Delivered=False names the object and the conflicting
+// fields and manager. The work agent retries on its next resync or when the
+// ManifestWork changes.
 func applyConfig(group, resource, namespace, name string) workv1.ManifestConfigOption {
 	return workv1.ManifestConfigOption{
 		ResourceIdentifier: workv1.ResourceIdentifier{Group: group, Resource: resource, Namespace: namespace, Name: name},
 		UpdateStrategy: &workv1.UpdateStrategy{Type: workv1.UpdateStrategyTypeServerSideApply,
-			ServerSideApply: &workv1.ServerSideApplyConfig{Force: true, FieldManager: HostFieldManager}},
+			ServerSideApply: &workv1.ServerSideApplyConfig{Force: false, FieldManager: HostFieldManager}},
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/util/validation"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	workv1 "open-cluster-management.io/api/work/v1"
 
@@ -92,8 +94,8 @@ func TestRender(t *testing.T) {
 	}
 	hc := &unstructured.Unstructured{Object: byKind["HostedCluster"][0]}
 	for path, want := range map[string]string{
-		"spec.pullSecret.name": "prod-pull-secret",
-		"spec.sshKey.name":     "prod-ssh", // already prefixed: kept
+		"spec.pullSecret.name": CopyName("team-a", "prod", KindSecret, "pull-secret"),
+		"spec.sshKey.name":     CopyName("team-a", "prod", KindSecret, "prod-ssh"),
 		"metadata.namespace":   "clusters",
 	} {
 		if got, _, _ := unstructured.NestedString(hc.Object, strings.Split(path, ".")...); got != want {
@@ -101,7 +103,7 @@ func TestRender(t *testing.T) {
 		}
 	}
 	idps, _, _ := unstructured.NestedSlice(hc.Object, "spec", "configuration", "oauth", "identityProviders")
-	if n, _, _ := unstructured.NestedString(idps[1].(map[string]any), "openID", "ca", "name"); n != "prod-oidc-ca" {
+	if n, _, _ := unstructured.NestedString(idps[1].(map[string]any), "openID", "ca", "name"); n != CopyName("team-a", "prod", KindConfigMap, "oidc-ca") {
 		t.Errorf("identity provider CA ref %q", n)
 	}
 	if _, found, _ := unstructured.NestedFieldNoCopy(hc.Object, "spec", "newerThanOurTypes", "x"); !found {
@@ -111,14 +113,32 @@ func TestRender(t *testing.T) {
 		t.Errorf("HostedCluster labels %v", hc.GetLabels())
 	}
 	np := &unstructured.Unstructured{Object: byKind["NodePool"][0]}
-	if cfg, _, _ := unstructured.NestedSlice(np.Object, "spec", "config"); cfg[0].(map[string]any)["name"] != "prod-tuning" {
+	if cfg, _, _ := unstructured.NestedSlice(np.Object, "spec", "config"); cfg[0].(map[string]any)["name"] != CopyName("team-a", "prod", KindConfigMap, "tuning") {
 		t.Errorf("NodePool config ref %v", cfg)
 	}
+	copies := map[string]bool{}
 	for _, sec := range byKind["Secret"] {
 		u := &unstructured.Unstructured{Object: sec}
+		copies[u.GetName()] = true
 		if u.GetLabels()["private"] != "" || u.GetLabels()[hosting.LabelHCDName] != "prod" || !strings.HasPrefix(u.GetName(), "prod-") {
 			t.Errorf("secret copy %s labels %v", u.GetName(), u.GetLabels())
 		}
+	}
+	for _, ref := range []string{"pull-secret", "prod-ssh", "htpasswd", "oidc"} {
+		if !copies[CopyName("team-a", "prod", KindSecret, ref)] {
+			t.Errorf("no copy of Secret %s among %v", ref, copies)
+		}
+	}
+	// Every copy and the HostedCluster and NodePool are applied without
+	// force: an object someone else holds fields of is not taken over.
+	for _, c := range work.Spec.ManifestConfigs[1:] {
+		if u := c.UpdateStrategy; u == nil || u.Type != workv1.UpdateStrategyTypeServerSideApply || u.ServerSideApply == nil ||
+			u.ServerSideApply.Force || u.ServerSideApply.FieldManager != HostFieldManager {
+			t.Errorf("%s %s: update strategy %+v", c.ResourceIdentifier.Resource, c.ResourceIdentifier.Name, u)
+		}
+	}
+	if len(work.Spec.ManifestConfigs) != len(work.Spec.Workload.Manifests) {
+		t.Errorf("%d manifest configs for %d manifests", len(work.Spec.ManifestConfigs), len(work.Spec.Workload.Manifests))
 	}
 	// The source objects are not modified by rendering.
 	if s.HostedCluster["spec"].(map[string]any)["pullSecret"].(map[string]any)["name"] != "pull-secret" {
@@ -149,5 +169,52 @@ func TestInputHash(t *testing.T) {
 	d, _ := InputHash(s, "c2", map[string]string{"Secret/pull-secret": "1"})
 	if a != b || a == c || a == d {
 		t.Errorf("hash: same input %v, changed secret %v, changed cluster %v", a == b, a != c, a != d)
+	}
+}
+
+func TestCopyName(t *testing.T) {
+	// Pairs that the old "<hcd>-<ref>" naming sent to the same object.
+	for _, pair := range [][2][4]string{
+		{{"team-a", "a", KindSecret, "b-c"}, {"team-a", "a-b", KindSecret, "c"}},
+		{{"team-a", "prod", KindSecret, "pull-secret"}, {"team-b", "prod", KindSecret, "pull-secret"}},
+		{{"team-a", "prod", KindSecret, "ssh"}, {"team-a", "prod", KindSecret, "prod-ssh"}},
+		{{"team-a", "prod", KindSecret, "ca"}, {"team-a", "prod", KindConfigMap, "ca"}},
+		{{"team-a", "prod", KindSecret, "x"}, {"team", "a-prod", KindSecret, "x"}},
+	} {
+		a, b := pair[0], pair[1]
+		na, nb := CopyName(a[0], a[1], a[2], a[3]), CopyName(b[0], b[1], b[2], b[3])
+		if na == nb {
+			t.Errorf("%v and %v share the copy name %s", a, b, na)
+		}
+	}
+	long := strings.Repeat("r", 240) + "." + strings.Repeat("s", 12)
+	for _, in := range [][4]string{
+		{"team-a", "prod", KindSecret, "pull-secret"},
+		{"team-a", "prod", KindSecret, "prod-ssh"},
+		{"team-a", "prod", KindConfigMap, "trust.bundle"},
+		{"team-a", "prod", KindSecret, long},
+		{"team-a", "prod", KindSecret, strings.Repeat("r", 235) + ".s"},
+		{"team-a", "prod", KindSecret, strings.Repeat("r", 234) + "-s"},
+	} {
+		name := CopyName(in[0], in[1], in[2], in[3])
+		if again := CopyName(in[0], in[1], in[2], in[3]); again != name {
+			t.Errorf("%v: not deterministic: %s then %s", in, name, again)
+		}
+		if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
+			t.Errorf("%v: %q is not a valid object name: %v", in, name, errs)
+		}
+		if !strings.HasPrefix(name, "prod-") {
+			t.Errorf("%v: %q lost its readable prefix", in, name)
+		}
+	}
+	if got := CopyName("team-a", "prod", KindSecret, "pull-secret"); !strings.HasPrefix(got, "prod-pull-secret-") || len(got) != len("prod-pull-secret-")+copyHashLength {
+		t.Errorf("readable copy name %q", got)
+	}
+	if got := CopyName("team-a", "prod", KindSecret, "prod-ssh"); !strings.HasPrefix(got, "prod-ssh-") || strings.HasPrefix(got, "prod-prod-") {
+		t.Errorf("a reference already prefixed with the HCD's name is not prefixed again: %q", got)
+	}
+	// Cut long names still differ by the hash of the whole tuple.
+	if a, b := CopyName("team-a", "prod", KindSecret, long+"a"), CopyName("team-a", "prod", KindSecret, long+"b"); a == b {
+		t.Errorf("long names collide: %s", a)
 	}
 }

@@ -227,7 +227,11 @@ func deliveredCondition(o Observed) (metav1.ConditionStatus, string, string) {
 		if c == nil || c.Status == metav1.ConditionTrue {
 			continue
 		}
-		failures = append(failures, fmt.Sprintf("%s %s/%s: %s", kindOf(m.ResourceMeta), m.ResourceMeta.Namespace, m.ResourceMeta.Name, c.Message))
+		failure := fmt.Sprintf("%s %s/%s: %s", kindOf(m.ResourceMeta), m.ResourceMeta.Namespace, m.ResourceMeta.Name, c.Message)
+		if isApplyConflict(c.Message) {
+			failure += " (" + conflictHint + ")"
+		}
+		failures = append(failures, failure)
 	}
 	sort.Strings(failures)
 	msg := applied.Message
@@ -235,6 +239,19 @@ func deliveredCondition(o Observed) (metav1.ConditionStatus, string, string) {
 		msg = strings.Join(failures, "; ")
 	}
 	return metav1.ConditionFalse, v1alpha1.ReasonApplyFailed, fmt.Sprintf("management cluster %s could not apply: %s", w.Namespace, msg)
+}
+
+// conflictHint explains a server-side apply conflict on the host: the
+// object exists with fields another field manager set to other values, and
+// the delivery does not take it over.
+const conflictHint = "the object on the management cluster has fields another field manager set to other values; " +
+	"hcp-fleet does not take over what it did not create: remove or rename that object, or set those fields back"
+
+// isApplyConflict tells a server-side apply conflict in the work agent's
+// message ("Failed to apply manifest: Apply failed with 1 conflict:
+// conflict with \"kubectl\" using v1: .data.x").
+func isApplyConflict(message string) bool {
+	return strings.Contains(message, "Apply failed with") && strings.Contains(message, "conflict")
 }
 
 func kindOf(m workv1.ManifestResourceMeta) string {

@@ -101,6 +101,23 @@ func TestComputeStatusProblems(t *testing.T) {
 	if c := cond(t, s, v1alpha1.ConditionDegraded); c.Status != "True" || c.Reason != v1alpha1.ReasonApplyFailed {
 		t.Errorf("Degraded %s %s", c.Status, c.Reason)
 	}
+	// A server-side apply conflict (an object on the host someone else
+	// holds fields of) names the object, the host's words, and what to do.
+	w = appliedWork(nil, nil)
+	w.Status.Conditions[0].Status = metav1.ConditionFalse
+	w.Status.ResourceStatus.Manifests = append(w.Status.ResourceStatus.Manifests, workv1.ManifestCondition{
+		ResourceMeta: workv1.ManifestResourceMeta{Kind: "Secret", Resource: "secrets", Name: "x-pull-secret-0123", Namespace: "clusters"},
+		Conditions: []metav1.Condition{{Type: workv1.ManifestApplied, Status: metav1.ConditionFalse,
+			Message: `Failed to apply manifest: Apply failed with 1 conflict: conflict with "someone-else" using v1: .data..dockerconfigjson`}}})
+	s = ComputeStatus(Observed{Generation: 1, Work: w, Host: upHost})
+	if c := cond(t, s, v1alpha1.ConditionDelivered); c.Status != "False" || c.Reason != v1alpha1.ReasonApplyFailed ||
+		!strings.Contains(c.Message, `Secret clusters/x-pull-secret-0123: Failed to apply manifest: Apply failed with 1 conflict: conflict with "someone-else" using v1: .data..dockerconfigjson`) ||
+		!strings.Contains(c.Message, conflictHint) {
+		t.Errorf("Delivered on conflict %s %s: %s", c.Status, c.Reason, c.Message)
+	}
+	if c := cond(t, s, v1alpha1.ConditionDegraded); c.Status != "True" || !strings.Contains(c.Message, "someone-else") {
+		t.Errorf("Degraded on conflict %s: %s", c.Status, c.Message)
+	}
 	// An invalid release and a failed CAPI migration both show in Degraded.
 	s = ComputeStatus(Observed{Work: appliedWork(map[string]string{fbAvailable: "False", fbAvailableReason: "InvalidImage",
 		fbValidRelease: "False", fbValidReleaseMsg: "4.9 is not supported", fbMigrationFailed: "copy: boom"}, nil), Host: upHost})

@@ -1,0 +1,153 @@
+package hub_test
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/delivery"
+)
+
+// foreignManager is the field manager of objects on the host that
+// hcp-fleet did not create.
+const foreignManager = "someone-else"
+
+// TestForeignObjectIsNotTakenOver: a Secret someone else created on the
+// management cluster with exactly the name an HCD's pull secret copy gets is
+// not overwritten (the work agent applies without force): the HCD reports
+// the conflict, naming the object, and is delivered once the object is
+// gone; deleting an HCD does not delete a foreign object in its way.
+func TestForeignObjectIsNotTakenOver(t *testing.T) {
+	ctx := context.Background()
+	ns := "conflict"
+	tenant(t, ns)
+	host := env.Fleet.Managed[0].Name
+	hostingNS := v1alpha1.DefaultHostingNamespace
+	secrets := hosts[host].Resource(scGVR).Namespace(hostingNS)
+	// The hosting namespace exists before the HCD is delivered, as the
+	// delivery would create it (CreateOnly, labelled as created by
+	// hcp-fleet, so the agent's janitor removes it once nothing lives in it;
+	// a foreign Secret in it keeps it).
+	nsObj := &unstructured.Unstructured{}
+	nsObj.SetAPIVersion("v1")
+	nsObj.SetKind("Namespace")
+	nsObj.SetName(hostingNS)
+	nsObj.SetLabels(map[string]string{hosting.LabelCreatedNamespace: "true"})
+
+	foreignData := base64.StdEncoding.EncodeToString([]byte(`{"auths":{"someone-else.example.com":{}}}`))
+	createForeign := func(name string) {
+		t.Helper()
+		s := &unstructured.Unstructured{Object: map[string]any{"type": "Opaque", "data": map[string]any{".dockerconfigjson": foreignData}}}
+		s.SetAPIVersion("v1")
+		s.SetKind("Secret")
+		s.SetNamespace(hostingNS)
+		s.SetName(name)
+		s.SetLabels(map[string]string{"owner": foreignManager})
+		// Retried: the janitor may be removing an empty hosting namespace
+		// another test left.
+		env.Eventually(t, time.Minute, "foreign Secret "+hostingNS+"/"+name+" created", func(ctx context.Context) error {
+			if _, err := hosts[host].Resource(nsGVR).Create(ctx, nsObj, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+				return err
+			}
+			if _, err := secrets.Create(ctx, s, metav1.CreateOptions{FieldManager: foreignManager}); err != nil && !apierrors.IsAlreadyExists(err) {
+				return err
+			}
+			return nil
+		})
+	}
+	// assertUntouched: the foreign Secret still has its data and labels and
+	// no owner (the work agent adds its AppliedManifestWork as owner to what
+	// it applies, and deletes only what it owns).
+	assertUntouched := func(name string) {
+		t.Helper()
+		s, err := secrets.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("foreign Secret %s/%s: %v", hostingNS, name, err)
+		}
+		if d, _, _ := unstructured.NestedString(s.Object, "data", ".dockerconfigjson"); d != foreignData {
+			t.Errorf("foreign Secret %s data overwritten: %q", name, d)
+		}
+		if l := s.GetLabels(); l["owner"] != foreignManager || l[hosting.LabelHCDName] != "" {
+			t.Errorf("foreign Secret %s labels %v", name, l)
+		}
+		if len(s.GetOwnerReferences()) > 0 {
+			t.Errorf("foreign Secret %s taken over: owners %v", name, s.GetOwnerReferences())
+		}
+	}
+	pinned := func(spec map[string]any) {
+		delete(spec, "placement")
+		spec["hostingCluster"] = host
+	}
+	// waitConflict waits for Delivered=False naming the conflicting Secret
+	// and its manager.
+	waitConflict := func(name, copyName string) {
+		t.Helper()
+		env.Eventually(t, time.Minute, ns+"/"+name+" Delivered=False naming the conflict", func(ctx context.Context) error {
+			h, err := getHCD(ctx, ns, name)
+			if err != nil {
+				return err
+			}
+			c := meta.FindStatusCondition(h.Status.Conditions, v1alpha1.ConditionDelivered)
+			if c == nil || c.Status != metav1.ConditionFalse || c.Reason != v1alpha1.ReasonApplyFailed ||
+				!strings.Contains(c.Message, "Secret "+hostingNS+"/"+copyName+": ") ||
+				!strings.Contains(c.Message, `conflict with "`+foreignManager+`"`) ||
+				!strings.Contains(c.Message, "does not take over") {
+				return fmt.Errorf("Delivered %+v", c)
+			}
+			return nil
+		})
+	}
+
+	// Case 1: the foreign Secret is there first.
+	one := delivery.CopyName(ns, "one", delivery.KindSecret, "pull-secret")
+	createForeign(one)
+	if err := hubc.Create(ctx, hcd(ns, "one", pinned)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { deleteAndWait(t, ns, "one") })
+	waitConflict("one", one)
+	assertUntouched(one)
+
+	// Its owner removes it. The work agent retries a conflict on its resync
+	// (minutes) or when the ManifestWork changes: change the HCD.
+	if err := secrets.Delete(ctx, one, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := hubc.Patch(ctx, hcd(ns, "one"), client.RawPatch(types.MergePatchType,
+		[]byte(`{"spec":{"hostedCluster":{"labels":{"retry":"1"}}}}`))); err != nil {
+		t.Fatal(err)
+	}
+	waitCondition(t, ns, "one", v1alpha1.ConditionDelivered, metav1.ConditionTrue, time.Minute)
+	cp, err := secrets.Get(ctx, one, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, _, _ := unstructured.NestedString(cp.Object, "data", ".dockerconfigjson"); d != base64.StdEncoding.EncodeToString([]byte(`{"auths":{}}`)) ||
+		cp.GetLabels()[hosting.LabelHCDName] != "one" || cp.GetLabels()[hosting.LabelHCDNamespace] != ns {
+		t.Errorf("delivered copy %s: data %q labels %v", one, d, cp.GetLabels())
+	}
+
+	// Case 2: deleting an HCD whose copy met a foreign Secret leaves the
+	// foreign Secret alone.
+	two := delivery.CopyName(ns, "two", delivery.KindSecret, "pull-secret")
+	createForeign(two)
+	t.Cleanup(func() { _ = secrets.Delete(context.Background(), two, metav1.DeleteOptions{}) })
+	if err := hubc.Create(ctx, hcd(ns, "two", pinned)); err != nil {
+		t.Fatal(err)
+	}
+	waitConflict("two", two)
+	deleteAndWait(t, ns, "two")
+	assertUntouched(two)
+}
