@@ -81,6 +81,11 @@ const (
 	// ReasonReferencedObjectNotFound: a Secret or ConfigMap the spec refers to is
 	// missing from the namespace.
 	ReasonReferencedObjectNotFound = "ReferencedObjectNotFound"
+	// ReasonHostingNamespaceNotAllowed: the HostingConfig of the hosting cluster does
+	// not (or no longer does) allow spec.hostingNamespace (its spec.hostingNamespaces);
+	// the ManifestWork is not written, and one already delivered is left as it is.
+	// Scheduled uses it too, when no candidate allows the namespace.
+	ReasonHostingNamespaceNotAllowed = "HostingNamespaceNotAllowed"
 
 	// Available, Progressing, Degraded, NodePoolsReady.
 

@@ -1,6 +1,8 @@
 package v1alpha1
 
 import (
+	"strings"
+
 	hyperv1 "github.com/openshift/hypershift/api/hypershift/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -9,6 +11,25 @@ import (
 // HostedCluster and its NodePools when spec.hostingNamespace is not set. It is the
 // namespace the HyperShift documentation and CLI use.
 const DefaultHostingNamespace = "clusters"
+
+// ReservedHostingNamespace reports whether ns belongs to the management cluster, OCM,
+// the HyperShift operator or hcp-fleet, so no hosted cluster may be delivered there:
+// default, kube-*, openshift, openshift-*, open-cluster-management*, hypershift and
+// hcp-fleet* (the agent's default namespace and ours). It is the rule the API applies
+// to spec.hostingNamespace and HostingConfig spec.hostingNamespaces, written once more
+// for the hub.
+func ReservedHostingNamespace(ns string) bool {
+	switch ns {
+	case "default", "openshift", "hypershift":
+		return true
+	}
+	for _, prefix := range []string{"kube-", "openshift-", "open-cluster-management", "hcp-fleet"} {
+		if strings.HasPrefix(ns, prefix) {
+			return true
+		}
+	}
+	return false
+}
 
 // DeletionPolicy says what happens on the hosting cluster when a
 // HostedClusterDeployment is deleted.
@@ -60,11 +81,17 @@ type HostedClusterDeploymentSpec struct {
 	// HostedCluster and its NodePools. HyperShift runs the hosted control plane in the
 	// namespace "<hostingNamespace>-<metadata.name>" next to it. It cannot be changed
 	// later: moving the HostedCluster would destroy and recreate the hosted cluster.
+	// Namespaces of the management cluster itself, OCM, the HyperShift operator and
+	// hcp-fleet are refused (default, kube-*, openshift, openshift-*,
+	// open-cluster-management*, hypershift, hcp-fleet*), and the hosted cluster is
+	// scheduled only onto management clusters whose HostingConfig lists the namespace
+	// in spec.hostingNamespaces (by default only clusters).
 	// +optional
 	// +kubebuilder:default=clusters
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
 	// +kubebuilder:validation:XValidation:rule=`self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')`,message="spec.hostingNamespace must be a valid namespace name: a lowercase RFC 1123 label (lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63 characters)"
+	// +kubebuilder:validation:XValidation:rule=`!(self in ['default', 'openshift', 'hypershift'] || self.startsWith('kube-') || self.startsWith('openshift-') || self.startsWith('open-cluster-management') || self.startsWith('hcp-fleet'))`,messageExpression="'spec.hostingNamespace ' + self + ' is reserved: default, kube-*, openshift, openshift-*, open-cluster-management*, hypershift and hcp-fleet* belong to the management cluster, OCM, the HyperShift operator or the hcp-fleet agent; use a namespace the fleet admin allows in the HostingConfig (spec.hostingNamespaces, by default clusters)'"
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.hostingNamespace is immutable: the HostedCluster lives in that namespace on the hosting cluster and moving it would destroy and recreate the hosted cluster"
 	HostingNamespace string `json:"hostingNamespace,omitempty"`
 

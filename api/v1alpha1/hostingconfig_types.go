@@ -1,6 +1,8 @@
 package v1alpha1
 
 import (
+	"slices"
+
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -129,7 +131,30 @@ type HostingConfigSpec struct {
 	// agent runs on the management cluster. Both are off unless enabled.
 	// +optional
 	AgentProviders *AgentProvidersConfig `json:"agentProviders,omitempty"`
+
+	// hostingNamespaces are the namespaces on management clusters with this
+	// configuration where hosted clusters may be delivered (a HostedClusterDeployment's
+	// spec.hostingNamespace). The scheduler binds a HostedClusterDeployment only to a
+	// management cluster whose configuration allows its namespace; one already
+	// delivered whose namespace is no longer allowed keeps running but is not updated
+	// any more (Delivered=False, reason HostingNamespaceNotAllowed). When unset, only
+	// clusters is allowed. Reserved namespaces cannot be listed: default, kube-*,
+	// openshift, openshift-*, open-cluster-management*, hypershift and hcp-fleet*.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=64
+	HostingNamespaces []HostingNamespaceName `json:"hostingNamespaces,omitempty"`
 }
+
+// HostingNamespaceName is a namespace on management clusters where hosted clusters may
+// be delivered: a namespace name that is not reserved (default, kube-*, openshift,
+// openshift-*, open-cluster-management*, hypershift, hcp-fleet*).
+// +kubebuilder:validation:MinLength=1
+// +kubebuilder:validation:MaxLength=63
+// +kubebuilder:validation:XValidation:rule=`self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')`,message="must be a valid namespace name: a lowercase RFC 1123 label (lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63 characters)"
+// +kubebuilder:validation:XValidation:rule=`!(self in ['default', 'openshift', 'hypershift'] || self.startsWith('kube-') || self.startsWith('openshift-') || self.startsWith('open-cluster-management') || self.startsWith('hcp-fleet'))`,messageExpression="self + ' is reserved and cannot hold hosted clusters: default, kube-*, openshift, openshift-*, open-cluster-management*, hypershift and hcp-fleet* belong to the management cluster, OCM, the HyperShift operator or the hcp-fleet agent'"
+type HostingNamespaceName string
 
 // HyperShiftOperatorConfig configures the HyperShift operator's images.
 type HyperShiftOperatorConfig struct {
@@ -462,6 +487,37 @@ func (s *HostingConfigSpec) Limits() (maxHostedClusters, aboveThreshold int32) {
 		aboveThreshold = s.Capacity.AboveThreshold
 	}
 	return maxHostedClusters, aboveThreshold
+}
+
+// AllowsHostingNamespace reports whether hosted clusters may be delivered into
+// namespace ns on management clusters with this configuration: ns is listed in
+// spec.hostingNamespaces, or, when the list is unset, ns is the default hosting
+// namespace (clusters). A reserved namespace is never allowed, and "" stands for
+// the default (an HCD's unset spec.hostingNamespace). Hub code decides from here only.
+func (s *HostingConfigSpec) AllowsHostingNamespace(ns string) bool {
+	if ns == "" {
+		ns = DefaultHostingNamespace
+	}
+	if ReservedHostingNamespace(ns) {
+		return false
+	}
+	if s == nil || len(s.HostingNamespaces) == 0 {
+		return ns == DefaultHostingNamespace
+	}
+	return slices.Contains(s.HostingNamespaces, HostingNamespaceName(ns))
+}
+
+// AllowedHostingNamespaces lists the namespaces AllowsHostingNamespace accepts, for
+// messages.
+func (s *HostingConfigSpec) AllowedHostingNamespaces() []string {
+	if s == nil || len(s.HostingNamespaces) == 0 {
+		return []string{DefaultHostingNamespace}
+	}
+	out := make([]string, 0, len(s.HostingNamespaces))
+	for _, ns := range s.HostingNamespaces {
+		out = append(out, string(ns))
+	}
+	return out
 }
 
 func init() {

@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	hcpv1 "github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 )
 
 const validationNamespace = "validation"
@@ -102,7 +104,16 @@ spec:
     - source: registry.redhat.io
       mirrors: [mirror.example.com]
   agentProviders: {bootstrap: true, controlPlane: true}
+  hostingNamespaces: [clusters, team-a-hcps]
 `
+
+// reservedNamespaces are namespaces no hosted cluster may be delivered into, one or
+// more of each reserved pattern.
+var reservedNamespaces = []string{"default", "kube-system", "kube-public", "openshift", "openshift-config",
+	"open-cluster-management", "open-cluster-management-agent", "hypershift", "hcp-fleet", "hcp-fleet-agent"}
+
+// allowedNamespaces are namespaces a HostedClusterDeployment may name.
+var allowedNamespaces = []string{"clusters", "team-a-hcps", "kubernetes-hcps", "openshiftx", "hypershift-team"}
 
 // TestValidationRejects creates invalid objects (dry run) and checks that the
 // apiserver rejects each one with a message that tells the user what is wrong.
@@ -273,6 +284,41 @@ func TestValidationRejects(t *testing.T) {
 			}, "spec", "olm", "mirrors")},
 			`spec.olm.mirrors[1]: Duplicate value: {"source":"registry.redhat.io"}`},
 	}
+	for _, ns := range reservedNamespaces {
+		cases = append(cases, struct {
+			name  string
+			base  string
+			edits []edit
+			want  string
+		}{"reserved hosting namespace " + ns, validHCD,
+			[]edit{set(ns, "spec", "hostingNamespace")},
+			"spec.hostingNamespace " + ns + " is reserved: default, kube-*, openshift, openshift-*, open-cluster-management*, hypershift and hcp-fleet*"})
+	}
+	cases = append(cases, []struct {
+		name  string
+		base  string
+		edits []edit
+		want  string
+	}{
+		{"reserved namespace allowed for hosted clusters", validHostingConfig,
+			[]edit{set([]any{"clusters", "kube-system"}, "spec", "hostingNamespaces")},
+			"spec.hostingNamespaces[1]: Invalid value: \"string\": kube-system is reserved and cannot hold hosted clusters"},
+		{"reserved prefix allowed for hosted clusters", validHostingConfig,
+			[]edit{set([]any{"hcp-fleet-agent"}, "spec", "hostingNamespaces")},
+			"hcp-fleet-agent is reserved and cannot hold hosted clusters"},
+		{"hosting namespace allowed not a namespace name", validHostingConfig,
+			[]edit{set([]any{"Team_A"}, "spec", "hostingNamespaces")},
+			"spec.hostingNamespaces[0]: Invalid value: \"string\": must be a valid namespace name"},
+		{"hosting namespaces empty", validHostingConfig,
+			[]edit{set([]any{}, "spec", "hostingNamespaces")},
+			"spec.hostingNamespaces: Invalid value: 0: spec.hostingNamespaces in body should have at least 1 items"},
+		{"hosting namespaces duplicated", validHostingConfig,
+			[]edit{set([]any{"clusters", "clusters"}, "spec", "hostingNamespaces")},
+			`spec.hostingNamespaces[1]: Duplicate value: "clusters"`},
+		{"too many hosting namespaces", validHostingConfig,
+			[]edit{set(tooManyNamespaces(65), "spec", "hostingNamespaces")},
+			"must have at most 64 items"},
+	}...)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			obj := mustObject(t, tc.base)
@@ -331,6 +377,24 @@ func TestValidationAccepts(t *testing.T) {
 		{"bootstrap provider only", validHostingConfig, func(obj map[string]any) {
 			mustSet(t, obj, false, "spec", "agentProviders", "controlPlane")
 		}},
+		{"most hosting namespaces", validHostingConfig, func(obj map[string]any) {
+			mustSet(t, obj, tooManyNamespaces(64), "spec", "hostingNamespaces")
+		}},
+	}
+	for _, ns := range allowedNamespaces {
+		cases = append(cases, struct {
+			name string
+			base string
+			edit func(obj map[string]any)
+		}{"hosting namespace " + ns, validHCD, func(obj map[string]any) {
+			mustSet(t, obj, ns, "spec", "hostingNamespace")
+		}}, struct {
+			name string
+			base string
+			edit func(obj map[string]any)
+		}{"hosting namespace " + ns + " allowed by a HostingConfig", validHostingConfig, func(obj map[string]any) {
+			mustSet(t, obj, []any{ns}, "spec", "hostingNamespaces")
+		}})
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -407,5 +471,45 @@ func mustSet(t *testing.T, obj map[string]any, value any, path ...string) {
 	t.Helper()
 	if err := unstructured.SetNestedField(obj, value, path...); err != nil {
 		t.Fatalf("setting %v: %v", path, err)
+	}
+}
+
+func tooManyNamespaces(n int) []any {
+	out := make([]any, 0, n)
+	for i := range n {
+		out = append(out, fmt.Sprintf("team-%d", i))
+	}
+	return out
+}
+
+// TestReservedHostingNamespace keeps the hub's copy of the rule (Go) in step with
+// the API's (CEL), on the same namespaces the apiserver tests above use.
+func TestReservedHostingNamespace(t *testing.T) {
+	for _, ns := range reservedNamespaces {
+		if !hcpv1.ReservedHostingNamespace(ns) {
+			t.Errorf("ReservedHostingNamespace(%q) = false; the API refuses it", ns)
+		}
+		spec := &hcpv1.HostingConfigSpec{HostingNamespaces: []hcpv1.HostingNamespaceName{hcpv1.HostingNamespaceName(ns)}}
+		if spec.AllowsHostingNamespace(ns) {
+			t.Errorf("a HostingConfig listing reserved %q allows it", ns)
+		}
+	}
+	for _, ns := range allowedNamespaces {
+		if hcpv1.ReservedHostingNamespace(ns) {
+			t.Errorf("ReservedHostingNamespace(%q) = true; the API accepts it", ns)
+		}
+	}
+	var unset *hcpv1.HostingConfigSpec
+	for ns, want := range map[string]bool{"clusters": true, "": true, "team-a-hcps": false} {
+		if got := unset.AllowsHostingNamespace(ns); got != want {
+			t.Errorf("no HostingConfig: AllowsHostingNamespace(%q) = %v, want %v", ns, got, want)
+		}
+		if got := (&hcpv1.HostingConfigSpec{}).AllowsHostingNamespace(ns); got != want {
+			t.Errorf("empty HostingConfig: AllowsHostingNamespace(%q) = %v, want %v", ns, got, want)
+		}
+	}
+	listed := &hcpv1.HostingConfigSpec{HostingNamespaces: []hcpv1.HostingNamespaceName{"team-a-hcps"}}
+	if !listed.AllowsHostingNamespace("team-a-hcps") || listed.AllowsHostingNamespace("clusters") || listed.AllowsHostingNamespace("") {
+		t.Errorf("a HostingConfig listing team-a-hcps only: %v", listed.AllowedHostingNamespaces())
 	}
 }

@@ -423,6 +423,110 @@ func TestBadInputIsReportedAndRecovers(t *testing.T) {
 	}
 }
 
+// TestHostingNamespacePolicy: tenants cannot deliver hosted clusters into
+// reserved namespaces, and only into those the management clusters'
+// HostingConfig allows; revoking a namespace stops delivery without tearing
+// anything down.
+func TestHostingNamespacePolicy(t *testing.T) {
+	ctx := context.Background()
+	ns := "policy"
+	tenant(t, ns)
+	if err := hubc.Create(ctx, hcd(ns, "system", func(spec map[string]any) { spec["hostingNamespace"] = "kube-system" })); err == nil ||
+		!strings.Contains(err.Error(), "spec.hostingNamespace kube-system is reserved") {
+		t.Errorf("HostedClusterDeployment into kube-system: %v, want refused as reserved", err)
+	}
+	// The fleet's default HostingConfig lists none: clusters only.
+	if err := hubc.Create(ctx, hcd(ns, "team-x", func(spec map[string]any) { spec["hostingNamespace"] = "team-x" })); err != nil {
+		t.Fatal(err)
+	}
+	env.Eventually(t, time.Minute, "team-x Scheduled=False, HostingNamespaceNotAllowed", func(ctx context.Context) error {
+		h, err := getHCD(ctx, ns, "team-x")
+		if err != nil {
+			return err
+		}
+		c := meta.FindStatusCondition(h.Status.Conditions, v1alpha1.ConditionScheduled)
+		if c == nil || c.Status != metav1.ConditionFalse || c.ObservedGeneration != h.Generation {
+			return fmt.Errorf("Scheduled %+v (generation %d)", c, h.Generation)
+		}
+		if c.Reason != v1alpha1.ReasonHostingNamespaceNotAllowed || !strings.Contains(c.Message, "3 clusters: 3 hosting namespace not allowed") ||
+			!strings.Contains(c.Message, "hosting namespace team-x is not allowed by HostingConfig hcp-fleet/default (allows clusters)") {
+			return fmt.Errorf("Scheduled: %s: %s", c.Reason, c.Message)
+		}
+		if h.Status.HostingCluster != "" {
+			return fmt.Errorf("bound to %s", h.Status.HostingCluster)
+		}
+		return nil
+	})
+
+	// The admin allows it: scheduled and delivered.
+	allow := func(list string) {
+		t.Helper()
+		config := &v1alpha1.HostingConfig{ObjectMeta: metav1.ObjectMeta{Namespace: "hcp-fleet", Name: "default"}}
+		if err := hubc.Patch(ctx, config, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"hostingNamespaces":`+list+`}}`))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		allow("null")
+		// Leave the shared fleet settled: every agent runs with the restored
+		// HostingConfig.
+		env.Eventually(t, 2*time.Minute, "agents report the restored HostingConfig", func(ctx context.Context) error {
+			for _, m := range env.Fleet.Managed {
+				mca := &addonv1alpha1.ManagedClusterAddOn{}
+				if err := hubc.Get(ctx, types.NamespacedName{Namespace: m.Name, Name: addon.Name}, mca); err != nil {
+					return err
+				}
+				var want string
+				for _, ref := range mca.Status.ConfigReferences {
+					if ref.Resource == "hostingconfigs" && ref.DesiredConfig != nil {
+						want = ref.DesiredConfig.SpecHash
+					}
+				}
+				c := meta.FindStatusCondition(mca.Status.Conditions, addon.ConditionHostingConfigApplied)
+				if want == "" || c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, want) ||
+					!meta.IsStatusConditionTrue(mca.Status.Conditions, addonv1alpha1.ManagedClusterAddOnConditionAvailable) {
+					return fmt.Errorf("%s: want hash %s applied, %+v", m.Name, want, c)
+				}
+			}
+			return nil
+		})
+	})
+	allow(`["clusters","team-x"]`)
+	h := waitCondition(t, ns, "team-x", v1alpha1.ConditionDelivered, metav1.ConditionTrue, 2*time.Minute)
+	host := h.Status.HostingCluster
+	if _, err := hosts[host].Resource(hcGVR).Namespace("team-x").Get(ctx, "team-x", metav1.GetOptions{}); err != nil {
+		t.Fatalf("HostedCluster team-x/team-x on %s: %v", host, err)
+	}
+	work := &workv1.ManifestWork{}
+	if err := hubc.Get(ctx, types.NamespacedName{Namespace: host, Name: hosting.WorkName(ns, "team-x")}, work); err != nil {
+		t.Fatal(err)
+	}
+
+	// Revoked: not delivered any more, but what runs is left alone.
+	allow("null")
+	env.Eventually(t, time.Minute, "team-x Delivered=False, HostingNamespaceNotAllowed", func(ctx context.Context) error {
+		h, err := getHCD(ctx, ns, "team-x")
+		if err != nil {
+			return err
+		}
+		c := meta.FindStatusCondition(h.Status.Conditions, v1alpha1.ConditionDelivered)
+		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != v1alpha1.ReasonHostingNamespaceNotAllowed ||
+			!strings.Contains(c.Message, "hosting namespace team-x is not allowed on management cluster "+host+" by HostingConfig hcp-fleet/default (allows clusters)") {
+			return fmt.Errorf("Delivered %+v", c)
+		}
+		return nil
+	})
+	current := &workv1.ManifestWork{}
+	if err := hubc.Get(ctx, client.ObjectKeyFromObject(work), current); err != nil || current.DeletionTimestamp != nil || current.Generation != work.Generation {
+		t.Errorf("ManifestWork after the namespace was revoked: %v, deleting %v, generation %d → %d", err, current.DeletionTimestamp, work.Generation, current.Generation)
+	}
+	if hc, err := hosts[host].Resource(hcGVR).Namespace("team-x").Get(ctx, "team-x", metav1.GetOptions{}); err != nil || hc.GetDeletionTimestamp() != nil {
+		t.Errorf("HostedCluster after the namespace was revoked: %v", err)
+	}
+	// Deletion still works.
+	deleteAndWait(t, ns, "team-x")
+}
+
 func deleteAndWait(t *testing.T, namespace, name string) {
 	t.Helper()
 	if err := hubc.Delete(context.Background(), hcd(namespace, name)); client.IgnoreNotFound(err) != nil {

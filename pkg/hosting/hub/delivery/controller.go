@@ -111,6 +111,9 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(r.boundTo(func(o client.Object) string { return o.GetName() }))).
 		Watches(&addonv1alpha1.ManagedClusterAddOn{}, handler.EnqueueRequestsFromMapFunc(r.boundTo(func(o client.Object) string { return o.GetNamespace() })),
 			builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetName() == addon.Name }))).
+		// A HostingConfig's spec.hostingNamespaces may stop allowing what
+		// was delivered.
+		Watches(&v1alpha1.HostingConfig{}, handler.EnqueueRequestsFromMapFunc(r.configuredBy)).
 		WatchesMetadata(secret, handler.EnqueueRequestsFromMapFunc(r.referencing(KindSecret))).
 		WatchesMetadata(configMap, handler.EnqueueRequestsFromMapFunc(r.referencing(KindConfigMap))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles}).
@@ -136,6 +139,23 @@ func (r *Reconciler) boundTo(cluster func(client.Object) string) handler.MapFunc
 		}
 		return requests(list.Items)
 	}
+}
+
+// configuredBy maps a HostingConfig to every HostedClusterDeployment bound
+// to a management cluster whose add-on runs with it.
+func (r *Reconciler) configuredBy(ctx context.Context, o client.Object) []reconcile.Request {
+	var mcas addonv1alpha1.ManagedClusterAddOnList
+	if err := r.client.List(ctx, &mcas, client.UnsafeDisableDeepCopy); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range mcas.Items {
+		mca := &mcas.Items[i]
+		if key, ok := scheduling.HostingConfigKey(mca); ok && mca.Name == addon.Name && key == client.ObjectKeyFromObject(o) {
+			out = append(out, r.boundTo(func(client.Object) string { return mca.Namespace })(ctx, o)...)
+		}
+	}
+	return out
 }
 
 // referencing maps a Secret or ConfigMap to the HostedClusterDeployments in
@@ -196,9 +216,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	for _, np := range hcd.Spec.NodePools {
 		observed.NodePools = append(observed.NodePools, np.Name)
 	}
-	w, problem, err := r.deliver(ctx, hcd, cluster, work)
-	if err != nil && problem == nil {
+	problem, err := r.hostingNamespaceNotAllowed(ctx, hcd, cluster)
+	if err != nil {
 		return ctrl.Result{}, err
+	}
+	var w *workv1.ManifestWork
+	if problem == nil {
+		w, problem, err = r.deliver(ctx, hcd, cluster, work)
+		if err != nil && problem == nil {
+			return ctrl.Result{}, err
+		}
 	}
 	observed.Problem = problem
 	if w != nil {
@@ -284,6 +311,37 @@ func (r *Reconciler) deliver(ctx context.Context, hcd *v1alpha1.HostedClusterDep
 	}
 	workWrites.WithLabelValues("update").Inc()
 	return updated, nil, nil
+}
+
+// hostingNamespaceNotAllowed is a Problem when the HostingConfig the hosting
+// cluster's add-on runs with does not allow hcd's hosting namespace (any
+// more: the scheduler bound it where it was allowed). The ManifestWork is
+// then neither written nor deleted: the hosted cluster keeps running as
+// last delivered, because a policy change must not tear it down. Without a
+// ManagedClusterAddOn there is no policy to read, and nothing is held back.
+func (r *Reconciler) hostingNamespaceNotAllowed(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment, cluster string) (*Problem, error) {
+	mca := &addonv1alpha1.ManagedClusterAddOn{}
+	if err := r.client.Get(ctx, types.NamespacedName{Namespace: cluster, Name: addon.Name}, mca); err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
+	hc, err := scheduling.HostingConfigOf(ctx, r.client, mca)
+	if err != nil {
+		return nil, err
+	}
+	var policy *v1alpha1.HostingConfigSpec
+	configName := "the default HostingConfig"
+	if hc != nil {
+		policy = &hc.Spec
+		configName = "HostingConfig " + hc.Namespace + "/" + hc.Name
+	}
+	ns := scheduling.RequestFor(hcd).HostingNamespace
+	if policy.AllowsHostingNamespace(ns) {
+		return nil, nil
+	}
+	return &Problem{Reason: v1alpha1.ReasonHostingNamespaceNotAllowed,
+		Message: fmt.Sprintf("not delivered: hosting namespace %s is not allowed on management cluster %s by %s (allows %s); "+
+			"what was delivered before is left running as it is, and changes are delivered once the HostingConfig's spec.hostingNamespaces lists %s again",
+			ns, cluster, configName, strings.Join(policy.AllowedHostingNamespaces(), ", "), ns)}, nil
 }
 
 // host reads what the hub knows about the hosting cluster.

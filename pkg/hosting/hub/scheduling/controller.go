@@ -284,11 +284,18 @@ func (r *Reconciler) candidate(ctx context.Context, name string) (Candidate, err
 	if err := r.client.Get(ctx, types.NamespacedName{Namespace: name, Name: addon.Name}, mca); err == nil {
 		c.AddOnAvailable = meta.IsStatusConditionTrue(mca.Status.Conditions, addonv1alpha1.ManagedClusterAddOnConditionAvailable)
 		c.OperatorInstalled = meta.IsStatusConditionTrue(mca.Status.Conditions, addon.ConditionHyperShiftOperatorInstalled)
-		capacity, err := Capacity(ctx, r.client, mca)
+		c.AgentNamespace = mca.Status.Namespace
+		hc, err := HostingConfigOf(ctx, r.client, mca)
 		if err != nil {
 			return c, err
 		}
-		c.Capacity = capacity
+		var spec *v1alpha1.HostingConfigSpec
+		if hc != nil {
+			c.HostingConfig = hc.Namespace + "/" + hc.Name
+			c.HostingNamespaces = hc.Spec.HostingNamespaces
+			spec = &hc.Spec
+		}
+		c.Capacity, _ = spec.Limits()
 	} else if !apierrors.IsNotFound(err) {
 		return c, err
 	}
@@ -346,6 +353,37 @@ func claimInt(claims map[string]string, name string) int32 {
 // (the desired one while a change rolls out), or the API default while none
 // is resolved. The fleet view shows the same number.
 func Capacity(ctx context.Context, c client.Reader, mca *addonv1alpha1.ManagedClusterAddOn) (int32, error) {
+	hc, err := HostingConfigOf(ctx, c, mca)
+	if err != nil || hc == nil {
+		return v1alpha1.DefaultMaxHostedClusters, err
+	}
+	maxHosted, _ := hc.Spec.Limits()
+	return maxHosted, nil
+}
+
+// HostingConfigOf returns the HostingConfig a management cluster's add-on
+// runs with, as its ManagedClusterAddOn's status.configReferences resolve it
+// (the desired one while a change rolls out), or nil while none is resolved
+// or it does not exist (then the API defaults apply). The hub reads a
+// cluster's capacity and hosting-namespace policy from here only.
+func HostingConfigOf(ctx context.Context, c client.Reader, mca *addonv1alpha1.ManagedClusterAddOn) (*v1alpha1.HostingConfig, error) {
+	key, ok := HostingConfigKey(mca)
+	if !ok {
+		return nil, nil
+	}
+	hc := &v1alpha1.HostingConfig{}
+	if err := c.Get(ctx, key, hc); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	return hc, nil
+}
+
+// HostingConfigKey names the HostingConfig HostingConfigOf reads, if the
+// ManagedClusterAddOn's status resolves one.
+func HostingConfigKey(mca *addonv1alpha1.ManagedClusterAddOn) (types.NamespacedName, bool) {
 	for _, ref := range mca.Status.ConfigReferences {
 		if ref.Group != v1alpha1.GroupVersion.Group || ref.Resource != "hostingconfigs" {
 			continue
@@ -354,17 +392,9 @@ func Capacity(ctx context.Context, c client.Reader, mca *addonv1alpha1.ManagedCl
 		if ref.DesiredConfig != nil {
 			referent = ref.DesiredConfig.ConfigReferent
 		}
-		hc := &v1alpha1.HostingConfig{}
-		if err := c.Get(ctx, types.NamespacedName{Namespace: referent.Namespace, Name: referent.Name}, hc); err != nil {
-			if apierrors.IsNotFound(err) {
-				break
-			}
-			return 0, err
-		}
-		maxHosted, _ := hc.Spec.Limits()
-		return maxHosted, nil
+		return types.NamespacedName{Namespace: referent.Namespace, Name: referent.Name}, true
 	}
-	return v1alpha1.DefaultMaxHostedClusters, nil
+	return types.NamespacedName{}, false
 }
 
 // bind records the decision. The resourceVersion makes it a compare-and-swap

@@ -61,6 +61,16 @@ type Request struct {
 // Candidate is a management cluster as the scheduler sees it.
 type Candidate struct {
 	Name string
+	// HostingConfig names ("<namespace>/<name>") the HostingConfig the
+	// cluster's add-on runs with; "" while none is resolved (the defaults).
+	HostingConfig string
+	// HostingNamespaces are the namespaces its HostingConfig allows hosted
+	// clusters in (spec.hostingNamespaces); nil for the default, clusters.
+	HostingNamespaces []v1alpha1.HostingNamespaceName
+	// AgentNamespace is the namespace the hcp-fleet agent runs in there
+	// (the ManagedClusterAddOn's status.namespace), never a hosting
+	// namespace; "" when unknown.
+	AgentNamespace string
 	// ClusterAvailable: the ManagedCluster's agent reports in.
 	ClusterAvailable bool
 	// AddOnAvailable: the hcp-fleet agent's lease is fresh.
@@ -84,6 +94,7 @@ type Candidate struct {
 
 // Rejection categories, in the order the filters run.
 const (
+	RejectHostingNamespace   = "hosting namespace not allowed"
 	RejectClusterUnavailable = "cluster unavailable"
 	RejectAddOnUnavailable   = "add-on unavailable"
 	RejectOperatorMissing    = "HyperShift operator not installed"
@@ -135,7 +146,13 @@ func filter(req Request, c Candidate) (Rejection, bool) {
 	reject := func(category, format string, args ...any) (Rejection, bool) {
 		return Rejection{Cluster: c.Name, Category: category, Detail: fmt.Sprintf(format, args...)}, false
 	}
+	policy := v1alpha1.HostingConfigSpec{HostingNamespaces: c.HostingNamespaces}
 	switch {
+	case !policy.AllowsHostingNamespace(req.HostingNamespace):
+		return reject(RejectHostingNamespace, "hosting namespace %s is not allowed by %s (allows %s)",
+			req.HostingNamespace, hostingConfigName(c.HostingConfig), strings.Join(policy.AllowedHostingNamespaces(), ", "))
+	case c.AgentNamespace != "" && req.HostingNamespace == c.AgentNamespace:
+		return reject(RejectHostingNamespace, "hosting namespace %s is the hcp-fleet agent's namespace there", req.HostingNamespace)
 	case !c.ClusterAvailable:
 		return reject(RejectClusterUnavailable, "the ManagedCluster is not available")
 	case !c.AddOnAvailable:
@@ -215,6 +232,8 @@ func (d Decision) Reason() string {
 		return v1alpha1.ReasonAddOnNotAvailable
 	case RejectClusterUnavailable:
 		return v1alpha1.ReasonHostingClusterUnavailable
+	case RejectHostingNamespace:
+		return v1alpha1.ReasonHostingNamespaceNotAllowed
 	}
 	return v1alpha1.ReasonNoSuitableHostingCluster
 }
@@ -227,7 +246,7 @@ func (d Decision) Message() string {
 	if len(d.Rejected) == 0 {
 		return "no candidate management clusters"
 	}
-	order := []string{RejectFull, RejectClusterUnavailable, RejectAddOnUnavailable, RejectOperatorMissing,
+	order := []string{RejectFull, RejectHostingNamespace, RejectClusterUnavailable, RejectAddOnUnavailable, RejectOperatorMissing,
 		RejectRelease, RejectPlatform, RejectNameTaken}
 	byCategory := map[string][]Rejection{}
 	for _, r := range d.Rejected {
@@ -277,6 +296,13 @@ func compareMinor(a, b string) int {
 		return am - bm
 	}
 	return an - bn
+}
+
+func hostingConfigName(name string) string {
+	if name == "" {
+		return "the default HostingConfig"
+	}
+	return "HostingConfig " + name
 }
 
 func orNone(s []string) string {

@@ -111,6 +111,60 @@ func TestScheduleFiltersAndMessage(t *testing.T) {
 	}
 }
 
+func TestScheduleHostingNamespacePolicy(t *testing.T) {
+	teams := func(name string, allowed ...v1alpha1.HostingNamespaceName) Candidate {
+		c := ready(name, 0, 80)
+		c.HostingConfig, c.HostingNamespaces = "hcp-fleet/teams", allowed
+		return c
+	}
+	defaults := ready("defaults", 0, 80) // no hostingNamespaces: clusters only
+	agentThere := teams("agent-there", "team-x")
+	agentThere.AgentNamespace = "team-x"
+	teamX := req
+	teamX.HostingNamespace = "team-x"
+	for _, tc := range []struct {
+		name       string
+		req        Request
+		candidates []Candidate
+		want       string // chosen cluster, or "" and the message must contain wantMsg
+		wantMsg    string
+	}{
+		{"default policy allows clusters", req, []Candidate{defaults}, "defaults", ""},
+		{"listed namespace", teamX, []Candidate{defaults, teams("teams", "clusters", "team-x")}, "teams", ""},
+		{"clusters not allowed once a list is set", req, []Candidate{teams("teams", "team-x")}, "",
+			"no management cluster fits; 1 cluster: 1 hosting namespace not allowed (teams: hosting namespace clusters is not allowed by HostingConfig hcp-fleet/teams (allows team-x))"},
+		{"namespace listed nowhere", teamX, []Candidate{defaults, teams("teams", "team-y")}, "",
+			"2 hosting namespace not allowed (defaults: hosting namespace team-x is not allowed by the default HostingConfig (allows clusters); teams: hosting namespace team-x is not allowed by HostingConfig hcp-fleet/teams (allows team-y))"},
+		{"the agent's namespace", teamX, []Candidate{agentThere}, "",
+			"agent-there: hosting namespace team-x is the hcp-fleet agent's namespace there"},
+		{"a reserved namespace even if listed", Request{Name: "hc", HostingNamespace: "kube-system"}, []Candidate{teams("teams", "kube-system")}, "",
+			"hosting namespace kube-system is not allowed by HostingConfig hcp-fleet/teams"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := Schedule(tc.req, tc.candidates, StrategySpread)
+			if d.Cluster != tc.want {
+				t.Fatalf("chose %q, want %q (%s)", d.Cluster, tc.want, d.Message())
+			}
+			if tc.want != "" {
+				return
+			}
+			if d.Reason() != v1alpha1.ReasonHostingNamespaceNotAllowed {
+				t.Errorf("reason %s, want %s", d.Reason(), v1alpha1.ReasonHostingNamespaceNotAllowed)
+			}
+			if !strings.Contains(d.Message(), tc.wantMsg) {
+				t.Errorf("message\n%s\nlacks\n%s", d.Message(), tc.wantMsg)
+			}
+		})
+	}
+	// A namespace refused by policy is reported before anything else about
+	// the cluster: it would not fit even once available.
+	down := teams("down", "team-y")
+	down.ClusterAvailable = false
+	if d := Schedule(teamX, []Candidate{down}, StrategySpread); d.Rejected[0].Category != RejectHostingNamespace {
+		t.Errorf("unavailable cluster that refuses the namespace: %s", d.Message())
+	}
+}
+
 func TestReleaseMinor(t *testing.T) {
 	for image, want := range map[string]string{
 		"quay.io/openshift-release-dev/ocp-release:4.18.5-multi":    "4.18",

@@ -9,13 +9,14 @@ import (
 // HostingConfigSpecApplyConfiguration represents a declarative configuration of the HostingConfigSpec type for use
 // with apply.
 type HostingConfigSpecApplyConfiguration struct {
-	AgentImage     *string                                     `json:"agentImage,omitempty"`
-	Operator       *HyperShiftOperatorConfigApplyConfiguration `json:"operator,omitempty"`
-	Install        *InstallOptionsApplyConfiguration           `json:"install,omitempty"`
-	Capacity       *CapacityConfigApplyConfiguration           `json:"capacity,omitempty"`
-	CAPIMode       *apiv1alpha1.CAPIMode                       `json:"capiMode,omitempty"`
-	OLM            *OLMConfigApplyConfiguration                `json:"olm,omitempty"`
-	AgentProviders *AgentProvidersConfigApplyConfiguration     `json:"agentProviders,omitempty"`
+	AgentImage        *string                                     `json:"agentImage,omitempty"`
+	Operator          *HyperShiftOperatorConfigApplyConfiguration `json:"operator,omitempty"`
+	Install           *InstallOptionsApplyConfiguration           `json:"install,omitempty"`
+	Capacity          *CapacityConfigApplyConfiguration           `json:"capacity,omitempty"`
+	CAPIMode          *apiv1alpha1.CAPIMode                       `json:"capiMode,omitempty"`
+	OLM               *OLMConfigApplyConfiguration                `json:"olm,omitempty"`
+	AgentProviders    *AgentProvidersConfigApplyConfiguration     `json:"agentProviders,omitempty"`
+	HostingNamespaces []apiv1alpha1.HostingNamespaceName          `json:"hostingNamespaces,omitempty"`
 }
 
 // HostingConfigSpecApplyConfiguration constructs a declarative configuration of the HostingConfigSpec type for use with
@@ -77,5 +78,15 @@ func (b *HostingConfigSpecApplyConfiguration) WithOLM(value *OLMConfigApplyConfi
 // If called multiple times, the AgentProviders field is set to the value of the last call.
 func (b *HostingConfigSpecApplyConfiguration) WithAgentProviders(value *AgentProvidersConfigApplyConfiguration) *HostingConfigSpecApplyConfiguration {
 	b.AgentProviders = value
+	return b
+}
+
+// WithHostingNamespaces adds the given value to the HostingNamespaces field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the HostingNamespaces field.
+func (b *HostingConfigSpecApplyConfiguration) WithHostingNamespaces(values ...apiv1alpha1.HostingNamespaceName) *HostingConfigSpecApplyConfiguration {
+	for i := range values {
+		b.HostingNamespaces = append(b.HostingNamespaces, values[i])
+	}
 	return b
 }
