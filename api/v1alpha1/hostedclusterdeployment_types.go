@@ -15,7 +15,9 @@ const DefaultHostingNamespace = "clusters"
 // ReservedHostingNamespace reports whether ns belongs to the management cluster, OCM,
 // the HyperShift operator or hcp-fleet, so no hosted cluster may be delivered there:
 // default, kube-*, openshift, openshift-*, open-cluster-management*, hypershift and
-// hcp-fleet* (the agent's default namespace and ours). It is the rule the API applies
+// hcp-fleet* (the agent's default namespace and ours); and kube, open, open-cluster and
+// hcp, because HyperShift runs the control plane in "<ns>-<name>", which would then
+// fall among them (kube-system for a hosted cluster named system). It is the rule the API applies
 // to spec.hostingNamespace and HostingConfig spec.hostingNamespaces, written once more
 // for the hub.
 func ReservedHostingNamespace(ns string) bool {
@@ -28,7 +30,8 @@ func ReservedHostingNamespace(ns string) bool {
 			return true
 		}
 	}
-	return false
+	// The control-plane namespace <ns>-<name> must not be reserved either.
+	return ns == "kube" || strings.HasPrefix("open-cluster-management", ns+"-") || strings.HasPrefix("hcp-fleet", ns+"-")
 }
 
 // DeletionPolicy says what happens on the hosting cluster when a
@@ -91,7 +94,7 @@ type HostedClusterDeploymentSpec struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
 	// +kubebuilder:validation:XValidation:rule=`self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')`,message="spec.hostingNamespace must be a valid namespace name: a lowercase RFC 1123 label (lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63 characters)"
-	// +kubebuilder:validation:XValidation:rule=`!(self in ['default', 'openshift', 'hypershift'] || self.startsWith('kube-') || self.startsWith('openshift-') || self.startsWith('open-cluster-management') || self.startsWith('hcp-fleet'))`,messageExpression="'spec.hostingNamespace ' + self + ' is reserved: default, kube-*, openshift, openshift-*, open-cluster-management*, hypershift and hcp-fleet* belong to the management cluster, OCM, the HyperShift operator or the hcp-fleet agent; use a namespace the fleet admin allows in the HostingConfig (spec.hostingNamespaces, by default clusters)'"
+	// +kubebuilder:validation:XValidation:rule=`!(self in ['default', 'openshift', 'hypershift'] || self.startsWith('kube-') || self.startsWith('openshift-') || self.startsWith('open-cluster-management') || self.startsWith('hcp-fleet') || self == 'kube' || 'open-cluster-management'.startsWith(self + '-') || 'hcp-fleet'.startsWith(self + '-'))`,messageExpression="'spec.hostingNamespace ' + self + ' is reserved: default, kube-*, openshift, openshift-*, open-cluster-management*, hypershift and hcp-fleet* belong to the management cluster, OCM, the HyperShift operator or the hcp-fleet agent, and kube, open, open-cluster and hcp would put the HyperShift control-plane namespace (<namespace>-<name>) among them; use a namespace the fleet admin allows in the HostingConfig (spec.hostingNamespaces, by default clusters)'"
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.hostingNamespace is immutable: the HostedCluster lives in that namespace on the hosting cluster and moving it would destroy and recreate the hosted cluster"
 	HostingNamespace string `json:"hostingNamespace,omitempty"`
 

@@ -153,7 +153,7 @@ type HostingConfigSpec struct {
 // +kubebuilder:validation:MinLength=1
 // +kubebuilder:validation:MaxLength=63
 // +kubebuilder:validation:XValidation:rule=`self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')`,message="must be a valid namespace name: a lowercase RFC 1123 label (lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63 characters)"
-// +kubebuilder:validation:XValidation:rule=`!(self in ['default', 'openshift', 'hypershift'] || self.startsWith('kube-') || self.startsWith('openshift-') || self.startsWith('open-cluster-management') || self.startsWith('hcp-fleet'))`,messageExpression="self + ' is reserved and cannot hold hosted clusters: default, kube-*, openshift, openshift-*, open-cluster-management*, hypershift and hcp-fleet* belong to the management cluster, OCM, the HyperShift operator or the hcp-fleet agent'"
+// +kubebuilder:validation:XValidation:rule=`!(self in ['default', 'openshift', 'hypershift'] || self.startsWith('kube-') || self.startsWith('openshift-') || self.startsWith('open-cluster-management') || self.startsWith('hcp-fleet') || self == 'kube' || 'open-cluster-management'.startsWith(self + '-') || 'hcp-fleet'.startsWith(self + '-'))`,messageExpression="self + ' is reserved and cannot hold hosted clusters: default, kube-*, openshift, openshift-*, open-cluster-management*, hypershift and hcp-fleet* belong to the management cluster, OCM, the HyperShift operator or the hcp-fleet agent, and kube, open, open-cluster and hcp would put the HyperShift control-plane namespace (<namespace>-<name>) among them'"
 type HostingNamespaceName string
 
 // HyperShiftOperatorConfig configures the HyperShift operator's images.

@@ -110,10 +110,12 @@ spec:
 // reservedNamespaces are namespaces no hosted cluster may be delivered into, one or
 // more of each reserved pattern.
 var reservedNamespaces = []string{"default", "kube-system", "kube-public", "openshift", "openshift-config",
-	"open-cluster-management", "open-cluster-management-agent", "hypershift", "hcp-fleet", "hcp-fleet-agent"}
+	"open-cluster-management", "open-cluster-management-agent", "hypershift", "hcp-fleet", "hcp-fleet-agent",
+	// prefixes that make HyperShift's control-plane namespace <ns>-<name> reserved
+	"kube", "open", "open-cluster", "hcp"}
 
 // allowedNamespaces are namespaces a HostedClusterDeployment may name.
-var allowedNamespaces = []string{"clusters", "team-a-hcps", "kubernetes-hcps", "openshiftx", "hypershift-team"}
+var allowedNamespaces = []string{"clusters", "team-a-hcps", "kubernetes-hcps", "openshiftx", "hypershift-team", "opens", "hcps", "kubes"}
 
 // TestValidationRejects creates invalid objects (dry run) and checks that the
 // apiserver rejects each one with a message that tells the user what is wrong.
