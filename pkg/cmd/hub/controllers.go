@@ -56,7 +56,11 @@ func setupControllers(mgr ctrl.Manager, opts *Options) error {
 	if err := delivery.Setup(mgr, delivery.Options{LostHostTimeout: opts.LostHostTimeout}); err != nil {
 		return err
 	}
-	return importer.Setup(mgr)
+	policy, err := importer.ParseLabelPolicy(opts.ImportedClusterLabels)
+	if err != nil {
+		return err
+	}
+	return importer.Setup(mgr, importer.Options{Labels: policy})
 }
 
 // cacheOptions keep the hub's caches to what its controllers read.

@@ -25,6 +25,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	addonhub "github.com/hcp-fleet/hcp-fleet/pkg/addon/hub"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/delivery"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/importer"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/scheduling"
 )
 
@@ -41,6 +42,9 @@ type Options struct {
 	DefaultAgentImage      string
 	SchedulingStrategy     string
 	LostHostTimeout        time.Duration
+	// ImportedClusterLabels: the labels of a HostedClusterDeployment its
+	// ManagedCluster carries (importer.ParseLabelPolicy).
+	ImportedClusterLabels string
 }
 
 // NewOptions returns the defaults.
@@ -56,6 +60,7 @@ func NewOptions() *Options {
 		DefaultAgentImage:      addon.DefaultAgentImage,
 		SchedulingStrategy:     string(scheduling.StrategySpread),
 		LostHostTimeout:        10 * time.Minute,
+		ImportedClusterLabels:  importer.DefaultImportedClusterLabels,
 	}
 }
 
@@ -74,6 +79,10 @@ func (o *Options) FlagSet(output io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.DefaultAgentImage, "agent-image", o.DefaultAgentImage, "Agent image when the HostingConfig names none.")
 	fs.StringVar(&o.SchedulingStrategy, "scheduling-strategy", o.SchedulingStrategy, "How hosted clusters are placed among fitting management clusters: Spread (least utilized first) or BinPack (most utilized that fits). A Placement's "+scheduling.StrategyAnnotation+" annotation overrides it.")
 	fs.DurationVar(&o.LostHostTimeout, "lost-host-deletion-timeout", o.LostHostTimeout, "How long deleting a HostedClusterDeployment waits for an unavailable hosting cluster before it reports DeletionTimedOut and accepts the "+delivery.AbandonAnnotation+" annotation.")
+	fs.StringVar(&o.ImportedClusterLabels, "imported-cluster-labels", o.ImportedClusterLabels, "Labels of a HostedClusterDeployment that its imported ManagedCluster carries: comma-separated label keys and patterns, where * never crosses the / (\"team\", \"example.com/*\", \"*\" every key without a prefix, \"*/*\" every key with one); empty copies none. "+
+		"The default, \"*\", copies the unprefixed labels ACM and MCE users put on clusters and select with Placements (env, team, region), and no tool's or organization's prefixed keys. "+
+		"Reserved keys are never copied, even when listed: keys whose prefix is, or is a subdomain of, open-cluster-management.io, hcpfleet.io, kubernetes.io, k8s.io, openshift.io (cluster sets, management clusters, add-on features), and the labels OCM and ACM set themselves (name, vendor, cloud, clusterID, local-cluster, managed-by, openshiftVersion*). "+
+		"The keys left out are named in the HostedClusterDeployment's Imported condition.")
 	return fs
 }
 
@@ -88,6 +97,9 @@ func (o *Options) Validate() error {
 	}
 	if _, err := scheduling.ParseStrategy(o.SchedulingStrategy); err != nil {
 		errs = append(errs, fmt.Errorf("--scheduling-strategy: %w", err))
+	}
+	if _, err := importer.ParseLabelPolicy(o.ImportedClusterLabels); err != nil {
+		errs = append(errs, fmt.Errorf("--imported-cluster-labels: %w", err))
 	}
 	if o.DefaultAgentImage == "" {
 		errs = append(errs, errors.New("--agent-image is required"))

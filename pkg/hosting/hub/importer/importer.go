@@ -4,7 +4,10 @@
 // (hosted klusterlet mode, as ACM imports HyperShift clusters), and its admin
 // kubeconfig, exported by the agent into the hosting cluster's namespace, is
 // mirrored into the HostedClusterDeployment's namespace. Both go when the
-// HostedClusterDeployment goes (finalizer hcpfleet.io/import).
+// HostedClusterDeployment goes (finalizer hcpfleet.io/import). The
+// ManagedCluster carries only the HostedClusterDeployment's labels the fleet
+// admin allows (LabelPolicy; reserved keys never), and the Imported
+// condition names the keys left out.
 //
 // It owns, on the HostedClusterDeployment, only status.managedCluster,
 // status.kubeconfigSecret and the Imported condition, written with
@@ -66,9 +69,17 @@ const (
 	CreatedViaHyperShift = "hypershift"
 )
 
+// Options configure the import.
+type Options struct {
+	// Labels says which labels of a HostedClusterDeployment its
+	// ManagedCluster carries (the zero value: none); reserved keys never.
+	Labels LabelPolicy
+}
+
 // Reconciler imports HostedClusterDeployments.
 type Reconciler struct {
 	client client.Client
+	labels LabelPolicy
 	// secrets reads only Secrets labelled hcpfleet.io/admin-kubeconfig (the
 	// exported and mirrored kubeconfigs), from a cache of its own, so the
 	// hub does not cache every Secret of the hub.
@@ -76,7 +87,7 @@ type Reconciler struct {
 }
 
 // Setup registers the import controller with the hub manager.
-func Setup(mgr ctrl.Manager) error {
+func Setup(mgr ctrl.Manager, opts Options) error {
 	adminKubeconfig, err := labels.NewRequirement(hosting.LabelAdminKubeconfig, selection.Equals, []string{"true"})
 	if err != nil {
 		return err
@@ -91,7 +102,7 @@ func Setup(mgr ctrl.Manager) error {
 	if err := mgr.Add(secrets); err != nil {
 		return err
 	}
-	r := &Reconciler{client: mgr.GetClient(), secrets: secrets}
+	r := &Reconciler{client: mgr.GetClient(), labels: opts.Labels, secrets: secrets}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("hcd-import").
 		For(&v1alpha1.HostedClusterDeployment{}).
@@ -150,9 +161,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, r.applyStatus(ctx, hcd, importStatus{condition: metav1.Condition{
 			Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonWaitingForAvailable, Message: waitingMessage(host)}})
 	}
-	if err := r.applyManagedCluster(ctx, hcd, host); err != nil {
+	// Tenants write HostedClusterDeployments; the ManagedCluster is
+	// cluster-scoped and written with the hub's identity, so it carries only
+	// the labels the fleet admin allows, and the tenant is told which keys
+	// were left out.
+	copied, dropped := r.labels.Filter(hcd.Labels)
+	if err := r.applyManagedCluster(ctx, hcd, host, copied); err != nil {
 		return reconcile.Result{}, err
 	}
+	note := droppedMessage(dropped)
 	status := importStatus{managedCluster: hcd.Name}
 	mirrored, err := r.mirrorKubeconfig(ctx, hcd, host)
 	if err != nil {
@@ -161,11 +178,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if mirrored {
 		status.kubeconfigSecret = hosting.AdminKubeconfigName(hcd.Name)
 		status.condition = metav1.Condition{Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonImported,
-			Message: fmt.Sprintf("ManagedCluster %s (hosted mode on %s) exists and the admin kubeconfig is in Secret %s", hcd.Name, host, status.kubeconfigSecret)}
+			Message: fmt.Sprintf("ManagedCluster %s (hosted mode on %s) exists and the admin kubeconfig is in Secret %s%s", hcd.Name, host, status.kubeconfigSecret, note)}
 	} else {
 		status.condition = metav1.Condition{Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonWaitingForKubeconfig,
-			Message: fmt.Sprintf("ManagedCluster %s exists; waiting for the agent on %s to export the admin kubeconfig (Secret %s/%s)",
-				hcd.Name, host, host, hosting.ExportedKubeconfigName(hcd.Namespace, hcd.Name))}
+			Message: fmt.Sprintf("ManagedCluster %s exists; waiting for the agent on %s to export the admin kubeconfig (Secret %s/%s)%s",
+				hcd.Name, host, host, hosting.ExportedKubeconfigName(hcd.Namespace, hcd.Name), note)}
 	}
 	return reconcile.Result{}, r.applyStatus(ctx, hcd, status)
 }
@@ -187,10 +204,12 @@ func ownLabels(hcd *v1alpha1.HostedClusterDeployment) map[string]string {
 }
 
 // DesiredManagedCluster is the ManagedCluster, as applied, for a hosted
-// cluster on host: the HostedClusterDeployment's labels plus ours, and the
-// annotations of a hosted-mode import.
-func DesiredManagedCluster(hcd *v1alpha1.HostedClusterDeployment, host string) map[string]any {
-	lbls := maps.Clone(hcd.Labels)
+// cluster on host: the HostedClusterDeployment's labels the policy copies
+// (copied, see LabelPolicy.Filter) plus ours, and the annotations of a
+// hosted-mode import. Labels it no longer carries leave the ManagedCluster
+// at the next apply (server-side apply releases them).
+func DesiredManagedCluster(hcd *v1alpha1.HostedClusterDeployment, host string, copied map[string]string) map[string]any {
+	lbls := maps.Clone(copied)
 	if lbls == nil {
 		lbls = map[string]string{}
 	}
@@ -209,9 +228,9 @@ func DesiredManagedCluster(hcd *v1alpha1.HostedClusterDeployment, host string) m
 	}
 }
 
-func (r *Reconciler) applyManagedCluster(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment, host string) error {
+func (r *Reconciler) applyManagedCluster(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment, host string, copied map[string]string) error {
 	mc := &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: hcd.Name}}
-	if err := apply(ctx, r.client, mc, DesiredManagedCluster(hcd, host)); err != nil {
+	if err := apply(ctx, r.client, mc, DesiredManagedCluster(hcd, host, copied)); err != nil {
 		return fmt.Errorf("applying ManagedCluster %s: %w", hcd.Name, err)
 	}
 	return nil

@@ -65,7 +65,8 @@ var (
 const host = "cluster-1"
 
 // startImporter runs the import controller with its own manager against
-// the fleet's hub (the hub process does not run it yet).
+// the fleet's hub (the hub process does not run it yet), with the hub's
+// default label policy.
 func startImporter(t *testing.T) {
 	t.Helper()
 	scheme := runtime.NewScheme()
@@ -79,7 +80,11 @@ func startImporter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := importer.Setup(mgr); err != nil {
+	policy, err := importer.ParseLabelPolicy(importer.DefaultImportedClusterLabels)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := importer.Setup(mgr, importer.Options{Labels: policy}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -184,12 +189,17 @@ spec:
         servicePublishingStrategy: {type: Route}
 `
 
-func createHCD(t *testing.T, c clients, namespace, name string) {
+// createHCD creates a HostedClusterDeployment from the template, with
+// labels instead of the template's when not nil.
+func createHCD(t *testing.T, c clients, namespace, name string, labels map[string]string) {
 	t.Helper()
 	ensureNamespace(t, c.hubKube, namespace)
 	obj := &unstructured.Unstructured{}
 	if err := yaml.Unmarshal([]byte(strings.NewReplacer("NAMESPACE", namespace, "NAME", name).Replace(hcdTemplate)), &obj.Object); err != nil {
 		t.Fatal(err)
+	}
+	if labels != nil {
+		obj.SetLabels(labels)
 	}
 	if _, err := c.hub.Resource(hcdGVR).Namespace(namespace).Create(context.Background(), obj, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -272,8 +282,19 @@ func TestExportAndImport(t *testing.T) {
 		t.Errorf("exported Secret rewritten without a change (resourceVersion %s → %v, err %v)", rv, s.ResourceVersion, err)
 	}
 
-	// Before the hosted cluster is Available, the import waits.
-	createHCD(t, c, ns, name)
+	// Before the hosted cluster is Available, the import waits. A tenant's
+	// HostedClusterDeployment asks for a cluster set and to be a management
+	// cluster: the ManagedCluster gets neither (reserved), nor a prefixed
+	// key the default policy does not allow, only the unprefixed ones.
+	const (
+		clusterSetLabel = "cluster.open-cluster-management.io/clusterset"
+		mgmtLabel       = "hcpfleet.io/management-cluster"
+		prefixedLabel   = "example.com/cost-center"
+	)
+	createHCD(t, c, ns, name, map[string]string{
+		"env": "dev", "team": "blue",
+		clusterSetLabel: "admins", mgmtLabel: "true", prefixedLabel: "cc-4711",
+	})
 	env.Eventually(t, 30*time.Second, "Imported=False WaitingForAvailable", func(ctx context.Context) error {
 		hcd, err := getHCD(ctx, c, ns, name)
 		if err != nil {
@@ -290,16 +311,28 @@ func TestExportAndImport(t *testing.T) {
 
 	markAvailable(t, c, ns, name)
 	var hcd *v1alpha1.HostedClusterDeployment
+	var imported *metav1.Condition
 	env.Eventually(t, time.Minute, "Imported=True", func(ctx context.Context) error {
 		var err error
 		if hcd, err = getHCD(ctx, c, ns, name); err != nil {
 			return err
 		}
-		if cond := meta.FindStatusCondition(hcd.Status.Conditions, v1alpha1.ConditionImported); cond == nil || cond.Status != metav1.ConditionTrue || cond.Reason != v1alpha1.ReasonImported {
-			return fmt.Errorf("Imported = %+v", cond)
+		if imported = meta.FindStatusCondition(hcd.Status.Conditions, v1alpha1.ConditionImported); imported == nil || imported.Status != metav1.ConditionTrue || imported.Reason != v1alpha1.ReasonImported {
+			return fmt.Errorf("Imported = %+v", imported)
 		}
 		return nil
 	})
+	// The tenant is told which keys were left out, never their values.
+	for _, want := range []string{"reserved: " + clusterSetLabel + ", " + mgmtLabel, "--imported-cluster-labels: " + prefixedLabel} {
+		if !strings.Contains(imported.Message, want) {
+			t.Errorf("Imported message %q does not name %q", imported.Message, want)
+		}
+	}
+	for _, value := range []string{"admins", "cc-4711", "blue"} {
+		if strings.Contains(imported.Message, value) {
+			t.Errorf("Imported message %q names the label value %q", imported.Message, value)
+		}
+	}
 	if hcd.Status.ManagedCluster != name {
 		t.Errorf("status.managedCluster = %q, want %q", hcd.Status.ManagedCluster, name)
 	}
@@ -327,9 +360,16 @@ func TestExportAndImport(t *testing.T) {
 			t.Errorf("ManagedCluster annotation %s=%q, want %q", k, mc.Annotations[k], v)
 		}
 	}
-	for k, v := range map[string]string{"env": "dev", "team": "a", hosting.LabelHCDNamespace: ns, hosting.LabelHCDName: name} {
+	for k, v := range map[string]string{"env": "dev", "team": "blue", hosting.LabelHCDNamespace: ns, hosting.LabelHCDName: name} {
 		if mc.Labels[k] != v {
 			t.Errorf("ManagedCluster label %s=%q, want %q", k, mc.Labels[k], v)
+		}
+	}
+	// (OCM may put a cluster without a set into its default set; the
+	// tenant's value must not be there.)
+	for k, tenant := range map[string]string{clusterSetLabel: "admins", mgmtLabel: "true", prefixedLabel: "cc-4711"} {
+		if v, ok := mc.Labels[k]; ok && v == tenant {
+			t.Errorf("ManagedCluster carries the tenant's label %s=%q", k, v)
 		}
 	}
 	if !mc.Spec.HubAcceptsClient {
@@ -447,7 +487,7 @@ func TestNameConflictIsReported(t *testing.T) {
 	t.Cleanup(func() {
 		_ = c.clusters.ClusterV1().ManagedClusters().Delete(context.Background(), name, metav1.DeleteOptions{})
 	})
-	createHCD(t, c, ns, name)
+	createHCD(t, c, ns, name, nil)
 	markAvailable(t, c, ns, name)
 	env.Eventually(t, time.Minute, "Imported=False ImportFailed", func(ctx context.Context) error {
 		hcd, err := getHCD(ctx, c, ns, name)

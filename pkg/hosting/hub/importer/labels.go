@@ -1,0 +1,136 @@
+package importer
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+)
+
+// DefaultImportedClusterLabels is the hub's default --imported-cluster-labels:
+// every label key without a prefix (env, team, region: the labels ACM and
+// MCE users put on ManagedClusters and select with Placements), except the
+// reserved ones. Prefixed keys belong to some tool or organization that acts
+// on them, so the fleet admin opts in to those.
+const DefaultImportedClusterLabels = "*"
+
+// reservedDomains: a label key whose prefix is one of these domains or a
+// subdomain of one is never copied from a HostedClusterDeployment, whatever
+// the admin allows: OCM (cluster sets, add-on feature labels, claims), this
+// project (management-cluster, the import's bookkeeping), Kubernetes and
+// OpenShift act on them.
+var reservedDomains = []string{"open-cluster-management.io", "hcpfleet.io", "kubernetes.io", "k8s.io", "openshift.io"}
+
+// reservedKeys are the unprefixed labels OCM and ACM set on ManagedClusters
+// themselves (the cluster's name, and the ManagedClusterInfo labels: cloud,
+// vendor, cluster ID, OpenShift version, local-cluster, managed-by); a tenant
+// must not claim them.
+var reservedKeys = []string{
+	"name", "vendor", "cloud", "clusterID", "local-cluster", "managed-by",
+	"openshiftVersion", "openshiftVersion-major", "openshiftVersion-major-minor",
+}
+
+// Reserved reports whether a label key is never copied from a
+// HostedClusterDeployment to its ManagedCluster.
+func Reserved(key string) bool {
+	prefix, _, found := strings.Cut(key, "/")
+	if !found {
+		return slices.Contains(reservedKeys, key)
+	}
+	prefix = strings.ToLower(prefix)
+	for _, d := range reservedDomains {
+		if prefix == d || strings.HasSuffix(prefix, "."+d) {
+			return true
+		}
+	}
+	return false
+}
+
+// LabelPolicy says which labels of a HostedClusterDeployment its
+// ManagedCluster carries. The zero value copies none.
+type LabelPolicy struct {
+	patterns []string
+}
+
+// ParseLabelPolicy parses a comma-separated list of label keys and patterns
+// (path.Match syntax, where * never crosses the /): "team" one key,
+// "example.com/*" every key of a prefix, "*" every key without a prefix,
+// "*/*" every key with one. Empty: no label is copied. Reserved keys are
+// never copied, even when listed.
+func ParseLabelPolicy(s string) (LabelPolicy, error) {
+	var p LabelPolicy
+	for _, pattern := range strings.Split(s, ",") {
+		pattern = strings.TrimSpace(pattern)
+		if pattern == "" {
+			continue
+		}
+		if _, err := path.Match(pattern, ""); err != nil {
+			return LabelPolicy{}, fmt.Errorf("label pattern %q: %w", pattern, err)
+		}
+		p.patterns = append(p.patterns, pattern)
+	}
+	return p, nil
+}
+
+// Allows reports whether key is copied: not reserved, and matched by one of
+// the policy's patterns.
+func (p LabelPolicy) Allows(key string) bool {
+	if Reserved(key) {
+		return false
+	}
+	for _, pattern := range p.patterns {
+		if ok, _ := path.Match(pattern, key); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// Filter splits labels into the ones copied and the sorted keys of the ones
+// dropped.
+func (p LabelPolicy) Filter(labels map[string]string) (copied map[string]string, dropped []string) {
+	copied = map[string]string{}
+	for k, v := range labels {
+		if p.Allows(k) {
+			copied[k] = v
+		} else {
+			dropped = append(dropped, k)
+		}
+	}
+	slices.Sort(dropped)
+	return copied, dropped
+}
+
+// maxDroppedKeys bounds the keys named in a condition message.
+const maxDroppedKeys = 10
+
+// droppedMessage names the label keys (never their values) not copied to
+// the ManagedCluster, reserved ones apart, or is empty.
+func droppedMessage(dropped []string) string {
+	var reserved, notAllowed []string
+	for _, k := range dropped {
+		if Reserved(k) {
+			reserved = append(reserved, k)
+		} else {
+			notAllowed = append(notAllowed, k)
+		}
+	}
+	var parts []string
+	if len(reserved) > 0 {
+		parts = append(parts, "reserved: "+keyList(reserved))
+	}
+	if len(notAllowed) > 0 {
+		parts = append(parts, "not allowed by the hub's --imported-cluster-labels: "+keyList(notAllowed))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "; labels not copied to the ManagedCluster (" + strings.Join(parts, "; ") + ")"
+}
+
+func keyList(keys []string) string {
+	if len(keys) > maxDroppedKeys {
+		return fmt.Sprintf("%s and %d more", strings.Join(keys[:maxDroppedKeys], ", "), len(keys)-maxDroppedKeys)
+	}
+	return strings.Join(keys, ", ")
+}
