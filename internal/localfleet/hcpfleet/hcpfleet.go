@@ -153,6 +153,9 @@ func (p *Product) StartHub() int {
 	p.mu.Unlock()
 	opts := hub.NewOptions()
 	opts.MetricsBindAddress, opts.HealthProbeBindAddress = "0", "0"
+	// The HyperShift stand-in's failure injection (hypershiftsim.AnnotationDegraded, ...)
+	// reaches the HostedCluster like any annotation the admin allows.
+	opts.HostedClusterAnnotations += ",hypershiftsim.hcpfleet.io/*"
 	if p.opts.Hub != nil {
 		p.opts.Hub(opts)
 	}

@@ -53,7 +53,11 @@ func setupControllers(mgr ctrl.Manager, opts *Options) error {
 	if err := scheduling.Setup(mgr, scheduling.Options{Strategy: strategy}); err != nil {
 		return err
 	}
-	if err := delivery.Setup(mgr, delivery.Options{LostHostTimeout: opts.LostHostTimeout}); err != nil {
+	annotations, err := delivery.ParseAnnotationPolicy(opts.HostedClusterAnnotations)
+	if err != nil {
+		return err
+	}
+	if err := delivery.Setup(mgr, delivery.Options{LostHostTimeout: opts.LostHostTimeout, Annotations: annotations}); err != nil {
 		return err
 	}
 	policy, err := importer.ParseLabelPolicy(opts.ImportedClusterLabels)

@@ -45,22 +45,27 @@ type Options struct {
 	// ImportedClusterLabels: the labels of a HostedClusterDeployment its
 	// ManagedCluster carries (importer.ParseLabelPolicy).
 	ImportedClusterLabels string
+	// HostedClusterAnnotations: the annotations of a restricted domain that
+	// pass from a HostedClusterDeployment onto its HostedCluster
+	// (delivery.ParseAnnotationPolicy).
+	HostedClusterAnnotations string
 }
 
 // NewOptions returns the defaults.
 func NewOptions() *Options {
 	return &Options{
-		Namespace:              "hcp-fleet",
-		LeaderElect:            true,
-		LeaseDuration:          15 * time.Second,
-		RenewDeadline:          10 * time.Second,
-		RetryPeriod:            2 * time.Second,
-		MetricsBindAddress:     ":8443",
-		HealthProbeBindAddress: ":8081",
-		DefaultAgentImage:      addon.DefaultAgentImage,
-		SchedulingStrategy:     string(scheduling.StrategySpread),
-		LostHostTimeout:        10 * time.Minute,
-		ImportedClusterLabels:  importer.DefaultImportedClusterLabels,
+		Namespace:                "hcp-fleet",
+		LeaderElect:              true,
+		LeaseDuration:            15 * time.Second,
+		RenewDeadline:            10 * time.Second,
+		RetryPeriod:              2 * time.Second,
+		MetricsBindAddress:       ":8443",
+		HealthProbeBindAddress:   ":8081",
+		DefaultAgentImage:        addon.DefaultAgentImage,
+		SchedulingStrategy:       string(scheduling.StrategySpread),
+		LostHostTimeout:          10 * time.Minute,
+		ImportedClusterLabels:    importer.DefaultImportedClusterLabels,
+		HostedClusterAnnotations: delivery.DefaultHostedClusterAnnotations,
 	}
 }
 
@@ -83,6 +88,10 @@ func (o *Options) FlagSet(output io.Writer) *flag.FlagSet {
 		"The default, \"*\", copies the unprefixed labels ACM and MCE users put on clusters and select with Placements (env, team, region), and no tool's or organization's prefixed keys. "+
 		"Reserved keys are never copied, even when listed: keys whose prefix is, or is a subdomain of, open-cluster-management.io, hcpfleet.io, kubernetes.io, k8s.io, openshift.io (cluster sets, management clusters, add-on features), and the labels OCM and ACM set themselves (name, vendor, cloud, clusterID, local-cluster, managed-by, openshiftVersion*). "+
 		"The keys left out are named in the HostedClusterDeployment's Imported condition.")
+	fs.StringVar(&o.HostedClusterAnnotations, "hosted-cluster-annotations", o.HostedClusterAnnotations, "Annotations of a restricted domain that a HostedClusterDeployment's spec.hostedCluster may still put on its HostedCluster: comma-separated keys and patterns, where * never crosses the / (\"hypershift.openshift.io/cleanup-cloud-resources\", \"hypershiftsim.hcpfleet.io/*\"); empty allows none. "+
+		"Restricted are keys whose prefix is, or is a subdomain of, hypershift.openshift.io (HyperShift reads control-plane image overrides, PKI, pod-security and resource overrides from them), hcpfleet.io, kubernetes.io, k8s.io, open-cluster-management.io; every other key (\"team\", \"example.com/owner\") always passes. "+
+		"The default allows only hypershift.openshift.io/cleanup-cloud-resources, which \"hypershift destroy\" sets and which only removes the cloud resources the hosted cluster created when it is deleted. "+
+		"Keys hcp-fleet owns (hcpfleet.io/*, hypershift.openshift.io/migration-in-progress and migration-failed) never pass, even when listed. The keys left out are named in the HostedClusterDeployment's Delivered condition.")
 	return fs
 }
 
@@ -100,6 +109,9 @@ func (o *Options) Validate() error {
 	}
 	if _, err := importer.ParseLabelPolicy(o.ImportedClusterLabels); err != nil {
 		errs = append(errs, fmt.Errorf("--imported-cluster-labels: %w", err))
+	}
+	if _, err := delivery.ParseAnnotationPolicy(o.HostedClusterAnnotations); err != nil {
+		errs = append(errs, fmt.Errorf("--hosted-cluster-annotations: %w", err))
 	}
 	if o.DefaultAgentImage == "" {
 		errs = append(errs, errors.New("--agent-image is required"))

@@ -159,7 +159,12 @@ func TestDeliverUpdateAndDelete(t *testing.T) {
 	ctx := context.Background()
 	ns := "flow"
 	tenant(t, ns)
-	u := hcd(ns, "alpha")
+	// A HyperShift knob the default policy keeps off the HostedCluster, and
+	// a tenant's own annotation that passes.
+	const evil = "hypershift.openshift.io/control-plane-operator-image"
+	u := hcd(ns, "alpha", func(spec map[string]any) {
+		spec["hostedCluster"].(map[string]any)["annotations"] = map[string]any{evil: "evil.example.com/cpo", "example.com/owner": "team-a"}
+	})
 	if err := hubc.Create(ctx, u); err != nil {
 		t.Fatal(err)
 	}
@@ -171,6 +176,9 @@ func TestDeliverUpdateAndDelete(t *testing.T) {
 	h = waitCondition(t, ns, "alpha", v1alpha1.ConditionDelivered, metav1.ConditionTrue, time.Minute)
 	if h.Status.ManifestWork != hosting.WorkName(ns, "alpha") {
 		t.Errorf("status.manifestWork %q", h.Status.ManifestWork)
+	}
+	if c := meta.FindStatusCondition(h.Status.Conditions, v1alpha1.ConditionDelivered); !strings.Contains(c.Message, evil) || strings.Contains(c.Message, "evil.example.com") {
+		t.Errorf("Delivered message %q does not name the dropped annotation key (or names its value)", c.Message)
 	}
 	work := &workv1.ManifestWork{}
 	if err := hubc.Get(ctx, types.NamespacedName{Namespace: host, Name: hosting.WorkName(ns, "alpha")}, work); err != nil {
@@ -188,6 +196,9 @@ func TestDeliverUpdateAndDelete(t *testing.T) {
 	}
 	if hc.GetLabels()["team"] != "a" || hc.GetLabels()[hosting.LabelHCDName] != "alpha" {
 		t.Errorf("HostedCluster labels %v", hc.GetLabels())
+	}
+	if a := hc.GetAnnotations(); a["example.com/owner"] != "team-a" || a[evil] != "" {
+		t.Errorf("HostedCluster annotations %v: want example.com/owner and not %s", a, evil)
 	}
 	pullCopy := delivery.CopyName(ns, "alpha", delivery.KindSecret, "pull-secret")
 	if name, _, _ := unstructured.NestedString(hc.Object, "spec", "pullSecret", "name"); name != pullCopy {

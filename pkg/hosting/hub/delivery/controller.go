@@ -63,6 +63,10 @@ type Options struct {
 	LostHostTimeout time.Duration
 	// MaxConcurrentReconciles bounds parallel reconciles.
 	MaxConcurrentReconciles int
+	// Annotations decides which annotations of spec.hostedCluster reach the
+	// HostedCluster (ParseAnnotationPolicy; the zero value: none of a
+	// restricted domain).
+	Annotations AnnotationPolicy
 }
 
 // Reconciler delivers scheduled HostedClusterDeployments to their hosting
@@ -222,7 +226,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	var w *workv1.ManifestWork
 	if problem == nil {
-		w, problem, err = r.deliver(ctx, hcd, cluster, work)
+		w, observed.DroppedAnnotations, problem, err = r.deliver(ctx, hcd, cluster, work)
 		if err != nil && problem == nil {
 			return ctrl.Result{}, err
 		}
@@ -239,17 +243,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 }
 
 // deliver creates or updates the ManifestWork when its input changed.
-func (r *Reconciler) deliver(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment, cluster string, existing *workv1.ManifestWork) (*workv1.ManifestWork, *Problem, error) {
+func (r *Reconciler) deliver(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment, cluster string, existing *workv1.ManifestWork) (*workv1.ManifestWork, []string, *Problem, error) {
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("HostedClusterDeployment"))
 	if err := r.client.Get(ctx, client.ObjectKeyFromObject(hcd), u); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	spec, err := SpecFrom(u)
 	if err != nil {
 		// Reported in status; the next change of the spec retries.
-		return nil, &Problem{Reason: v1alpha1.ReasonApplyFailed, Message: err.Error()}, nil //nolint:nilerr // see above
+		return nil, nil, &Problem{Reason: v1alpha1.ReasonApplyFailed, Message: err.Error()}, nil //nolint:nilerr // see above
 	}
+	spec.Annotations = r.opts.Annotations
+	_, dropped := spec.HostedClusterAnnotations()
 	refs := spec.References()
 	versions := make(map[string]string, len(refs))
 	var missing []string
@@ -261,42 +267,42 @@ func (r *Reconciler) deliver(ctx context.Context, hcd *v1alpha1.HostedClusterDep
 				missing = append(missing, fmt.Sprintf("%s %s/%s (%s)", ref.Kind, hcd.Namespace, ref.Name, ref.Field))
 				continue
 			}
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		versions[ref.Kind+"/"+ref.Name] = m.ResourceVersion
 	}
 	if len(missing) > 0 {
-		return nil, &Problem{Reason: v1alpha1.ReasonReferencedObjectNotFound,
+		return nil, nil, &Problem{Reason: v1alpha1.ReasonReferencedObjectNotFound,
 			Message: "not delivered: " + strings.Join(missing, ", ") + " not found; it is delivered as soon as it exists"}, nil
 	}
 	hash, err := InputHash(spec, cluster, versions)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if existing != nil && existing.Annotations[AnnotationInputHash] == hash {
-		return nil, nil, nil
+		return nil, dropped, nil, nil
 	}
 	referenced := make(map[string]*unstructured.Unstructured, len(refs))
 	for _, ref := range refs {
 		obj := &unstructured.Unstructured{}
 		obj.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind(ref.Kind))
 		if err := r.reader.Get(ctx, types.NamespacedName{Namespace: hcd.Namespace, Name: ref.Name}, obj); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		referenced[ref.Kind+"/"+ref.Name] = obj
 	}
 	desired, err := Render(spec, cluster, referenced, hash)
 	if err != nil {
 		// Reported in status; the next change of the spec retries.
-		return nil, &Problem{Reason: v1alpha1.ReasonApplyFailed, Message: err.Error()}, nil //nolint:nilerr // see above
+		return nil, nil, &Problem{Reason: v1alpha1.ReasonApplyFailed, Message: err.Error()}, nil //nolint:nilerr // see above
 	}
 	if existing == nil {
 		if err := r.client.Create(ctx, desired); err != nil {
 			err = fmt.Errorf("creating ManifestWork %s/%s: %w", desired.Namespace, desired.Name, err)
-			return nil, &Problem{Reason: v1alpha1.ReasonApplyFailed, Message: err.Error()}, err
+			return nil, nil, &Problem{Reason: v1alpha1.ReasonApplyFailed, Message: err.Error()}, err
 		}
 		workWrites.WithLabelValues("create").Inc()
-		return desired, nil, nil
+		return desired, dropped, nil, nil
 	}
 	updated := existing.DeepCopy()
 	updated.Labels = desired.Labels
@@ -305,12 +311,12 @@ func (r *Reconciler) deliver(ctx context.Context, hcd *v1alpha1.HostedClusterDep
 	if err := r.client.Update(ctx, updated); err != nil {
 		err = fmt.Errorf("updating ManifestWork %s/%s: %w", updated.Namespace, updated.Name, err)
 		if apierrors.IsConflict(err) {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
-		return nil, &Problem{Reason: v1alpha1.ReasonApplyFailed, Message: err.Error()}, err
+		return nil, nil, &Problem{Reason: v1alpha1.ReasonApplyFailed, Message: err.Error()}, err
 	}
 	workWrites.WithLabelValues("update").Inc()
-	return updated, nil, nil
+	return updated, dropped, nil, nil
 }
 
 // hostingNamespaceNotAllowed is a Problem when the HostingConfig the hosting

@@ -45,6 +45,9 @@ type Spec struct {
 	HostedCluster map[string]any
 	// NodePools is spec.nodePools.
 	NodePools []map[string]any
+	// Annotations decides which of spec.hostedCluster's annotations reach
+	// the HostedCluster (the zero value: none of a restricted domain).
+	Annotations AnnotationPolicy
 }
 
 // SpecFrom reads the Spec of an unstructured HostedClusterDeployment.
@@ -92,6 +95,12 @@ func (s Spec) References() []Reference {
 	return uniqueRefs(refs)
 }
 
+// HostedClusterAnnotations are the annotations of spec.hostedCluster the
+// HostedCluster carries, and the sorted keys of the ones dropped.
+func (s Spec) HostedClusterAnnotations() (copied map[string]string, dropped []string) {
+	return s.Annotations.Filter(stringMap(s.HostedCluster["annotations"]))
+}
+
 // Labels are the labels pointing back to the HostedClusterDeployment.
 func (s Spec) Labels() map[string]string {
 	return map[string]string{hosting.LabelHCDNamespace: s.Namespace, hosting.LabelHCDName: s.Name}
@@ -132,7 +141,7 @@ func Render(s Spec, cluster string, referenced map[string]*unstructured.Unstruct
 	hc.SetNamespace(s.HostingNamespace)
 	hc.SetName(s.Name)
 	hc.SetLabels(merged(stringMap(s.HostedCluster["labels"]), labels))
-	if a := stringMap(s.HostedCluster["annotations"]); len(a) > 0 {
+	if a, _ := s.HostedClusterAnnotations(); len(a) > 0 {
 		hc.SetAnnotations(a)
 	}
 	spec, _ := runtime.DeepCopyJSONValue(s.HostedCluster["spec"]).(map[string]any)
@@ -263,15 +272,21 @@ func merged(a, b map[string]string) map[string]string {
 // InputHash hashes what a ManifestWork is rendered from: the spec and the
 // versions of the referenced objects (kind/name → resourceVersion), so an
 // unchanged input is recognized without reading the objects themselves.
+// The annotation keys the policy drops count only when there are any, so
+// a hash stays what it was for every HostedClusterDeployment that sets no
+// restricted annotation, and changes when the admin's policy changes what
+// reaches the HostedCluster.
 func InputHash(s Spec, cluster string, refVersions map[string]string) (string, error) {
+	_, dropped := s.HostedClusterAnnotations()
 	b, err := json.Marshal(struct {
-		Cluster          string
-		HostingNamespace string
-		DeletionPolicy   v1alpha1.DeletionPolicy
-		HostedCluster    map[string]any
-		NodePools        []map[string]any
-		Refs             map[string]string
-	}{cluster, s.HostingNamespace, s.DeletionPolicy, s.HostedCluster, s.NodePools, refVersions})
+		Cluster            string
+		HostingNamespace   string
+		DeletionPolicy     v1alpha1.DeletionPolicy
+		HostedCluster      map[string]any
+		NodePools          []map[string]any
+		Refs               map[string]string
+		DroppedAnnotations []string `json:",omitempty"`
+	}{cluster, s.HostingNamespace, s.DeletionPolicy, s.HostedCluster, s.NodePools, refVersions, dropped})
 	if err != nil {
 		return "", err
 	}

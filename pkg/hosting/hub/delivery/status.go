@@ -42,6 +42,10 @@ type Observed struct {
 	Host Host
 	// Problem, when set, kept the ManifestWork from being (re)written.
 	Problem *Problem
+	// DroppedAnnotations are the sorted keys of spec.hostedCluster's
+	// annotations the policy keeps off the HostedCluster, named in the
+	// Delivered message.
+	DroppedAnnotations []string
 	// Deleting is set while the HostedClusterDeployment is being deleted;
 	// DeletionMessage says what deletion waits for.
 	Deleting        bool
@@ -219,7 +223,7 @@ func deliveredCondition(o Observed) (metav1.ConditionStatus, string, string) {
 	}
 	if applied.Status == metav1.ConditionTrue {
 		return metav1.ConditionTrue, v1alpha1.ReasonApplied,
-			fmt.Sprintf("applied on management cluster %s by ManifestWork %s", w.Namespace, w.Name)
+			fmt.Sprintf("applied on management cluster %s by ManifestWork %s", w.Namespace, w.Name) + droppedAnnotationsMessage(o.DroppedAnnotations)
 	}
 	var failures []string
 	for _, m := range w.Status.ResourceStatus.Manifests {

@@ -2,9 +2,10 @@ package importer
 
 import (
 	"fmt"
-	"path"
 	"slices"
 	"strings"
+
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/keypolicy"
 )
 
 // DefaultImportedClusterLabels is the hub's default --imported-cluster-labels:
@@ -33,23 +34,16 @@ var reservedKeys = []string{
 // Reserved reports whether a label key is never copied from a
 // HostedClusterDeployment to its ManagedCluster.
 func Reserved(key string) bool {
-	prefix, _, found := strings.Cut(key, "/")
-	if !found {
+	if !strings.Contains(key, "/") {
 		return slices.Contains(reservedKeys, key)
 	}
-	prefix = strings.ToLower(prefix)
-	for _, d := range reservedDomains {
-		if prefix == d || strings.HasSuffix(prefix, "."+d) {
-			return true
-		}
-	}
-	return false
+	return keypolicy.InDomain(key, reservedDomains...)
 }
 
 // LabelPolicy says which labels of a HostedClusterDeployment its
 // ManagedCluster carries. The zero value copies none.
 type LabelPolicy struct {
-	patterns []string
+	patterns keypolicy.Patterns
 }
 
 // ParseLabelPolicy parses a comma-separated list of label keys and patterns
@@ -58,32 +52,17 @@ type LabelPolicy struct {
 // "*/*" every key with one. Empty: no label is copied. Reserved keys are
 // never copied, even when listed.
 func ParseLabelPolicy(s string) (LabelPolicy, error) {
-	var p LabelPolicy
-	for _, pattern := range strings.Split(s, ",") {
-		pattern = strings.TrimSpace(pattern)
-		if pattern == "" {
-			continue
-		}
-		if _, err := path.Match(pattern, ""); err != nil {
-			return LabelPolicy{}, fmt.Errorf("label pattern %q: %w", pattern, err)
-		}
-		p.patterns = append(p.patterns, pattern)
+	patterns, err := keypolicy.Parse(s)
+	if err != nil {
+		return LabelPolicy{}, fmt.Errorf("label %w", err)
 	}
-	return p, nil
+	return LabelPolicy{patterns: patterns}, nil
 }
 
 // Allows reports whether key is copied: not reserved, and matched by one of
 // the policy's patterns.
 func (p LabelPolicy) Allows(key string) bool {
-	if Reserved(key) {
-		return false
-	}
-	for _, pattern := range p.patterns {
-		if ok, _ := path.Match(pattern, key); ok {
-			return true
-		}
-	}
-	return false
+	return !Reserved(key) && p.patterns.Match(key)
 }
 
 // Filter splits labels into the ones copied and the sorted keys of the ones
