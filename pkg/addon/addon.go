@@ -140,3 +140,30 @@ func CredentialRefs(spec *v1alpha1.HostingConfigSpec) []CredentialRef {
 	}
 	return out
 }
+
+// DefaultHubNamespace is the hub's own namespace unless the hub is told
+// otherwise; the default HostingConfig lives there.
+const DefaultHubNamespace = "hcp-fleet"
+
+// HostingConfigNamespaceAllowed reports whether the hub accepts a
+// HostingConfig in namespace ns: only from the hub's own namespace
+// (DefaultHubNamespace when hubNamespace is empty) and the namespaces the
+// admin listed. A ManagedClusterAddOn a tenant can edit may name a
+// HostingConfig anywhere; one elsewhere would ship that namespace's Secrets.
+func HostingConfigNamespaceAllowed(ns, hubNamespace string, allowed []string) bool {
+	if hubNamespace == "" {
+		hubNamespace = DefaultHubNamespace
+	}
+	if ns == "" {
+		return false
+	}
+	if ns == hubNamespace {
+		return true
+	}
+	for _, a := range allowed {
+		if a == ns {
+			return true
+		}
+	}
+	return false
+}

@@ -36,3 +36,23 @@ func TestCredentialRefs(t *testing.T) {
 		}
 	}
 }
+
+func TestHostingConfigNamespaceAllowed(t *testing.T) {
+	for _, tc := range []struct {
+		ns, hub string
+		allowed []string
+		want    bool
+	}{
+		{"hcp-fleet", "", nil, true},
+		{"hcp-fleet", "other-hub", nil, false},
+		{"other-hub", "other-hub", nil, true},
+		{"hcp-demo", "", nil, false},
+		{"hcp-demo", "", []string{"team-a", "hcp-demo"}, true},
+		{"team-b", "", []string{"team-a"}, false},
+		{"", "", []string{""}, false},
+	} {
+		if got := HostingConfigNamespaceAllowed(tc.ns, tc.hub, tc.allowed); got != tc.want {
+			t.Errorf("HostingConfigNamespaceAllowed(%q, %q, %q) = %v, want %v", tc.ns, tc.hub, tc.allowed, got, tc.want)
+		}
+	}
+}

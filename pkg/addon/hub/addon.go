@@ -30,6 +30,13 @@ var HostingConfigGVR = schema.GroupVersionResource{Group: "hcpfleet.io", Version
 type Options struct {
 	// DefaultAgentImage is used when the HostingConfig names no agent image.
 	DefaultAgentImage string
+	// HubNamespace is the hub's own namespace (addon.DefaultHubNamespace
+	// when empty); HostingConfigs there are always accepted.
+	HubNamespace string
+	// HostingConfigNamespaces are the other namespaces a ManagedClusterAddOn
+	// may take its HostingConfig from. A HostingConfig elsewhere is not
+	// rendered: the agent gets the defaults and a problem naming it.
+	HostingConfigNamespaces []string
 }
 
 // AgentAddon implements the addon-framework's agent.AgentAddon for hcp-fleet:

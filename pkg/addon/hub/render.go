@@ -51,7 +51,20 @@ func (a *AgentAddon) agentValues(cluster *clusterv1.ManagedCluster, mca *addonv1
 
 	// HostingConfig: read unstructured so the spec reaches the agent exactly
 	// as stored, including fields this hub's types may not know.
-	if ok, ref := utils.GetAddOnConfigRef(mca.Status.ConfigReferences, HostingConfigGVR.Group, HostingConfigGVR.Resource); ok && ref.DesiredConfig != nil {
+	ok, ref := utils.GetAddOnConfigRef(mca.Status.ConfigReferences, HostingConfigGVR.Group, HostingConfigGVR.Resource)
+	if ok && ref.DesiredConfig != nil && !addon.HostingConfigNamespaceAllowed(ref.DesiredConfig.Namespace, a.opts.HubNamespace, a.opts.HostingConfigNamespaces) {
+		// Nothing of a HostingConfig outside the allowed namespaces is
+		// rendered, neither its spec nor its Secrets; the agent runs on the
+		// defaults and reports why through the credential problems.
+		data, err := json.Marshal([]string{fmt.Sprintf("HostingConfig %s/%s is ignored: namespace %s is not one the hub accepts HostingConfigs from (the hub's namespace and --hosting-config-namespaces)",
+			ref.DesiredConfig.Namespace, ref.DesiredConfig.Name, ref.DesiredConfig.Namespace)})
+		if err != nil {
+			return nil, err
+		}
+		problems = string(data)
+		ok = false
+	}
+	if ok && ref.DesiredConfig != nil {
 		hc, err := a.dynamic.Resource(HostingConfigGVR).Namespace(ref.DesiredConfig.Namespace).Get(ctx, ref.DesiredConfig.Name, metav1.GetOptions{})
 		if err != nil {
 			return nil, fmt.Errorf("reading HostingConfig %s/%s: %w", ref.DesiredConfig.Namespace, ref.DesiredConfig.Name, err)

@@ -393,3 +393,34 @@ func TestAgentTemplatesHoldOneObjectEach(t *testing.T) {
 		}
 	}
 }
+
+// TestRenderAgentRefusesHostingConfigElsewhere: a ManagedClusterAddOn naming
+// a HostingConfig outside the hub's namespace gets nothing of it (neither its
+// spec nor the Secrets it references), and the problem names it.
+func TestRenderAgentRefusesHostingConfigElsewhere(t *testing.T) {
+	v := values()
+	v.HostingConfigSource = "tenant/evil"
+	v.HostingConfigSpec = `{"agentImage":"evil.example.com/agent:v1","install":{"oidcStorage":{"bucket":"b","region":"r","credentialsSecret":{"name":"s"}}}}`
+	v.Secrets = []runtime.Object{&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "tenant", Name: "s"},
+		Data: map[string][]byte{"credentials": []byte("marker-9f1c")}}}
+	objs, err := RenderAgent(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := find[*corev1.Secret](objs); len(s) != 0 {
+		t.Errorf("credential copies from a refused HostingConfig: %d", len(s))
+	}
+	data, err := json.Marshal(objs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, leak := range []string{"marker-9f1c", "evil.example.com", "bucket"} {
+		if strings.Contains(string(data), leak) {
+			t.Errorf("rendered manifests hold %q of the refused HostingConfig", leak)
+		}
+	}
+	problems := find[*corev1.ConfigMap](objs)[0].Data[addon.CredentialProblemsKey]
+	if !strings.Contains(problems, "HostingConfig tenant/evil is ignored") {
+		t.Errorf("credential problems %q do not name the refused HostingConfig", problems)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -49,6 +50,9 @@ type Options struct {
 	// pass from a HostedClusterDeployment onto its HostedCluster
 	// (delivery.ParseAnnotationPolicy).
 	HostedClusterAnnotations string
+	// HostingConfigNamespaces: namespaces besides Namespace whose
+	// HostingConfigs a ManagedClusterAddOn may use (comma-separated).
+	HostingConfigNamespaces string
 }
 
 // NewOptions returns the defaults.
@@ -92,7 +96,19 @@ func (o *Options) FlagSet(output io.Writer) *flag.FlagSet {
 		"Restricted are keys whose prefix is, or is a subdomain of, hypershift.openshift.io (HyperShift reads control-plane image overrides, PKI, pod-security and resource overrides from them), hcpfleet.io, kubernetes.io, k8s.io, open-cluster-management.io; every other key (\"team\", \"example.com/owner\") always passes. "+
 		"The default allows only hypershift.openshift.io/cleanup-cloud-resources, which \"hypershift destroy\" sets and which only removes the cloud resources the hosted cluster created when it is deleted. "+
 		"Keys hcp-fleet owns (hcpfleet.io/*, hypershift.openshift.io/migration-in-progress and migration-failed) never pass, even when listed. The keys left out are named in the HostedClusterDeployment's Delivered condition.")
+	fs.StringVar(&o.HostingConfigNamespaces, "hosting-config-namespaces", o.HostingConfigNamespaces, "Comma-separated namespaces, besides --namespace, that a ManagedClusterAddOn may take its HostingConfig from. A HostingConfig elsewhere is ignored (neither its spec nor the Secrets it references reach the agent) and named in the agent's credential problems.")
 	return fs
+}
+
+// hostingConfigNamespaces splits the --hosting-config-namespaces list.
+func (o *Options) hostingConfigNamespaces() []string {
+	var out []string
+	for _, ns := range strings.Split(o.HostingConfigNamespaces, ",") {
+		if ns = strings.TrimSpace(ns); ns != "" {
+			out = append(out, ns)
+		}
+	}
+	return out
 }
 
 // Validate reports invalid options.
@@ -153,7 +169,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts *Options) error {
 			return err
 		}
 	}
-	agentAddon, err := addonhub.NewAgentAddon(cfg, addonhub.Options{DefaultAgentImage: opts.DefaultAgentImage})
+	agentAddon, err := addonhub.NewAgentAddon(cfg, addonhub.Options{DefaultAgentImage: opts.DefaultAgentImage, HubNamespace: opts.Namespace, HostingConfigNamespaces: opts.hostingConfigNamespaces()})
 	if err != nil {
 		return err
 	}
