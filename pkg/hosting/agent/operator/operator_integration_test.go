@@ -199,6 +199,16 @@ func TestOperatorLifecycle(t *testing.T) {
 		writes0, reconciles0 := metric(t, "hcpfleet_agent_hypershift_operator_apply_writes_total", ""), metric(t, "controller_runtime_reconcile_total", "hypershift-operator")
 		before := managedObjects(t, "cluster-1")
 		product.RestartAgent("cluster-1")
+		// Wait for the restarted agent's first reconcile before nudging it:
+		// a nudge that arrives while that reconcile is still queued would be
+		// folded into it (one request), and the wait below would never see
+		// a second one.
+		eventually(t, time.Minute, "the restarted agent reconciled once", func(context.Context) error {
+			if r := metric(t, "controller_runtime_reconcile_total", "hypershift-operator"); r < reconciles0+1 {
+				return fmt.Errorf("%v reconciles since", r-reconciles0)
+			}
+			return nil
+		})
 		// Nudge the reconciler too: an unrelated change to the operator
 		// Deployment's metadata triggers a full reconcile.
 		patch := []byte(`{"metadata":{"annotations":{"example.com/nudge":"1"}}}`)
