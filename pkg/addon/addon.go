@@ -3,7 +3,12 @@
 // pkg/addon/hub, the agent side in pkg/addon/agent; neither imports the other.
 package addon
 
-import "github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+import (
+	"crypto/sha256"
+	"fmt"
+
+	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+)
 
 const (
 	// Name is the add-on's name: the ClusterManagementAddOn, every
@@ -77,7 +82,7 @@ const (
 	// Credential's Purpose.
 	CredentialsLabel = "hcpfleet.io/credentials"
 	// CredentialsSourceAnnotation says which hub Secret and key a copy
-	// holds: "<namespace>/<name>[<key>]".
+	// holds: CredentialRef.Source.
 	CredentialsSourceAnnotation = "hcpfleet.io/credentials-source"
 	// CredentialProblemsKey (in HostingConfigMap) holds, as a JSON list of
 	// messages, the references the hub could not resolve. Absent when there
@@ -111,6 +116,16 @@ type CredentialRef struct {
 	// Name and Key of the Secret in the HostingConfig's namespace; Key is
 	// defaulted.
 	Name, Key string
+}
+
+// Source is the CredentialsSourceAnnotation of a copy of r from the hub
+// namespace ns: "<ns>/<name>#<hash of the key>". The hash tells a copy of
+// another key of the same Secret apart without naming the key: Secret key
+// names stay out of everything a reader of the management cluster, a
+// condition or a log sees.
+func (r CredentialRef) Source(ns string) string {
+	sum := sha256.Sum256([]byte(r.Key))
+	return fmt.Sprintf("%s/%s#%x", ns, r.Name, sum[:4])
 }
 
 // CredentialRefs returns the credentials the spec references, in a fixed

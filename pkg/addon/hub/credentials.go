@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
-	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -48,31 +46,27 @@ func (a *AgentAddon) credentials(ctx context.Context, namespace, hostingConfig s
 			continue
 		}
 		copies = append(copies, CredentialCopy{Credential: ref.Credential,
-			Source: fmt.Sprintf("%s/%s[%s]", namespace, ref.Name, ref.Key), Data: secret.Data[ref.Key]})
+			Source: ref.Source(namespace), Data: secret.Data[ref.Key]})
 	}
 	return copies, problems, nil
 }
 
 // credentialProblem says what is wrong with the referenced Secret, read
-// with err, or "" when its key holds credentials.
+// with err, or "" when its key holds credentials. It never names the key
+// (the admin's HostingConfig does) nor the Secret's other keys: the message
+// ends up in conditions on the hub and the management cluster.
 func credentialProblem(secret *corev1.Secret, err error, ref addon.CredentialRef) string {
 	if apierrors.IsNotFound(err) {
 		return "does not exist on the hub"
 	}
 	data, ok := secret.Data[ref.Key]
 	switch {
+	case !ok && len(secret.Data) == 0:
+		return "has no data"
 	case !ok:
-		keys := make([]string, 0, len(secret.Data))
-		for k := range secret.Data {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		if len(keys) == 0 {
-			return fmt.Sprintf("has no key %q (it has no data)", ref.Key)
-		}
-		return fmt.Sprintf("has no key %q (its keys: %s)", ref.Key, strings.Join(keys, ", "))
+		return fmt.Sprintf("has no key named by %s.key (or the default)", ref.Field)
 	case len(data) == 0:
-		return fmt.Sprintf("has an empty key %q", ref.Key)
+		return fmt.Sprintf("has an empty value under the key named by %s.key (or the default)", ref.Field)
 	}
 	return ""
 }

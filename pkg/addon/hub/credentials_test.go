@@ -4,6 +4,7 @@ import (
 	"context"
 	"reflect"
 	"sort"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -23,7 +24,7 @@ func TestCredentials(t *testing.T) {
 	}
 	a := &AgentAddon{kube: fake.NewClientset(
 		secret("oidc", map[string][]byte{"credentials": []byte("oidc-creds")}),
-		secret("dns", map[string][]byte{"aws": []byte("x"), "azure.json": []byte("y")}),
+		secret("dns", map[string][]byte{"marker-key-aws": []byte("marker-value-x"), "marker-key-azure": []byte("marker-value-y")}),
 		secret("empty", map[string][]byte{"credentials": {}}),
 	)}
 	spec := func(oidc, dns, aws string) []byte {
@@ -36,20 +37,27 @@ func TestCredentials(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []CredentialCopy{{Credential: addon.OIDCStorageCredentials, Source: "hcp-fleet/oidc[credentials]", Data: []byte("oidc-creds")}}
+	want := []CredentialCopy{{Credential: addon.OIDCStorageCredentials, Source: addon.CredentialRef{Name: "oidc", Key: "credentials"}.Source("hcp-fleet"), Data: []byte("oidc-creds")}}
 	if !reflect.DeepEqual(copies, want) {
 		t.Errorf("copies %+v, want %+v", copies, want)
 	}
 	wantProblems := []string{
-		`spec.install.externalDNS.credentialsSecret of HostingConfig hcp-fleet/default: Secret hcp-fleet/dns has no key "credentials" (its keys: aws, azure.json)`,
+		`spec.install.externalDNS.credentialsSecret of HostingConfig hcp-fleet/default: Secret hcp-fleet/dns has no key named by spec.install.externalDNS.credentialsSecret.key (or the default)`,
 		`spec.install.privatePlatform.aws.credentialsSecret of HostingConfig hcp-fleet/default: Secret hcp-fleet/missing does not exist on the hub`,
 	}
 	if !reflect.DeepEqual(problems, wantProblems) {
 		t.Errorf("problems\n%q\nwant\n%q", problems, wantProblems)
 	}
+	// Key names and values stay out of the problems (they end up in
+	// conditions).
+	for _, p := range problems {
+		if strings.Contains(p, "marker-") {
+			t.Errorf("problem names a Secret key or value: %q", p)
+		}
+	}
 
 	_, problems, _ = a.credentials(context.Background(), "hcp-fleet", "hcp-fleet/default", spec("empty", "oidc", "oidc"))
-	if want := []string{`spec.install.oidcStorage.credentialsSecret of HostingConfig hcp-fleet/default: Secret hcp-fleet/empty has an empty key "credentials"`}; !reflect.DeepEqual(problems, want) {
+	if want := []string{`spec.install.oidcStorage.credentialsSecret of HostingConfig hcp-fleet/default: Secret hcp-fleet/empty has an empty value under the key named by spec.install.oidcStorage.credentialsSecret.key (or the default)`}; !reflect.DeepEqual(problems, want) {
 		t.Errorf("problems %q, want %q", problems, want)
 	}
 

@@ -19,7 +19,7 @@ import (
 // references, copied into the agent's install namespace.
 type CredentialCopy struct {
 	addon.Credential
-	// Source is "<namespace>/<name>[<key>]" of the Secret on the hub.
+	// Source is the Secret on the hub, as addon.CredentialRef.Source.
 	Source string
 	Data   []byte
 }

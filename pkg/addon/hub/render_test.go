@@ -223,7 +223,7 @@ func TestRenderAgentCredentials(t *testing.T) {
 	s := secrets[0]
 	if s.Name != addon.OIDCStorageCredentials.Secret || s.Namespace != addon.DefaultInstallNamespace ||
 		string(s.Data[addon.CredentialsKey]) != "[default]\n" || len(s.Data) != 1 ||
-		s.Labels[addon.CredentialsLabel] != "oidc-storage" || s.Annotations[addon.CredentialsSourceAnnotation] != "hcp-fleet/oidc[credentials]" {
+		s.Labels[addon.CredentialsLabel] != "oidc-storage" || s.Annotations[addon.CredentialsSourceAnnotation] != (addon.CredentialRef{Name: "oidc", Key: "credentials"}).Source("hcp-fleet") {
 		t.Errorf("credentials Secret: %+v", s)
 	}
 	// The copy is applied before the ConfigMap that references it.
@@ -364,9 +364,9 @@ func TestRenderAgentEveryCredential(t *testing.T) {
 		got = append(got, s.Name+" "+s.Labels[addon.CredentialsLabel]+" "+s.Annotations[addon.CredentialsSourceAnnotation]+" "+string(s.Data[addon.CredentialsKey]))
 	}
 	want := []string{
-		addon.OIDCStorageCredentials.Secret + " oidc-storage hcp-fleet/s[credentials] oidc",
-		addon.ExternalDNSCredentials.Secret + " external-dns hcp-fleet/s[dns] \x00\x01\xff",
-		addon.PrivatePlatformCredentials.Secret + " private-platform hcp-fleet/s[aws] aws",
+		addon.OIDCStorageCredentials.Secret + " oidc-storage " + addon.CredentialRef{Name: "s", Key: "credentials"}.Source("hcp-fleet") + " oidc",
+		addon.ExternalDNSCredentials.Secret + " external-dns " + addon.CredentialRef{Name: "s", Key: "dns"}.Source("hcp-fleet") + " \x00\x01\xff",
+		addon.PrivatePlatformCredentials.Secret + " private-platform " + addon.CredentialRef{Name: "s", Key: "aws"}.Source("hcp-fleet") + " aws",
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("credential copies\n%q\nwant\n%q", got, want)

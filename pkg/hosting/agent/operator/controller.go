@@ -211,8 +211,8 @@ func (r *Reconciler) credentials(ctx context.Context, hc *agent.HostingConfig, s
 	for _, ref := range addon.CredentialRefs(spec) {
 		wait := func(why string) (Credentials, *metav1.Condition, error) {
 			return nil, &metav1.Condition{Type: ConditionProgressing, Status: metav1.ConditionTrue, Reason: "WaitingForCredentials", Message: fmt.Sprintf(
-				"waiting for the hub to deliver Secret %s/%s, the copy of %s of HostingConfig %s (Secret %s/%s, key %s): %s",
-				r.env.Options.AddonNamespace, ref.Secret, ref.Field, hc.Source, hubNamespace, ref.Name, ref.Key, why)}, nil
+				"waiting for the hub to deliver Secret %s/%s, the copy of %s of HostingConfig %s (Secret %s/%s): %s",
+				r.env.Options.AddonNamespace, ref.Secret, ref.Field, hc.Source, hubNamespace, ref.Name, why)}, nil
 		}
 		copied := &corev1.Secret{}
 		err := r.client.Get(ctx, types.NamespacedName{Namespace: r.env.Options.AddonNamespace, Name: ref.Secret}, copied)
@@ -222,12 +222,12 @@ func (r *Reconciler) credentials(ctx context.Context, hc *agent.HostingConfig, s
 		case err != nil:
 			return nil, nil, err
 		}
-		if src, want := copied.Annotations[addon.CredentialsSourceAnnotation], fmt.Sprintf("%s/%s[%s]", hubNamespace, ref.Name, ref.Key); src != want {
+		if src, want := copied.Annotations[addon.CredentialsSourceAnnotation], ref.Source(hubNamespace); src != want {
 			return wait(fmt.Sprintf("it still holds %s", src))
 		}
 		data, ok := copied.Data[addon.CredentialsKey]
 		if !ok {
-			return wait("it has no key " + addon.CredentialsKey)
+			return wait("it holds no credentials")
 		}
 		creds[ref.Purpose] = data
 	}

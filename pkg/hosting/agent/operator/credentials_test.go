@@ -44,7 +44,7 @@ func TestCollectCredentials(t *testing.T) {
 		}
 	}
 
-	creds, hold := collect(hc, copied("hcp-fleet/s3[credentials]", map[string][]byte{addon.CredentialsKey: []byte("v1")}))
+	creds, hold := collect(hc, copied(addon.CredentialRef{Name: "s3", Key: "credentials"}.Source("hcp-fleet"), map[string][]byte{addon.CredentialsKey: []byte("v1")}))
 	if hold != nil || !reflect.DeepEqual(creds, Credentials{addon.OIDCStorageCredentials.Purpose: []byte("v1")}) {
 		t.Errorf("delivered copy: creds %q, hold %+v", creds, hold)
 	}
@@ -54,12 +54,12 @@ func TestCollectCredentials(t *testing.T) {
 
 	// A copy of the Secret the HostingConfig referenced before: its content
 	// must not be installed as the new reference's.
-	_, hold = collect(hc, copied("hcp-fleet/old-s3[credentials]", map[string][]byte{addon.CredentialsKey: []byte("old")}))
-	expectHold(hold, ConditionProgressing, "WaitingForCredentials", "still holds hcp-fleet/old-s3[credentials]")
+	_, hold = collect(hc, copied(addon.CredentialRef{Name: "old-s3", Key: "credentials"}.Source("hcp-fleet"), map[string][]byte{addon.CredentialsKey: []byte("old")}))
+	expectHold(hold, ConditionProgressing, "WaitingForCredentials", "still holds "+addon.CredentialRef{Name: "old-s3", Key: "credentials"}.Source("hcp-fleet"))
 
 	// The hub's problems win: they need the admin, not patience.
 	broken := &agent.HostingConfig{Source: "hcp-fleet/oidc", CredentialProblems: []string{"Secret hcp-fleet/s3 does not exist on the hub"}}
-	creds, hold = collect(broken, copied("hcp-fleet/s3[credentials]", map[string][]byte{addon.CredentialsKey: []byte("v1")}))
+	creds, hold = collect(broken, copied(addon.CredentialRef{Name: "s3", Key: "credentials"}.Source("hcp-fleet"), map[string][]byte{addon.CredentialsKey: []byte("v1")}))
 	expectHold(hold, ConditionDegraded, "CredentialsUnavailable", "Secret hcp-fleet/s3 does not exist on the hub")
 	if creds != nil {
 		t.Errorf("credentials returned while the hub reports problems: %q", creds)
