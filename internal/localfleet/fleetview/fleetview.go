@@ -172,7 +172,7 @@ func collectHost(ctx context.Context, c client.Reader, mc *clusterv1.ManagedClus
 	switch {
 	case err == nil:
 		h.AddOn, h.Operator = addOnState(mca)
-		capacity, err := scheduling.Capacity(ctx, c, mca)
+		capacity, err := scheduling.Capacity(ctx, c, mca, scheduling.ConfigNamespaces{})
 		if err != nil {
 			return h, err
 		}

@@ -50,14 +50,16 @@ func setupControllers(mgr ctrl.Manager, opts *Options) error {
 	if err := scheduling.AddIndexes(mgr); err != nil {
 		return err
 	}
-	if err := scheduling.Setup(mgr, scheduling.Options{Strategy: strategy}); err != nil {
+	// The same namespaces the add-on's render takes HostingConfigs from.
+	configNamespaces := scheduling.ConfigNamespaces{Hub: opts.Namespace, Allowed: opts.hostingConfigNamespaces()}
+	if err := scheduling.Setup(mgr, scheduling.Options{Strategy: strategy, ConfigNamespaces: configNamespaces}); err != nil {
 		return err
 	}
 	annotations, err := delivery.ParseAnnotationPolicy(opts.HostedClusterAnnotations)
 	if err != nil {
 		return err
 	}
-	if err := delivery.Setup(mgr, delivery.Options{LostHostTimeout: opts.LostHostTimeout, Annotations: annotations}); err != nil {
+	if err := delivery.Setup(mgr, delivery.Options{LostHostTimeout: opts.LostHostTimeout, Annotations: annotations, ConfigNamespaces: configNamespaces}); err != nil {
 		return err
 	}
 	policy, err := importer.ParseLabelPolicy(opts.ImportedClusterLabels)

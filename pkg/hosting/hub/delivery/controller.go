@@ -67,6 +67,9 @@ type Options struct {
 	// HostedCluster (ParseAnnotationPolicy; the zero value: none of a
 	// restricted domain).
 	Annotations AnnotationPolicy
+	// ConfigNamespaces are where a hosting cluster's HostingConfig (its
+	// hosting-namespace policy) may come from.
+	ConfigNamespaces scheduling.ConfigNamespaces
 }
 
 // Reconciler delivers scheduled HostedClusterDeployments to their hosting
@@ -330,7 +333,7 @@ func (r *Reconciler) hostingNamespaceNotAllowed(ctx context.Context, hcd *v1alph
 	if err := r.client.Get(ctx, types.NamespacedName{Namespace: cluster, Name: addon.Name}, mca); err != nil {
 		return nil, client.IgnoreNotFound(err)
 	}
-	hc, err := scheduling.HostingConfigOf(ctx, r.client, mca)
+	hc, err := scheduling.HostingConfigOf(ctx, r.client, mca, r.opts.ConfigNamespaces)
 	if err != nil {
 		return nil, err
 	}

@@ -64,6 +64,24 @@ type Options struct {
 	// RetryInterval re-tries unschedulable HostedClusterDeployments even when
 	// no watched object changed (a safety net; changes trigger retries).
 	RetryInterval time.Duration
+	// ConfigNamespaces are where a cluster's HostingConfig may come from.
+	ConfigNamespaces ConfigNamespaces
+}
+
+// ConfigNamespaces are the namespaces the hub takes HostingConfigs from: its
+// own (Hub; addon.DefaultHubNamespace when empty) and those the admin lists
+// (Allowed). A ManagedClusterAddOn a tenant can edit may name a HostingConfig
+// anywhere; one elsewhere would set a cluster's capacity and hosting
+// namespaces, so it is read as if none were named (the API defaults), as
+// the agent's render does (addon.HostingConfigNamespaceAllowed).
+type ConfigNamespaces struct {
+	Hub     string
+	Allowed []string
+}
+
+// Allows reports whether a HostingConfig in ns is taken.
+func (n ConfigNamespaces) Allows(ns string) bool {
+	return addon.HostingConfigNamespaceAllowed(ns, n.Hub, n.Allowed)
 }
 
 // Reconciler binds HostedClusterDeployments to management clusters.
@@ -285,7 +303,7 @@ func (r *Reconciler) candidate(ctx context.Context, name string) (Candidate, err
 		c.AddOnAvailable = meta.IsStatusConditionTrue(mca.Status.Conditions, addonv1alpha1.ManagedClusterAddOnConditionAvailable)
 		c.OperatorInstalled = meta.IsStatusConditionTrue(mca.Status.Conditions, addon.ConditionHyperShiftOperatorInstalled)
 		c.AgentNamespace = mca.Status.Namespace
-		hc, err := HostingConfigOf(ctx, r.client, mca)
+		hc, err := HostingConfigOf(ctx, r.client, mca, r.opts.ConfigNamespaces)
 		if err != nil {
 			return c, err
 		}
@@ -352,8 +370,8 @@ func claimInt(claims map[string]string, name string) int32 {
 // cluster take: maxHostedClusters of the HostingConfig its add-on runs with
 // (the desired one while a change rolls out), or the API default while none
 // is resolved. The fleet view shows the same number.
-func Capacity(ctx context.Context, c client.Reader, mca *addonv1alpha1.ManagedClusterAddOn) (int32, error) {
-	hc, err := HostingConfigOf(ctx, c, mca)
+func Capacity(ctx context.Context, c client.Reader, mca *addonv1alpha1.ManagedClusterAddOn, namespaces ConfigNamespaces) (int32, error) {
+	hc, err := HostingConfigOf(ctx, c, mca, namespaces)
 	if err != nil || hc == nil {
 		return v1alpha1.DefaultMaxHostedClusters, err
 	}
@@ -364,11 +382,12 @@ func Capacity(ctx context.Context, c client.Reader, mca *addonv1alpha1.ManagedCl
 // HostingConfigOf returns the HostingConfig a management cluster's add-on
 // runs with, as its ManagedClusterAddOn's status.configReferences resolve it
 // (the desired one while a change rolls out), or nil while none is resolved
-// or it does not exist (then the API defaults apply). The hub reads a
-// cluster's capacity and hosting-namespace policy from here only.
-func HostingConfigOf(ctx context.Context, c client.Reader, mca *addonv1alpha1.ManagedClusterAddOn) (*v1alpha1.HostingConfig, error) {
+// or it does not exist, or it lives in a namespace namespaces does not allow
+// (then the API defaults apply). The hub reads a cluster's capacity and
+// hosting-namespace policy from here only.
+func HostingConfigOf(ctx context.Context, c client.Reader, mca *addonv1alpha1.ManagedClusterAddOn, namespaces ConfigNamespaces) (*v1alpha1.HostingConfig, error) {
 	key, ok := HostingConfigKey(mca)
-	if !ok {
+	if !ok || !namespaces.Allows(key.Namespace) {
 		return nil, nil
 	}
 	hc := &v1alpha1.HostingConfig{}
