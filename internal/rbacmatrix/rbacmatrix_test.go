@@ -1,0 +1,67 @@
+package rbacmatrix
+
+import (
+	"strings"
+	"testing"
+)
+
+const doc = `
+# Security
+
+### The hub
+
+| resource | namespaces | names | verbs | why |
+|---|---|---|---|---|
+| ` + "`secrets`" + ` | all | | get, list | read |
+| coordination.k8s.io/leases | <hub> | | get, update | leader |
+| rbac.authorization.k8s.io/clusterroles | cluster-scoped | agent-role | bind | grant |
+| cluster.x-k8s.io/* | all | any | get | capi |
+| addon.open-cluster-management.io/managedclusteraddons/status | <cluster> | hcp-fleet | patch | report |
+
+Text after the table.
+
+| other | table |
+|---|---|
+| x | y |
+`
+
+func TestParseAndAllows(t *testing.T) {
+	tab, err := Parse(strings.NewReader(doc), "### The hub", map[string]string{"<hub>": "hcp-fleet", "<cluster>": "cluster-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tab) != 5 {
+		t.Fatalf("%d rows, want 5: %+v", len(tab), tab)
+	}
+	for _, tc := range []struct {
+		cell Cell
+		want bool
+	}{
+		{Cell{Verb: "get", Resource: "secrets", Namespace: "kube-system"}, true},
+		{Cell{Verb: "get", Resource: "secrets"}, true},
+		{Cell{Verb: "delete", Resource: "secrets", Namespace: "x"}, false},
+		{Cell{Verb: "update", Group: "coordination.k8s.io", Resource: "leases", Namespace: "hcp-fleet"}, true},
+		{Cell{Verb: "update", Group: "coordination.k8s.io", Resource: "leases", Namespace: "other"}, false},
+		{Cell{Verb: "update", Group: "coordination.k8s.io", Resource: "leases"}, false},
+		{Cell{Verb: "bind", Group: "rbac.authorization.k8s.io", Resource: "clusterroles", Name: "agent-role"}, true},
+		{Cell{Verb: "bind", Group: "rbac.authorization.k8s.io", Resource: "clusterroles", Name: "cluster-admin"}, false},
+		{Cell{Verb: "bind", Group: "rbac.authorization.k8s.io", Resource: "clusterroles"}, false},
+		{Cell{Verb: "get", Group: "cluster.x-k8s.io", Resource: "machines", Namespace: "a"}, true},
+		{Cell{Verb: "get", Group: "cluster.x-k8s.io", Resource: "machines", Subresource: "status", Namespace: "a"}, false},
+		{Cell{Verb: "patch", Group: "addon.open-cluster-management.io", Resource: "managedclusteraddons", Subresource: "status", Namespace: "cluster-1", Name: "hcp-fleet"}, true},
+		{Cell{Verb: "patch", Group: "addon.open-cluster-management.io", Resource: "managedclusteraddons", Namespace: "cluster-1", Name: "hcp-fleet"}, false},
+	} {
+		if got := tab.Allows(tc.cell); got != tc.want {
+			t.Errorf("Allows(%s) = %v, want %v", tc.cell, got, tc.want)
+		}
+	}
+	if _, err := Parse(strings.NewReader(doc), "### Missing", nil); err == nil {
+		t.Error("a missing heading is an error")
+	}
+	cells := Matrix{Verbs: []string{"get"}, Resources: []Resource{{Resource: "secrets", Namespaced: true}, {Group: "rbac.authorization.k8s.io", Resource: "clusterroles"}},
+		Namespaces: []string{"a"}}.Cells(tab)
+	// secrets: ns "" and "a" × names "" and agent-role and hcp-fleet; clusterroles: ns "" × 3 names.
+	if len(cells) != 9 {
+		t.Errorf("%d cells, want 9: %v", len(cells), cells)
+	}
+}
