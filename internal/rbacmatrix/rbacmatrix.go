@@ -77,11 +77,7 @@ func Parse(r io.Reader, heading string, vars map[string]string) (Table, error) {
 			return nil, fmt.Errorf("%s: row %q has %d columns, want at least 4", heading, line, len(cells))
 		}
 		row := Row{Verbs: list(cells[3], vars)}
-		if g, res, ok := strings.Cut(cells[0], "/"); ok && strings.Contains(g, ".") {
-			row.Group, row.Resource = g, res
-		} else {
-			row.Resource = cells[0]
-		}
+		row.Group, row.Resource = SplitResource(cells[0])
 		switch cells[1] {
 		case "cluster-scoped":
 		case "all":
@@ -101,6 +97,19 @@ func Parse(r io.Reader, heading string, vars map[string]string) (Table, error) {
 		return nil, fmt.Errorf("%s: no table rows", heading)
 	}
 	return t, sc.Err()
+}
+
+// dotlessGroups are the API groups without a dot in their name; any other
+// first segment without one is a core resource (with a subresource).
+var dotlessGroups = map[string]bool{"apps": true, "batch": true, "policy": true, "autoscaling": true}
+
+// SplitResource splits "group/resource[/subresource]" (or
+// "resource[/subresource]" in the core group) into group and the rest.
+func SplitResource(s string) (group, resource string) {
+	if g, res, ok := strings.Cut(s, "/"); ok && (strings.Contains(g, ".") || dotlessGroups[g]) {
+		return g, res
+	}
+	return "", s
 }
 
 func list(s string, vars map[string]string) []string {

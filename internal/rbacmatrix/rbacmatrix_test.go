@@ -16,6 +16,7 @@ const doc = `
 | coordination.k8s.io/leases | <hub> | | get, update | leader |
 | rbac.authorization.k8s.io/clusterroles | cluster-scoped | agent-role | bind | grant |
 | cluster.x-k8s.io/* | all | any | get | capi |
+| apps/deployments | hypershift | operator | delete | own |
 | addon.open-cluster-management.io/managedclusteraddons/status | <cluster> | hcp-fleet | patch | report |
 
 Text after the table.
@@ -30,8 +31,8 @@ func TestParseAndAllows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(tab) != 5 {
-		t.Fatalf("%d rows, want 5: %+v", len(tab), tab)
+	if len(tab) != 6 {
+		t.Fatalf("%d rows, want 6: %+v", len(tab), tab)
 	}
 	for _, tc := range []struct {
 		cell Cell
@@ -47,6 +48,8 @@ func TestParseAndAllows(t *testing.T) {
 		{Cell{Verb: "bind", Group: "rbac.authorization.k8s.io", Resource: "clusterroles", Name: "cluster-admin"}, false},
 		{Cell{Verb: "bind", Group: "rbac.authorization.k8s.io", Resource: "clusterroles"}, false},
 		{Cell{Verb: "get", Group: "cluster.x-k8s.io", Resource: "machines", Namespace: "a"}, true},
+		{Cell{Verb: "delete", Group: "apps", Resource: "deployments", Namespace: "hypershift", Name: "operator"}, true},
+		{Cell{Verb: "delete", Group: "apps", Resource: "deployments", Namespace: "hypershift", Name: "other"}, false},
 		{Cell{Verb: "get", Group: "cluster.x-k8s.io", Resource: "machines", Subresource: "status", Namespace: "a"}, false},
 		{Cell{Verb: "patch", Group: "addon.open-cluster-management.io", Resource: "managedclusteraddons", Subresource: "status", Namespace: "cluster-1", Name: "hcp-fleet"}, true},
 		{Cell{Verb: "patch", Group: "addon.open-cluster-management.io", Resource: "managedclusteraddons", Namespace: "cluster-1", Name: "hcp-fleet"}, false},
@@ -60,8 +63,8 @@ func TestParseAndAllows(t *testing.T) {
 	}
 	cells := Matrix{Verbs: []string{"get"}, Resources: []Resource{{Resource: "secrets", Namespaced: true}, {Group: "rbac.authorization.k8s.io", Resource: "clusterroles"}},
 		Namespaces: []string{"a"}}.Cells(tab)
-	// secrets: ns "" and "a" × names "" and agent-role and hcp-fleet; clusterroles: ns "" × 3 names.
-	if len(cells) != 9 {
-		t.Errorf("%d cells, want 9: %v", len(cells), cells)
+	// secrets: ns "" and "a" × names "", agent-role, hcp-fleet, operator; clusterroles: ns "" × 4 names.
+	if len(cells) != 12 {
+		t.Errorf("%d cells, want 12: %v", len(cells), cells)
 	}
 }

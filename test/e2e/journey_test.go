@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -27,6 +28,7 @@ import (
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/internal/k8sbins"
+	"github.com/hcp-fleet/hcp-fleet/internal/localfleet"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/fleetview"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hcpfleet"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hypershiftsim"
@@ -61,6 +63,7 @@ var _ = Describe("the hcp-fleet user journey", Ordered, func() {
 	hostOf, guestKubeconfig := map[string]string{}, map[string][]byte{}
 
 	It("enabling the add-on installs the agent and the HyperShift operator on every management cluster", func(ctx SpecContext) {
+		useMarkedHostingConfigCredentials(ctx)
 		Expect(hcpfleet.EnableOnAll(ctx, fleet)).To(Succeed())
 		for _, m := range fleet.Managed {
 			By("the add-on and the operator on " + m.Name)
@@ -78,6 +81,8 @@ var _ = Describe("the hcp-fleet user journey", Ordered, func() {
 			claim, err := hosts[m.Name].Resource(ccGVR).Get(ctx, hosting.ClaimHostingCluster, metav1.GetOptions{})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(claim.Object).To(HaveKeyWithValue("spec", HaveKeyWithValue("value", "true")))
+			// The admin's HostingConfig credentials reached the operator.
+			expectMarkersDelivered(ctx, m.Name, "hypershift", "hypershift-operator-oidc-provider-s3-credentials")
 			// Hub: the ManagedClusterAddOn, the capacity score.
 			mca := &addonv1alpha1.ManagedClusterAddOn{}
 			Expect(hubc.Get(ctx, types.NamespacedName{Namespace: m.Name, Name: addon.Name}, mca)).To(Succeed())
@@ -91,8 +96,12 @@ var _ = Describe("the hcp-fleet user journey", Ordered, func() {
 	})
 
 	It("the examples are scheduled, delivered, Available and imported as ManagedClusters with a kubeconfig", func(ctx SpecContext) {
-		objs, err := hcpfleet.ApplyDir(ctx, fleet, examplesDir)
+		objs, err := localfleet.ReadManifestDir(os.DirFS(examplesDir), ".")
 		Expect(err).NotTo(HaveOccurred())
+		withMarkers(objs)
+		applier, err := localfleet.NewApplier(fleet.Hub.Config())
+		Expect(err).NotTo(HaveOccurred())
+		Expect(applier.Apply(ctx, objs...)).To(Succeed())
 		var names []string
 		for _, o := range objs {
 			if o.GetKind() == "HostedClusterDeployment" {
@@ -152,6 +161,11 @@ var _ = Describe("the hcp-fleet user journey", Ordered, func() {
 			Expect(np.Object).To(HaveKeyWithValue("status", HaveKeyWithValue("replicas", BeNumerically("==", 2))))
 			_, err = hostsKube[host].CoreV1().Namespaces().Get(ctx, "clusters-"+name, metav1.GetOptions{})
 			Expect(err).NotTo(HaveOccurred(), "the control-plane namespace")
+			// The tenant's Secrets (with the markers) were delivered.
+			copies, err := hostsKube[host].CoreV1().Secrets("clusters").List(ctx, metav1.ListOptions{LabelSelector: hosting.LabelHCDName + "=" + name})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(copies.Items).NotTo(BeEmpty())
+			expectMarkersDelivered(ctx, host, "clusters", copies.Items[0].Name)
 		}
 		Expect(hostOf[orphanHCD]).To(Equal(pinnedTo), "spec.hostingCluster pins it")
 
@@ -238,6 +252,10 @@ var _ = Describe("the hcp-fleet user journey", Ordered, func() {
 		})
 	})
 
+	It("no Secret value or key name shows outside Secrets: in objects, conditions, events or logs", func(ctx SpecContext) {
+		expectNoMarkerLeaks(ctx)
+	})
+
 	It("deleting with deletionPolicy Delete removes the hosted cluster from its host and the hub", func(ctx SpecContext) {
 		host := hostOf[deleteHCD]
 		Expect(hubc.Delete(ctx, hcdRef(deleteHCD))).To(Succeed())
@@ -311,6 +329,8 @@ var _ = Describe("the hcp-fleet user journey", Ordered, func() {
 		for _, m := range fleet.Managed {
 			eventually(ctx, func(ctx context.Context) error { return clean(ctx, m.Name) })
 		}
+		By("no Secret value or key name shows in what deletion and cleanup left: objects, events, logs")
+		expectNoMarkerLeaks(ctx)
 	})
 })
 
