@@ -99,7 +99,7 @@ func (p AnnotationPolicy) Filter(annotations map[string]string) (copied map[stri
 const maxDroppedAnnotations = 10
 
 // droppedAnnotationsMessage names the annotation keys (never their values)
-// not copied onto the HostedCluster, or is empty.
+// not copied onto the HostedCluster or a NodePool, or is empty.
 func droppedAnnotationsMessage(dropped []string) string {
 	if len(dropped) == 0 {
 		return ""
@@ -108,5 +108,5 @@ func droppedAnnotationsMessage(dropped []string) string {
 	if len(dropped) > maxDroppedAnnotations {
 		keys = fmt.Sprintf("%s and %d more", strings.Join(dropped[:maxDroppedAnnotations], ", "), len(dropped)-maxDroppedAnnotations)
 	}
-	return "; annotations not copied to the HostedCluster (reserved, or not allowed by the hub's --hosted-cluster-annotations): " + keys
+	return "; annotations not copied to the HostedCluster or its NodePools (reserved, or not allowed by the hub's --hosted-cluster-annotations): " + keys
 }

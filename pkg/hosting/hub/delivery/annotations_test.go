@@ -195,3 +195,42 @@ func TestDeliveredNamesDroppedAnnotations(t *testing.T) {
 		t.Errorf("many dropped: %q", msg)
 	}
 }
+
+// NodePool annotations go through the same policy (HyperShift reads
+// overrides from them too), and their dropped keys are named with the node
+// pool.
+func TestRenderFiltersNodePoolAnnotations(t *testing.T) {
+	const evil = "hypershift.openshift.io/nodepool-image-override"
+	s := annotatedSpec(t, nil, DefaultHostedClusterAnnotations)
+	delete(s.HostedCluster, "annotations")
+	s.NodePools[0]["annotations"] = map[string]any{evil: "evil.example.com/rhcos", "example.com/owner": "team-a", "hcpfleet.io/hcd-name": "other"}
+	referenced := map[string]*unstructured.Unstructured{}
+	for _, r := range s.References() {
+		referenced[r.Kind+"/"+r.Name] = &unstructured.Unstructured{Object: map[string]any{}}
+	}
+	work, err := Render(s, "cluster-1", referenced, "h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, m := range work.Spec.Workload.Manifests {
+		var o map[string]any
+		if err := json.Unmarshal(m.Raw, &o); err != nil {
+			t.Fatal(err)
+		}
+		if o["kind"] != "NodePool" {
+			continue
+		}
+		found = true
+		if a := (&unstructured.Unstructured{Object: o}).GetAnnotations(); a["example.com/owner"] != "team-a" || len(a) != 1 {
+			t.Errorf("NodePool annotations %v", a)
+		}
+	}
+	if !found {
+		t.Fatal("no NodePool")
+	}
+	name, _ := s.NodePools[0]["name"].(string)
+	if got, want := s.DroppedAnnotations(), []string{name + ": hcpfleet.io/hcd-name", name + ": " + evil}; !slices.Equal(got, want) {
+		t.Errorf("dropped %q, want %q", got, want)
+	}
+}

@@ -258,7 +258,7 @@ func (r *Reconciler) deliver(ctx context.Context, hcd *v1alpha1.HostedClusterDep
 		return nil, nil, &Problem{Reason: v1alpha1.ReasonApplyFailed, Message: err.Error()}, nil //nolint:nilerr // see above
 	}
 	spec.Annotations = r.opts.Annotations
-	_, dropped := spec.HostedClusterAnnotations()
+	dropped := spec.DroppedAnnotations()
 	refs := spec.References()
 	versions := make(map[string]string, len(refs))
 	var missing []string

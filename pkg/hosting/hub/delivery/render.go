@@ -101,6 +101,27 @@ func (s Spec) HostedClusterAnnotations() (copied map[string]string, dropped []st
 	return s.Annotations.Filter(stringMap(s.HostedCluster["annotations"]))
 }
 
+// NodePoolAnnotations are the annotations of spec.nodePools[i] its NodePool
+// carries, and the sorted keys of the ones dropped: the HostedCluster's
+// policy, as HyperShift reads overrides from NodePool annotations too.
+func (s Spec) NodePoolAnnotations(i int) (copied map[string]string, dropped []string) {
+	return s.Annotations.Filter(stringMap(s.NodePools[i]["annotations"]))
+}
+
+// DroppedAnnotations are the keys of every annotation the policy drops: the
+// HostedCluster's as they are, a NodePool's as "<node pool>: <key>".
+func (s Spec) DroppedAnnotations() []string {
+	_, dropped := s.HostedClusterAnnotations()
+	for i, p := range s.NodePools {
+		name, _ := p["name"].(string)
+		_, npDropped := s.NodePoolAnnotations(i)
+		for _, k := range npDropped {
+			dropped = append(dropped, name+": "+k)
+		}
+	}
+	return dropped
+}
+
 // Labels are the labels pointing back to the HostedClusterDeployment.
 func (s Spec) Labels() map[string]string {
 	return map[string]string{hosting.LabelHCDNamespace: s.Namespace, hosting.LabelHCDName: s.Name}
@@ -153,7 +174,7 @@ func Render(s Spec, cluster string, referenced map[string]*unstructured.Unstruct
 	hcConfig.FeedbackScrapeType = workv1.FeedbackWatchType
 	configs = append(configs, hcConfig)
 
-	for _, p := range s.NodePools {
+	for i, p := range s.NodePools {
 		name, _ := p["name"].(string)
 		np := &unstructured.Unstructured{Object: map[string]any{}}
 		np.SetAPIVersion(hyperShiftGroup + "/" + hyperShiftVersion)
@@ -161,7 +182,7 @@ func Render(s Spec, cluster string, referenced map[string]*unstructured.Unstruct
 		np.SetNamespace(s.HostingNamespace)
 		np.SetName(name)
 		np.SetLabels(merged(stringMap(p["labels"]), labels))
-		if a := stringMap(p["annotations"]); len(a) > 0 {
+		if a, _ := s.NodePoolAnnotations(i); len(a) > 0 {
 			np.SetAnnotations(a)
 		}
 		spec, _ := runtime.DeepCopyJSONValue(p["spec"]).(map[string]any)
@@ -277,7 +298,7 @@ func merged(a, b map[string]string) map[string]string {
 // restricted annotation, and changes when the admin's policy changes what
 // reaches the HostedCluster.
 func InputHash(s Spec, cluster string, refVersions map[string]string) (string, error) {
-	_, dropped := s.HostedClusterAnnotations()
+	dropped := s.DroppedAnnotations()
 	b, err := json.Marshal(struct {
 		Cluster            string
 		HostingNamespace   string
