@@ -290,16 +290,22 @@ func merged(a, b map[string]string) map[string]string {
 	return out
 }
 
-// InputHash hashes what a ManifestWork is rendered from: the spec and the
-// versions of the referenced objects (kind/name → resourceVersion), so an
-// unchanged input is recognized without reading the objects themselves.
-// The annotation keys the policy drops count only when there are any, so
-// a hash stays what it was for every HostedClusterDeployment that sets no
-// restricted annotation, and changes when the admin's policy changes what
-// reaches the HostedCluster.
+// RenderVersion is part of every input hash. Bump it when Render's output
+// changes for the same input (new copy names, apply options, filtering), so
+// that every ManifestWork is rendered again once after the hub is upgraded
+// instead of keeping what an older hub wrote until its HCD changes.
+const RenderVersion = 2
+
+// InputHash hashes what a ManifestWork is rendered from: the renderer's
+// version, the spec and the versions of the referenced objects (kind/name →
+// resourceVersion), so an unchanged input is recognized without reading the
+// objects themselves. The annotation keys the policy drops count only when
+// there are any, so the admin's policy changes the hash only where it
+// changes what reaches the host.
 func InputHash(s Spec, cluster string, refVersions map[string]string) (string, error) {
 	dropped := s.DroppedAnnotations()
 	b, err := json.Marshal(struct {
+		Render             int
 		Cluster            string
 		HostingNamespace   string
 		DeletionPolicy     v1alpha1.DeletionPolicy
@@ -307,7 +313,7 @@ func InputHash(s Spec, cluster string, refVersions map[string]string) (string, e
 		NodePools          []map[string]any
 		Refs               map[string]string
 		DroppedAnnotations []string `json:",omitempty"`
-	}{cluster, s.HostingNamespace, s.DeletionPolicy, s.HostedCluster, s.NodePools, refVersions, dropped})
+	}{RenderVersion, cluster, s.HostingNamespace, s.DeletionPolicy, s.HostedCluster, s.NodePools, refVersions, dropped})
 	if err != nil {
 		return "", err
 	}
