@@ -273,6 +273,8 @@ func TestAddOnLifecycle(t *testing.T) {
 		}
 	})
 
+	t.Run("each identity may do exactly what docs/security.md lists", func(t *testing.T) { checkLeastPrivilege(t, c) })
+
 	t.Run("per-cluster HostingConfig override changes only that cluster", func(t *testing.T) {
 		c.label(t, "cluster-2", hcpfleet.HostLabel, ptrTo("true"))
 		c.agentReady(t, "cluster-2")

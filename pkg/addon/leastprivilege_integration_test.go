@@ -1,0 +1,180 @@
+package addon_test
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"open-cluster-management.io/addon-framework/pkg/agent"
+
+	"github.com/hcp-fleet/hcp-fleet/internal/rbacmatrix"
+	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
+)
+
+// The identities whose permissions docs/security.md lists, and the
+// placeholders its tables use.
+const (
+	securityDoc = "../../docs/security.md"
+	// hubServiceAccount is the hub's identity (manifests/hub).
+	hubServiceAccount = "hcp-fleet-hub"
+	// agentServiceAccount is the agent's identity on a management cluster
+	// (manifests/agent).
+	agentServiceAccount = "hcp-fleet-agent"
+)
+
+// verbs asked about for every resource: the usual ones and the
+// privilege-bearing special verbs.
+var verbs = []string{"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection",
+	"bind", "escalate", "impersonate", "approve", "sign"}
+
+// sensitive are resources asked about on every cluster whether or not a
+// table mentions them: what an attacker would want.
+var sensitive = []string{
+	"secrets", "configmaps", "serviceaccounts", "serviceaccounts/token", "pods", "pods/exec", "namespaces", "nodes",
+	"events", "events.k8s.io/events", "coordination.k8s.io/leases",
+	"rbac.authorization.k8s.io/clusterroles", "rbac.authorization.k8s.io/clusterrolebindings",
+	"rbac.authorization.k8s.io/roles", "rbac.authorization.k8s.io/rolebindings",
+	"apiextensions.k8s.io/customresourcedefinitions", "apps/deployments", "apps/daemonsets",
+	"admissionregistration.k8s.io/validatingwebhookconfigurations", "admissionregistration.k8s.io/mutatingwebhookconfigurations",
+	"admissionregistration.k8s.io/validatingadmissionpolicies", "admissionregistration.k8s.io/validatingadmissionpolicybindings",
+	"certificates.k8s.io/certificatesigningrequests", "certificates.k8s.io/certificatesigningrequests/approval",
+	"certificates.k8s.io/certificatesigningrequests/status", "certificates.k8s.io/signers",
+	"users", "groups", "authentication.k8s.io/tokenreviews",
+}
+
+var hubResources = []string{
+	"cluster.open-cluster-management.io/managedclusters", "cluster.open-cluster-management.io/managedclusters/status",
+	"cluster.open-cluster-management.io/managedclustersets", "cluster.open-cluster-management.io/managedclustersets/join",
+	"cluster.open-cluster-management.io/managedclustersetbindings", "cluster.open-cluster-management.io/placements",
+	"cluster.open-cluster-management.io/placementdecisions", "cluster.open-cluster-management.io/addonplacementscores",
+	"work.open-cluster-management.io/manifestworks",
+	"addon.open-cluster-management.io/managedclusteraddons", "addon.open-cluster-management.io/managedclusteraddons/status",
+	"addon.open-cluster-management.io/clustermanagementaddons", "addon.open-cluster-management.io/addondeploymentconfigs",
+	"hcpfleet.io/hostedclusterdeployments", "hcpfleet.io/hostedclusterdeployments/status", "hcpfleet.io/hostingconfigs",
+}
+
+var managementResources = []string{
+	"hypershift.openshift.io/hostedclusters", "hypershift.openshift.io/nodepools", "hypershift.openshift.io/hostedcontrolplanes",
+	"cluster.x-k8s.io/clusters", "cluster.x-k8s.io/machines", "cluster.open-cluster-management.io/clusterclaims",
+	"work.open-cluster-management.io/appliedmanifestworks", "scheduling.k8s.io/priorityclasses", "apps/statefulsets",
+}
+
+// checkLeastPrivilege asks the hub's and a management cluster's API servers
+// what each hcp-fleet identity may do, over every cell of verbs ×
+// resources × namespaces × names, and compares each answer with the tables
+// in docs/security.md. A grant broader than the table, or a table row the
+// server denies, fails. The add-on must be running on the first management
+// cluster (its agent's grants exist only then); TestAddOnLifecycle calls it.
+func checkLeastPrivilege(t *testing.T, c *clients) {
+	cluster := fleet.Managed[0].Name
+	other := fleet.Managed[1].Name
+	c.agentReady(t, cluster)
+	doc, err := os.ReadFile(securityDoc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars := map[string]string{"<cluster>": cluster, "<hub>": addon.DefaultHubNamespace, "<agent>": addon.DefaultInstallNamespace}
+	saGroups := func(ns string) []string {
+		return []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"}
+	}
+	for _, tc := range []struct {
+		heading    string
+		id         rbacmatrix.Identity
+		cfg        *rest.Config
+		resources  []string
+		namespaces []string
+	}{{
+		heading:    "### The hub",
+		id:         rbacmatrix.Identity{User: "system:serviceaccount:" + addon.DefaultHubNamespace + ":" + hubServiceAccount, Groups: saGroups(addon.DefaultHubNamespace)},
+		cfg:        fleet.Hub.Config(),
+		resources:  append(append([]string{}, sensitive...), hubResources...),
+		namespaces: []string{addon.DefaultHubNamespace, cluster, other, "tenant-a", "kube-system", "open-cluster-management"},
+	}, {
+		heading:    "### The agent on the hub",
+		id:         rbacmatrix.Identity{User: agent.DefaultUser(cluster, addon.Name, addon.AgentName), Groups: agent.DefaultGroups(cluster, addon.Name)},
+		cfg:        fleet.Hub.Config(),
+		resources:  append(append([]string{}, sensitive...), hubResources...),
+		namespaces: []string{cluster, other, addon.DefaultHubNamespace, "tenant-a", "kube-system"},
+	}, {
+		heading:   "### The agent on a management cluster",
+		id:        rbacmatrix.Identity{User: "system:serviceaccount:" + addon.DefaultInstallNamespace + ":" + agentServiceAccount, Groups: saGroups(addon.DefaultInstallNamespace)},
+		cfg:       fleet.Managed[0].Config(),
+		resources: append(append([]string{}, sensitive...), managementResources...),
+		namespaces: []string{addon.DefaultInstallNamespace, "hypershift", "clusters", "clusters-tenant", "kube-system", "default",
+			"open-cluster-management-agent"},
+	}} {
+		t.Run(strings.TrimPrefix(tc.heading, "### "), func(t *testing.T) {
+			table, err := rbacmatrix.Parse(strings.NewReader(string(doc)), tc.heading, vars)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg := rest.CopyConfig(tc.cfg)
+			cfg.QPS, cfg.Burst = -1, 0 // thousands of reviews
+			kube := kubernetes.NewForConfigOrDie(cfg)
+			matrix := rbacmatrix.Matrix{Verbs: verbs, Namespaces: tc.namespaces, Names: []string{"probe-foreign-name"},
+				Resources: resources(t, kube.Discovery(), table, tc.resources)}
+			cells := matrix.Cells(table)
+			broader, narrower, err := rbacmatrix.Diff(context.Background(), kube, tc.id, table, cells)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s: %d cells asked", tc.id.User, len(cells))
+			if len(broader) > 0 {
+				t.Errorf("%s may do more than docs/security.md %q says (%d cells):\n  %s", tc.id.User, tc.heading, len(broader),
+					strings.Join(rbacmatrix.Summarize(broader), "\n  "))
+			}
+			if len(narrower) > 0 {
+				t.Errorf("docs/security.md %q promises what %s may not do (%d cells):\n  %s", tc.heading, tc.id.User, len(narrower),
+					strings.Join(rbacmatrix.Summarize(narrower), "\n  "))
+			}
+		})
+	}
+}
+
+// resources is what to probe: the given list and every resource a table
+// row names (a "group/*" row by a sample resource of the group), each with
+// its scope as the server's discovery says (namespaced when unknown, which
+// asks about more cells, not fewer).
+func resources(t *testing.T, dc discovery.DiscoveryInterface, table rbacmatrix.Table, names []string) []rbacmatrix.Resource {
+	t.Helper()
+	for _, r := range table {
+		res := r.Resource
+		if res == "*" {
+			res = "probe-any-resource"
+		}
+		if r.Group != "" {
+			res = r.Group + "/" + res
+		}
+		names = append(names, res)
+	}
+	clusterScoped := map[string]bool{}
+	lists, _ := dc.ServerPreferredResources()
+	for _, l := range lists {
+		group, _, _ := strings.Cut(l.GroupVersion, "/")
+		if !strings.Contains(l.GroupVersion, "/") {
+			group = ""
+		}
+		for _, r := range l.APIResources {
+			if !r.Namespaced {
+				clusterScoped[group+"|"+r.Name] = true
+			}
+		}
+	}
+	seen := map[rbacmatrix.Resource]bool{}
+	var out []rbacmatrix.Resource
+	for _, n := range names {
+		var r rbacmatrix.Resource
+		r.Group, n = rbacmatrix.SplitResource(n)
+		r.Resource, r.Subresource, _ = strings.Cut(n, "/")
+		r.Namespaced = !clusterScoped[r.Group+"|"+r.Resource]
+		if !seen[r] {
+			seen[r] = true
+			out = append(out, r)
+		}
+	}
+	return out
+}
