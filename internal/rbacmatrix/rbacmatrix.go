@@ -289,18 +289,43 @@ func sortCells(cs []Cell) {
 	sort.Slice(cs, func(i, j int) bool { return cs[i].String() < cs[j].String() })
 }
 
-// Summarize groups cells into table-like lines (resource, namespace, name:
-// verbs), for a readable failure.
+// Summarize folds cells into short lines, one per resource and set of
+// verbs: "<resource> [<names>]: <verbs> — <where>", for a readable failure.
 func Summarize(cells []Cell) []string {
-	verbs := map[string][]string{}
+	type at struct{ res, ns, name string }
+	verbs := map[at][]string{}
 	for _, c := range cells {
-		k := Cell{Group: c.Group, Resource: c.Resource, Subresource: c.Subresource, Namespace: c.Namespace, Name: c.Name}
-		key := strings.TrimPrefix(k.String(), " ")
-		verbs[key] = append(verbs[key], c.Verb)
+		k := Cell{Group: c.Group, Resource: c.Resource, Subresource: c.Subresource}
+		res, _, _ := strings.Cut(k.String(), " cluster-wide")
+		res = strings.TrimSpace(res)
+		verbs[at{res, c.Namespace, c.Name}] = append(verbs[at{res, c.Namespace, c.Name}], c.Verb)
 	}
-	out := make([]string, 0, len(verbs))
+	type line struct{ res, verbs, name string }
+	where := map[line][]string{}
 	for k, v := range verbs {
-		out = append(out, fmt.Sprintf("%s: %s", strings.TrimSpace(k), strings.Join(v, ",")))
+		sort.Strings(v)
+		ns := k.ns
+		if ns == "" {
+			ns = "cluster-wide"
+		}
+		l := line{k.res, strings.Join(v, ","), k.name}
+		where[l] = append(where[l], ns)
+	}
+	type folded struct{ res, verbs, where string }
+	names := map[folded][]string{}
+	for l, nss := range where {
+		sort.Strings(nss)
+		name := l.name
+		if name == "" {
+			name = "any name"
+		}
+		f := folded{l.res, l.verbs, strings.Join(nss, ", ")}
+		names[f] = append(names[f], name)
+	}
+	out := make([]string, 0, len(names))
+	for f, ns := range names {
+		sort.Strings(ns)
+		out = append(out, fmt.Sprintf("%s [%s]: %s — %s", f.res, strings.Join(ns, ", "), f.verbs, f.where))
 	}
 	sort.Strings(out)
 	return out

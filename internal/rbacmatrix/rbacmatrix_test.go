@@ -68,3 +68,23 @@ func TestParseAndAllows(t *testing.T) {
 		t.Errorf("%d cells, want 12: %v", len(cells), cells)
 	}
 }
+
+func TestSummarize(t *testing.T) {
+	var cells []Cell
+	for _, ns := range []string{"", "a", "b"} {
+		for _, name := range []string{"", "x"} {
+			for _, v := range []string{"list", "get"} {
+				cells = append(cells, Cell{Verb: v, Resource: "secrets", Namespace: ns, Name: name})
+			}
+		}
+	}
+	cells = append(cells, Cell{Verb: "bind", Group: "rbac.authorization.k8s.io", Resource: "clusterroles", Name: "admin"})
+	got := Summarize(cells)
+	want := []string{
+		"rbac.authorization.k8s.io/clusterroles [admin]: bind — cluster-wide",
+		"secrets [any name, x]: get,list — a, b, cluster-wide",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("Summarize:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
