@@ -14,8 +14,9 @@ import "embed"
 var Agent embed.FS
 
 // Hub holds what a hub admin installs besides the CRDs: the hcp-fleet
-// namespace, the ClusterManagementAddOn, the default HostingConfig and the
-// Placement that selects management clusters.
+// namespace, the ClusterManagementAddOn, the default HostingConfig, the
+// Placement that selects management clusters, and the hcp-fleet:tenant
+// ClusterRole the admin binds in tenants' namespaces.
 //
 //go:embed hub/*.yaml
 var Hub embed.FS

@@ -6,6 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -77,7 +81,19 @@ func checkLeastPrivilege(t *testing.T, c *clients) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	vars := map[string]string{"<cluster>": cluster, "<hub>": addon.DefaultHubNamespace, "<agent>": addon.DefaultInstallNamespace}
+	vars := map[string]string{"<cluster>": cluster, "<hub>": addon.DefaultHubNamespace, "<agent>": addon.DefaultInstallNamespace, "<tenant>": "tenant-a"}
+	// A tenant team as the admin sets one up: hcp-fleet:tenant bound in its
+	// namespace (manifests/hub).
+	ctx := context.Background()
+	if _, err := c.hubKube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "tenant-a"}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: "tenant-a", Name: "hcp-fleet-tenant"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "hcp-fleet:tenant"},
+		Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: "team-a"}}}
+	if _, err := c.hubKube.RbacV1().RoleBindings("tenant-a").Create(ctx, binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
 	saGroups := func(ns string) []string {
 		return []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"}
 	}
@@ -93,6 +109,12 @@ func checkLeastPrivilege(t *testing.T, c *clients) {
 		cfg:        fleet.Hub.Config(),
 		resources:  append(append([]string{}, sensitive...), hubResources...),
 		namespaces: []string{addon.DefaultHubNamespace, cluster, other, "tenant-a", "kube-system", "open-cluster-management"},
+	}, {
+		heading:    "### A tenant",
+		id:         rbacmatrix.Identity{User: "alice", Groups: []string{"team-a", "system:authenticated"}},
+		cfg:        fleet.Hub.Config(),
+		resources:  append(append([]string{}, sensitive...), hubResources...),
+		namespaces: []string{"tenant-a", "tenant-b", cluster, addon.DefaultHubNamespace, "kube-system"},
 	}, {
 		heading:    "### The agent on the hub",
 		id:         rbacmatrix.Identity{User: agent.DefaultUser(cluster, addon.Name, addon.AgentName), Groups: agent.DefaultGroups(cluster, addon.Name)},
@@ -115,7 +137,7 @@ func checkLeastPrivilege(t *testing.T, c *clients) {
 			cfg := rest.CopyConfig(tc.cfg)
 			cfg.QPS, cfg.Burst = -1, 0 // thousands of reviews
 			kube := kubernetes.NewForConfigOrDie(cfg)
-			matrix := rbacmatrix.Matrix{Verbs: verbs, Namespaces: tc.namespaces, Names: []string{"probe-foreign-name"},
+			matrix := rbacmatrix.Matrix{Verbs: verbs, Namespaces: tc.namespaces, Names: []string{"probe-foreign-name", addon.Name},
 				Resources: resources(t, kube.Discovery(), table, tc.resources)}
 			cells := matrix.Cells(table)
 			broader, narrower, err := rbacmatrix.Diff(context.Background(), kube, tc.id, table, cells)
