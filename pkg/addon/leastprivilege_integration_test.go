@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -97,6 +98,7 @@ func checkLeastPrivilege(t *testing.T, c *clients) {
 	saGroups := func(ns string) []string {
 		return []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"}
 	}
+	t.Run("ManifestWorks are read only by their cluster's agents", func(t *testing.T) { checkManifestWorkReaders(t, c, cluster, other) })
 	for _, tc := range []struct {
 		heading    string
 		id         rbacmatrix.Identity
@@ -154,6 +156,37 @@ func checkLeastPrivilege(t *testing.T, c *clients) {
 					strings.Join(rbacmatrix.Summarize(narrower), "\n  "))
 			}
 		})
+	}
+}
+
+// checkManifestWorkReaders: the ManifestWorks in a cluster namespace carry
+// the Secrets delivered to that cluster. Besides the fleet admin and the
+// hub (the tables above), only that cluster's own OCM agents may read them
+// — OCM's grant to the cluster's group, which is checked here for one
+// cluster's and denied for another's.
+func checkManifestWorkReaders(t *testing.T, c *clients, cluster, other string) {
+	t.Helper()
+	for _, tc := range []struct {
+		cluster string
+		want    bool
+	}{{cluster, true}, {other, false}} {
+		// The identity OCM registration gives a cluster's agents.
+		group := "system:open-cluster-management:" + tc.cluster
+		for _, verb := range []string{"get", "list"} {
+			sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+				User:   group + ":agent",
+				Groups: []string{group, "system:open-cluster-management:managed-clusters", "system:authenticated"},
+				ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: verb, Group: "work.open-cluster-management.io",
+					Resource: "manifestworks", Namespace: cluster},
+			}}
+			got, err := c.hubKube.AuthorizationV1().SubjectAccessReviews().Create(context.Background(), sar, metav1.CreateOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Status.Allowed != tc.want {
+				t.Errorf("%s: %s ManifestWorks in %s: allowed=%v, want %v", group, verb, cluster, got.Status.Allowed, tc.want)
+			}
+		}
 	}
 }
 
