@@ -230,6 +230,9 @@ func newEnv(opts *Options) (*Env, error) {
 	if err != nil {
 		return nil, fmt.Errorf("management cluster kubeconfig: %w", err)
 	}
+	for _, cfg := range []*rest.Config{hub, managed} {
+		cfg.QPS, cfg.Burst = float32(opts.KubeAPIQPS), opts.KubeAPIBurst
+	}
 	addonClient, err := addonclient.NewForConfig(hub)
 	if err != nil {
 		return nil, err

@@ -23,7 +23,19 @@ type Options struct {
 	HealthProbeAddress   string
 	CredentialPollPeriod time.Duration
 	CleanupTimeout       time.Duration
+	// KubeAPIQPS and KubeAPIBurst bound the agent's requests to each API
+	// server it talks to (the management cluster's and the hub's).
+	KubeAPIQPS   float64
+	KubeAPIBurst int
 }
+
+// The agent's client rate limit by default: above client-go's 5/10, which
+// a management cluster with hundreds of hosted clusters (capacity reports,
+// kubeconfig exports, CAPI providers) would wait on; below the hub's.
+const (
+	DefaultKubeAPIQPS   = 20
+	DefaultKubeAPIBurst = 40
+)
 
 // NewOptions returns the defaults.
 func NewOptions() *Options {
@@ -37,6 +49,8 @@ func NewOptions() *Options {
 		HealthProbeAddress:   ":8081",
 		CredentialPollPeriod: 5 * time.Second,
 		CleanupTimeout:       10 * time.Minute,
+		KubeAPIQPS:           DefaultKubeAPIQPS,
+		KubeAPIBurst:         DefaultKubeAPIBurst,
 	}
 }
 
@@ -66,6 +80,10 @@ func (o *Options) FlagSet(name string, output io.Writer) *flag.FlagSet {
 		"How often the agent checks the hub kubeconfig files for rotated credentials.")
 	fs.DurationVar(&o.CleanupTimeout, "cleanup-timeout", o.CleanupTimeout,
 		"cleanup only: how long one cleanup attempt may take before it fails and reports why.")
+	fs.Float64Var(&o.KubeAPIQPS, "kube-api-qps", o.KubeAPIQPS,
+		"Requests per second the agent may send to each API server (the management cluster's, the hub's), sustained.")
+	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst,
+		"Requests the agent may send to each API server in a burst above --kube-api-qps.")
 	return fs
 }
 
@@ -80,6 +98,9 @@ func (o *Options) Validate() error {
 	}
 	if o.AddonNamespace == "" {
 		errs = append(errs, errors.New("--addon-namespace is required"))
+	}
+	if o.KubeAPIQPS <= 0 || o.KubeAPIBurst <= 0 {
+		errs = append(errs, fmt.Errorf("--kube-api-qps (%g) and --kube-api-burst (%d) must be positive", o.KubeAPIQPS, o.KubeAPIBurst))
 	}
 	if o.CredentialPollPeriod <= 0 {
 		errs = append(errs, fmt.Errorf("--credential-poll-period must be positive, got %s", o.CredentialPollPeriod))

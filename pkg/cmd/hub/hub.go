@@ -53,6 +53,11 @@ type Options struct {
 	// HostingConfigNamespaces: namespaces besides Namespace whose
 	// HostingConfigs a ManagedClusterAddOn may use (comma-separated).
 	HostingConfigNamespaces string
+	// KubeAPIQPS and KubeAPIBurst bound the hub's requests to its API
+	// server (client-go's own defaults, 5 and 10, throttle a fleet's worth
+	// of renders and status writes).
+	KubeAPIQPS   float64
+	KubeAPIBurst int
 }
 
 // NewOptions returns the defaults.
@@ -70,8 +75,17 @@ func NewOptions() *Options {
 		LostHostTimeout:          10 * time.Minute,
 		ImportedClusterLabels:    importer.DefaultImportedClusterLabels,
 		HostedClusterAnnotations: delivery.DefaultHostedClusterAnnotations,
+		KubeAPIQPS:               DefaultKubeAPIQPS,
+		KubeAPIBurst:             DefaultKubeAPIBurst,
 	}
 }
+
+// The hub's client rate limit by default: what OCM's own hub controllers
+// use (controllercmd), so the add-on is never the slowest hub component.
+const (
+	DefaultKubeAPIQPS   = 50
+	DefaultKubeAPIBurst = 100
+)
 
 // FlagSet returns the hub's flags bound to o.
 func (o *Options) FlagSet(output io.Writer) *flag.FlagSet {
@@ -97,6 +111,8 @@ func (o *Options) FlagSet(output io.Writer) *flag.FlagSet {
 		"The default allows only hypershift.openshift.io/cleanup-cloud-resources, which \"hypershift destroy\" sets and which only removes the cloud resources the hosted cluster created when it is deleted. "+
 		"Keys hcp-fleet owns (hcpfleet.io/*, hypershift.openshift.io/migration-in-progress and migration-failed) never pass, even when listed. The keys left out are named in the HostedClusterDeployment's Delivered condition.")
 	fs.StringVar(&o.HostingConfigNamespaces, "hosting-config-namespaces", o.HostingConfigNamespaces, "Comma-separated namespaces, besides --namespace, that a ManagedClusterAddOn may take its HostingConfig from. A HostingConfig elsewhere is ignored (neither its spec nor the Secrets it references reach the agent) and named in the agent's credential problems.")
+	fs.Float64Var(&o.KubeAPIQPS, "kube-api-qps", o.KubeAPIQPS, "Requests per second the hub may send to its API server (sustained).")
+	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst, "Requests the hub may send to its API server in a burst above --kube-api-qps.")
 	return fs
 }
 
@@ -120,6 +136,9 @@ func (o *Options) Validate() error {
 	if o.LeaderElect && o.RenewDeadline >= o.LeaseDuration {
 		errs = append(errs, fmt.Errorf("--leader-elect-renew-deadline (%s) must be shorter than --leader-elect-lease-duration (%s)", o.RenewDeadline, o.LeaseDuration))
 	}
+	if o.KubeAPIQPS <= 0 || o.KubeAPIBurst <= 0 {
+		errs = append(errs, fmt.Errorf("--kube-api-qps (%g) and --kube-api-burst (%d) must be positive", o.KubeAPIQPS, o.KubeAPIBurst))
+	}
 	if _, err := scheduling.ParseStrategy(o.SchedulingStrategy); err != nil {
 		errs = append(errs, fmt.Errorf("--scheduling-strategy: %w", err))
 	}
@@ -140,6 +159,8 @@ func Run(ctx context.Context, cfg *rest.Config, opts *Options) error {
 	if err := opts.Validate(); err != nil {
 		return err
 	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = float32(opts.KubeAPIQPS), opts.KubeAPIBurst
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme: Scheme,
 		Cache:  cacheOptions(),
