@@ -20,6 +20,25 @@ build: ## Compile everything and put the binaries in bin/.
 	$(GO) build ./...
 	$(GO) build -o bin/ ./cmd/...
 
+# Images: `make images` builds them as OCI archives without a container
+# engine (hack/images); images/*.Containerfile build the same with one.
+IMAGE_REGISTRY ?= quay.io/hcp-fleet
+IMAGE_VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+IMAGE_REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
+IMAGE_ARCH     ?= $(shell $(GO) env GOARCH)
+
+.PHONY: images
+images: ## The hub and agent images as OCI archives in bin/images (podman load -i / skopeo copy oci-archive:).
+	@mkdir -p bin/images
+	@for c in hub agent; do \
+	  CGO_ENABLED=0 GOOS=linux GOARCH=$(IMAGE_ARCH) $(GO) build -trimpath -o bin/images/hcp-fleet-$$c ./cmd/$$c; \
+	  $(GO) run -C hack/images . --binary ../../bin/images/hcp-fleet-$$c --name hcp-fleet-$$c --arch $(IMAGE_ARCH) \
+	    --ref $(IMAGE_REGISTRY)/hcp-fleet-$$c:$(IMAGE_VERSION) --version $(IMAGE_VERSION) --revision $(IMAGE_REVISION) \
+	    --description "hcp-fleet $$c: fleet manager for HyperShift hosted control planes (open-cluster-management add-on)" \
+	    --out ../../bin/images/hcp-fleet-$$c.oci.tar; \
+	done
+	$(GO) run -C hack/images . --verify ../../bin/images/hcp-fleet-hub.oci.tar ../../bin/images/hcp-fleet-agent.oci.tar
+
 .PHONY: generate
 generate: ## Generate deepcopy code and server-side apply configurations for the API types.
 	$(TOOLS) controller-gen object applyconfiguration paths=./api/...
@@ -54,11 +73,13 @@ k8s-bins: ## Build etcd, kube-apiserver, kube-controller-manager into the user c
 .PHONY: vet
 vet:
 	$(GO) vet ./...
+	$(GO) vet -C hack/images ./...
 	@out="$$(gofmt -l $$(git ls-files '*.go'))"; if [[ -n "$$out" ]]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 .PHONY: test
 test: vet ## Unit, integration and end-to-end tests against real kube-apiservers.
 	KUBEBUILDER_ASSETS="$(K8S_BINS)" $(TOOLS) gotestsum --format testname -- -timeout 45m $(TEST_FLAGS) $(TEST_PKGS)
+	$(GO) test -C hack/images $(TEST_FLAGS) ./...
 
 .PHONY: bench
 bench: ## Benchmarks; they print their own figures.
