@@ -159,7 +159,8 @@ func (t Table) Allows(c Cell) bool {
 		res += "/" + c.Subresource
 	}
 	for _, r := range t {
-		if r.Group != c.Group || (r.Resource != res && !(r.Resource == "*" && c.Subresource == "")) {
+		wildcard := r.Resource == "*" && c.Subresource == "" // "*" covers resources, not subresources
+		if r.Group != c.Group || (r.Resource != res && !wildcard) {
 			continue
 		}
 		if !slices.Contains(r.Verbs, c.Verb) && !slices.Contains(r.Verbs, "*") {
