@@ -133,7 +133,9 @@ type Cell struct {
 	Verb, Group, Resource, Subresource, Namespace, Name string
 }
 
-func (c Cell) String() string {
+// resource is the cell's resource as the tables write it:
+// "[group/]resource[/subresource]".
+func (c Cell) resource() string {
 	r := c.Resource
 	if c.Group != "" {
 		r = c.Group + "/" + r
@@ -141,6 +143,10 @@ func (c Cell) String() string {
 	if c.Subresource != "" {
 		r += "/" + c.Subresource
 	}
+	return r
+}
+
+func (c Cell) String() string {
 	where := "cluster-wide"
 	if c.Namespace != "" {
 		where = "in " + c.Namespace
@@ -149,7 +155,7 @@ func (c Cell) String() string {
 	if c.Name != "" {
 		name = c.Name
 	}
-	return fmt.Sprintf("%s %s %s (%s)", c.Verb, r, where, name)
+	return fmt.Sprintf("%s %s %s (%s)", c.Verb, c.resource(), where, name)
 }
 
 // Allows reports whether the table allows cell.
@@ -296,10 +302,8 @@ func Summarize(cells []Cell) []string {
 	type at struct{ res, ns, name string }
 	verbs := map[at][]string{}
 	for _, c := range cells {
-		k := Cell{Group: c.Group, Resource: c.Resource, Subresource: c.Subresource}
-		res, _, _ := strings.Cut(k.String(), " cluster-wide")
-		res = strings.TrimSpace(res)
-		verbs[at{res, c.Namespace, c.Name}] = append(verbs[at{res, c.Namespace, c.Name}], c.Verb)
+		k := at{c.resource(), c.Namespace, c.Name}
+		verbs[k] = append(verbs[k], c.Verb)
 	}
 	type line struct{ res, verbs, name string }
 	where := map[line][]string{}

@@ -3,6 +3,7 @@ package addon_test
 import (
 	"context"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -20,11 +21,9 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 )
 
-// The identities whose permissions docs/security.md lists, and the
-// placeholders its tables use.
-const (
-	securityDoc = "../../docs/security.md"
-)
+// securityDoc holds the permission tables the identities are checked
+// against.
+const securityDoc = "../../docs/security.md"
 
 // verbs asked about for every resource: the usual ones and the
 // privilege-bearing special verbs.
@@ -85,6 +84,7 @@ func checkLeastPrivilege(t *testing.T, c *clients) {
 		t.Fatal(err)
 	}
 	t.Run("ManifestWorks are read only by their cluster's agents", func(t *testing.T) { checkManifestWorkReaders(t, c, cluster, other) })
+	hubProbes := append(slices.Clone(sensitive), hubResources...)
 	for _, tc := range []struct {
 		heading    string
 		id         rbacmatrix.Identity
@@ -95,13 +95,13 @@ func checkLeastPrivilege(t *testing.T, c *clients) {
 		heading:    "### A tenant",
 		id:         rbacmatrix.Identity{User: "alice", Groups: []string{"team-a", "system:authenticated"}},
 		cfg:        fleet.Hub.Config(),
-		resources:  append(append([]string{}, sensitive...), hubResources...),
+		resources:  hubProbes,
 		namespaces: []string{"tenant-a", "tenant-b", cluster, addon.DefaultHubNamespace, "kube-system"},
 	}, {
 		heading:    "### The agent on the hub",
 		id:         rbacmatrix.Identity{User: agent.DefaultUser(cluster, addon.Name, addon.AgentName), Groups: agent.DefaultGroups(cluster, addon.Name)},
 		cfg:        fleet.Hub.Config(),
-		resources:  append(append([]string{}, sensitive...), hubResources...),
+		resources:  hubProbes,
 		namespaces: []string{cluster, other, addon.DefaultHubNamespace, "tenant-a", "kube-system"},
 	}} {
 		t.Run(strings.TrimPrefix(tc.heading, "### "), func(t *testing.T) {
