@@ -15,8 +15,9 @@ var Agent embed.FS
 
 // Hub holds what a hub admin installs besides the CRDs: the hcp-fleet
 // namespace, the ClusterManagementAddOn, the default HostingConfig, the
-// Placement that selects management clusters, and the hcp-fleet:tenant
-// ClusterRole the admin binds in tenants' namespaces.
+// Placement that selects management clusters, the hcp-fleet:tenant
+// ClusterRole the admin binds in tenants' namespaces, the agent's hub
+// ClusterRole, and the hub's ServiceAccount with its RBAC.
 //
 //go:embed hub/*.yaml
 var Hub embed.FS

@@ -436,7 +436,7 @@ func TestAddOnLifecycle(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, rb := range roles.Items {
-			if rb.RoleRef.Name == addonhub.HubRole().Name {
+			if rb.Name == addonhub.HubBindingName {
 				t.Errorf("hub RoleBinding %s left in cluster-1", rb.Name)
 			}
 		}

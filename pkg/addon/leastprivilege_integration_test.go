@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -14,9 +15,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/apiserver/pkg/authentication/serviceaccount"
+	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/client-go/rest"
 	"open-cluster-management.io/addon-framework/pkg/agent"
 
+	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hcpfleet"
 	"github.com/hcp-fleet/hcp-fleet/internal/rbacmatrix"
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 )
@@ -84,6 +88,15 @@ func checkLeastPrivilege(t *testing.T, c *clients) {
 		t.Fatal(err)
 	}
 	t.Run("ManifestWorks are read only by their cluster's agents", func(t *testing.T) { checkManifestWorkReaders(t, c, cluster, other) })
+	t.Run("the hub runs as its ServiceAccount", func(t *testing.T) {
+		review, err := kubernetes.NewForConfigOrDie(product.HubIdentity()).AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := review.Status.UserInfo.Username, serviceaccount.MakeUsername(hcpfleet.HubNamespace, hcpfleet.HubServiceAccount); got != want {
+			t.Errorf("the hub runs as %q, want %q", got, want)
+		}
+	})
 	hubProbes := append(slices.Clone(sensitive), hubResources...)
 	for _, tc := range []struct {
 		heading    string
@@ -92,6 +105,13 @@ func checkLeastPrivilege(t *testing.T, c *clients) {
 		resources  []string
 		namespaces []string
 	}{{
+		heading: "### The hub",
+		id: rbacmatrix.Identity{User: serviceaccount.MakeUsername(hcpfleet.HubNamespace, hcpfleet.HubServiceAccount),
+			Groups: append(serviceaccount.MakeGroupNames(hcpfleet.HubNamespace), user.AllAuthenticated)},
+		cfg:        fleet.Hub.Config(),
+		resources:  hubProbes,
+		namespaces: []string{cluster, addon.DefaultHubNamespace, "tenant-a", "kube-system"},
+	}, {
 		heading:    "### A tenant",
 		id:         rbacmatrix.Identity{User: "alice", Groups: []string{"team-a", "system:authenticated"}},
 		cfg:        fleet.Hub.Config(),

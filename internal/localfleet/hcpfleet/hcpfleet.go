@@ -19,9 +19,13 @@ import (
 	"sync"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
 
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet"
@@ -87,6 +91,9 @@ type Product struct {
 	wg     sync.WaitGroup
 
 	kubelets map[string]*kubeletsim.Kubelet
+	// hubConfig is the hub's identity: the hcp-fleet-hub ServiceAccount of
+	// manifests/hub, as on a real hub, never an administrator.
+	hubConfig *rest.Config
 
 	mu     sync.Mutex
 	errs   []error
@@ -110,7 +117,12 @@ func Start(fleet *localfleet.Fleet, opts Options) (*Product, error) {
 		opts.HubReplicas = 1
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	p := &Product{fleet: fleet, cancel: cancel, parent: ctx, opts: opts, kubelets: map[string]*kubeletsim.Kubelet{}}
+	hubConfig, err := HubConfig(ctx, fleet)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	p := &Product{fleet: fleet, cancel: cancel, parent: ctx, opts: opts, kubelets: map[string]*kubeletsim.Kubelet{}, hubConfig: hubConfig}
 	for i := 0; i < opts.HubReplicas; i++ {
 		p.StartHub()
 	}
@@ -143,6 +155,36 @@ func Start(fleet *localfleet.Fleet, opts Options) (*Product, error) {
 	return p, nil
 }
 
+// The hub's ServiceAccount in manifests/hub.
+const (
+	HubNamespace      = addon.DefaultHubNamespace
+	HubServiceAccount = "hcp-fleet-hub"
+)
+
+// HubConfig is a client configuration for the fleet's hub that
+// authenticates as the hub's ServiceAccount (manifests/hub) with a token
+// from the TokenRequest API, as a hub pod's projected token does: the hub
+// runs with exactly the RBAC it ships. Install first.
+func HubConfig(ctx context.Context, fleet *localfleet.Fleet) (*rest.Config, error) {
+	admin := fleet.Hub.Config()
+	kube, err := kubernetes.NewForConfig(admin)
+	if err != nil {
+		return nil, err
+	}
+	tr, err := kube.CoreV1().ServiceAccounts(HubNamespace).CreateToken(ctx, HubServiceAccount, &authenticationv1.TokenRequest{
+		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](7 * 24 * 3600)},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("token for the hub's service account %s/%s: %w", HubNamespace, HubServiceAccount, err)
+	}
+	cfg := rest.AnonymousClientConfig(admin)
+	cfg.BearerToken = tr.Status.Token
+	return cfg, nil
+}
+
+// HubIdentity is the client configuration the hub replicas run with.
+func (p *Product) HubIdentity() *rest.Config { return rest.CopyConfig(p.hubConfig) }
+
 // StartHub starts one more hub replica and returns its index.
 func (p *Product) StartHub() int {
 	ctx, cancel := context.WithCancel(p.parent)
@@ -164,7 +206,7 @@ func (p *Product) StartHub() int {
 		// Like a pod, a replica that exits (e.g. it lost its leader lease on
 		// an overloaded machine) is restarted; its error is recorded.
 		for backoff := time.Second; ; backoff = min(2*backoff, 30*time.Second) {
-			err := hub.Run(ctx, p.fleet.Hub.Config(), opts)
+			err := hub.Run(ctx, p.hubConfig, opts)
 			if ctx.Err() != nil {
 				return
 			}

@@ -5,12 +5,14 @@ import (
 	"fmt"
 
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/yaml"
 	"open-cluster-management.io/addon-framework/pkg/addonfactory"
 	"open-cluster-management.io/addon-framework/pkg/addonmanager/constants"
 	"open-cluster-management.io/addon-framework/pkg/agent"
@@ -47,6 +49,7 @@ type AgentAddon struct {
 	kube      kubernetes.Interface
 	dynamic   dynamic.Interface
 	adcGetter utils.AddOnDeploymentConfigGetter
+	hubRole   *rbacv1.ClusterRole
 	template  agent.AgentAddon
 }
 
@@ -74,7 +77,11 @@ func NewAgentAddon(cfg *rest.Config, opts Options) (*AgentAddon, error) {
 
 // newAgentAddon builds the add-on on the given hub clients.
 func newAgentAddon(opts Options, kube kubernetes.Interface, dyn dynamic.Interface, adcGetter utils.AddOnDeploymentConfigGetter) (*AgentAddon, error) {
-	a := &AgentAddon{opts: opts, kube: kube, dynamic: dyn, adcGetter: adcGetter}
+	hubRole, err := HubRole()
+	if err != nil {
+		return nil, err
+	}
+	a := &AgentAddon{opts: opts, kube: kube, dynamic: dyn, adcGetter: adcGetter, hubRole: hubRole}
 	template, err := addonfactory.NewAgentAddonFactory(addon.Name, manifests.Agent, "agent").
 		// Values of later functions override earlier ones'. The
 		// AddOnDeploymentConfig's registries are applied in agentValues, to
@@ -148,27 +155,27 @@ func (a *AgentAddon) installNamespace(mca *addonv1alpha1.ManagedClusterAddOn) (s
 	return ns, nil
 }
 
-// HubRole is what the agent may do on the hub, in its own cluster namespace
-// only. Each rule says why.
-func HubRole() *rbacv1.Role {
-	return &rbacv1.Role{
-		ObjectMeta: metav1.ObjectMeta{Name: "open-cluster-management:" + addon.Name + ":agent"},
-		Rules: []rbacv1.PolicyRule{
-			// Report its conditions on its own ManagedClusterAddOn.
-			{APIGroups: []string{addonv1alpha1.GroupName}, Resources: []string{"managedclusteraddons"},
-				ResourceNames: []string{addon.Name}, Verbs: []string{"get"}},
-			{APIGroups: []string{addonv1alpha1.GroupName}, Resources: []string{"managedclusteraddons/status"},
-				ResourceNames: []string{addon.Name}, Verbs: []string{"get", "patch", "update"}},
-			// Publish hosting capacity for Placements.
-			{APIGroups: []string{clusterv1.GroupName}, Resources: []string{"addonplacementscores", "addonplacementscores/status"},
-				Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
-			// Mirror hosted clusters' admin kubeconfigs to the hub.
-			{APIGroups: []string{""}, Resources: []string{"secrets", "configmaps"},
-				Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
-			// Record events about the cluster.
-			{APIGroups: []string{"", "events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
-		},
+// HubBindingName names the RoleBinding that grants an agent its hub rights
+// in its cluster's namespace (an older hub named its Role the same).
+const HubBindingName = "open-cluster-management:" + addon.Name + ":agent"
+
+// hubRoleFile is the ClusterRole, shipped in manifests/hub, that holds what
+// an agent may do on the hub.
+const hubRoleFile = "hub/55-agent-hub-clusterrole.yaml"
+
+// HubRole is what the agent may do on the hub: the ClusterRole the admin
+// installs from manifests/hub, which the hub binds in each cluster's own
+// namespace only. Each rule's reason is in that file.
+func HubRole() (*rbacv1.ClusterRole, error) {
+	data, err := manifests.Hub.ReadFile(hubRoleFile)
+	if err != nil {
+		return nil, err
 	}
+	role := &rbacv1.ClusterRole{}
+	if err := yaml.UnmarshalStrict(data, role); err != nil {
+		return nil, fmt.Errorf("%s: %w", hubRoleFile, err)
+	}
+	return role, nil
 }
 
 // grantHubPermissions binds HubRole in the cluster's namespace to the
@@ -176,23 +183,47 @@ func HubRole() *rbacv1.Role {
 // subject also carries the groups system:open-cluster-management:addon:<name>
 // and system:authenticated, which every cluster's agent — or anyone — has:
 // binding those would let one cluster's agent into another's namespace.)
+// The hub may bind that one ClusterRole and nothing else, and holds none
+// of its rights itself (manifests/hub, hcp-fleet:hub).
 func (a *AgentAddon) grantHubPermissions(cluster *clusterv1.ManagedCluster, mca *addonv1alpha1.ManagedClusterAddOn) error {
 	ctx := context.TODO()
-	role := HubRole()
-	role.Namespace = cluster.Name
 	owner := metav1.NewControllerRef(mca, schema.GroupVersionKind{Group: addonv1alpha1.GroupName, Version: "v1alpha1", Kind: "ManagedClusterAddOn"})
-	role.OwnerReferences = []metav1.OwnerReference{*owner}
-	if _, _, err := utils.ApplyRole(ctx, a.kube.RbacV1(), role); err != nil {
-		return err
-	}
 	binding := &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: role.Name, Namespace: cluster.Name, OwnerReferences: []metav1.OwnerReference{*owner}},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name},
+		ObjectMeta: metav1.ObjectMeta{Name: HubBindingName, Namespace: cluster.Name, OwnerReferences: []metav1.OwnerReference{*owner}},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: a.hubRole.Name},
 		Subjects: []rbacv1.Subject{{
 			Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName,
 			Name: agent.DefaultGroups(cluster.Name, addon.Name)[0],
 		}},
 	}
+	if err := a.dropOlderHubRole(ctx, binding); err != nil {
+		return err
+	}
 	_, _, err := utils.ApplyRoleBinding(ctx, a.kube.RbacV1(), binding)
 	return err
+}
+
+// dropOlderHubRole removes what an older hub made for the agent: a Role
+// named like the binding, with the binding pointing at it. A RoleBinding's
+// roleRef cannot change, so the binding goes too and is made anew.
+func (a *AgentAddon) dropOlderHubRole(ctx context.Context, want *rbacv1.RoleBinding) error {
+	have, err := a.kube.RbacV1().RoleBindings(want.Namespace).Get(ctx, want.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if have.RoleRef.Kind == want.RoleRef.Kind && have.RoleRef.Name == want.RoleRef.Name {
+		return nil
+	}
+	if err := a.kube.RbacV1().RoleBindings(want.Namespace).Delete(ctx, want.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	if have.RoleRef.Kind == "Role" {
+		if err := a.kube.RbacV1().Roles(want.Namespace).Delete(ctx, have.RoleRef.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+	}
+	return nil
 }

@@ -6,15 +6,16 @@
 //     ManifestWorks in the cluster's namespace;
 //   - the agent's registration: a CSR-based hub identity, approved
 //     automatically for exactly that identity;
-//   - the agent's hub permissions: HubRole, in its own cluster namespace only.
+//   - the agent's hub permissions: a RoleBinding of the ClusterRole HubRole
+//     (manifests/hub) in its own cluster namespace only.
 //
 // It reads the configs OCM resolved for the cluster's ManagedClusterAddOn
 // (status.configReferences): the AddOnDeploymentConfig (install namespace,
 // node placement, image registries, resource requirements, proxy) and the
 // HostingConfig (read unstructured, so the spec reaches the agent exactly as
 // stored), and the Secrets the HostingConfig references in its namespace. It
-// writes, on the hub, only the Role and RoleBinding of HubRole in each
-// cluster namespace; everything else reaches the management cluster through
+// writes, on the hub, only the RoleBinding of HubRole in each cluster
+// namespace (and removes the Role an older hub made there); everything else reaches the management cluster through
 // the ManifestWorks. SetupCredentialsWatch re-renders a cluster's agent when
 // a Secret its HostingConfig references changes.
 //
