@@ -1,6 +1,7 @@
 package hub
 
 import (
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -20,6 +21,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/delivery"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/exportaccess"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/importer"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/scheduling"
 
@@ -66,7 +68,10 @@ func setupControllers(mgr ctrl.Manager, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	return importer.Setup(mgr, importer.Options{Labels: policy})
+	if err := importer.Setup(mgr, importer.Options{Labels: policy}); err != nil {
+		return err
+	}
+	return exportaccess.Setup(mgr)
 }
 
 // cacheOptions keep the hub's caches to what its controllers read.
@@ -77,5 +82,9 @@ func cacheOptions() cache.Options {
 		&workv1.ManifestWork{}: {Label: labels.NewSelector().Add(*ours)},
 		// Only hcp-fleet's add-ons.
 		&addonv1alpha1.ManagedClusterAddOn{}: {Field: fields.OneTermEqualSelector("metadata.name", addon.Name)},
+		// Only the agents' export grants (the hub may list and watch
+		// these names only).
+		&rbacv1.Role{}:        {Field: fields.OneTermEqualSelector("metadata.name", exportaccess.RoleName)},
+		&rbacv1.RoleBinding{}: {Field: fields.OneTermEqualSelector("metadata.name", exportaccess.RoleName)},
 	}}
 }

@@ -10,6 +10,8 @@
 //     it with the HCD.
 //   - importer: imports an available hosted cluster as a ManagedCluster and
 //     mirrors its admin kubeconfig into the HCD's namespace.
+//   - exportaccess: lets each cluster's agent write, by name, exactly the
+//     exported admin kubeconfigs of the HCDs bound to its cluster.
 //
 // The integration tests here run those flows on a whole local fleet.
 package hub

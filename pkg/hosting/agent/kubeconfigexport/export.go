@@ -12,13 +12,24 @@
 // so the agent never caches the Secrets of a management cluster that runs
 // hundreds of control planes; a rotated kubeconfig is picked up on the next
 // HostedCluster change or, at the latest, after ResyncPeriod.
+//
+// What it may do on the hub: get, apply and delete, by name, the exports of
+// the HostedClusterDeployments bound to its cluster — a Role the hub keeps
+// (pkg/hosting/hub/exportaccess) — and nothing else among its cluster
+// namespace's Secrets; it never lists them. It applies an export when its
+// content changed or reapplyAfter passed, and deletes the ones it wrote that
+// are no longer wanted; the hub deletes an export with its
+// HostedClusterDeployment.
 package kubeconfigexport
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -31,6 +42,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -62,23 +74,14 @@ func deliveredSelector() labels.Selector {
 	return labels.NewSelector().Add(*ns, *name)
 }
 
-// exportedSelector selects the Secrets this feature writes on the hub.
-func exportedSelector() labels.Selector {
-	return deliveredSelector().Add(must(labels.NewRequirement(hosting.LabelAdminKubeconfig, selection.Equals, []string{"true"})))
-}
-
-func must(r *labels.Requirement, err error) labels.Requirement {
-	if err != nil {
-		panic(err)
-	}
-	return *r
-}
-
 type reconciler struct {
 	env     *agent.Env
 	mapper  meta.RESTMapper
 	managed client.Reader // uncached: kubeconfig Secrets by name
 	hub     client.Client // uncached, the agent's hub identity
+
+	// written: the exports this agent applied since it started (by name).
+	written map[string]written
 
 	// informer holds the delivered HostedClusters once the CRD exists.
 	informer atomic.Pointer[toolscache.SharedIndexInformer]
@@ -94,7 +97,7 @@ func setup(mgr ctrl.Manager, env *agent.Env) error {
 	if err != nil {
 		return err
 	}
-	r := &reconciler{env: env, mapper: mgr.GetRESTMapper(), managed: mgr.GetAPIReader(), hub: hub}
+	r := &reconciler{env: env, mapper: mgr.GetRESTMapper(), managed: mgr.GetAPIReader(), hub: hub, written: map[string]written{}}
 	export := agent.NewSingleRequest(exportKey)
 	export.Requeue() // the first pass
 	return export.Controller(mgr, "kubeconfig-export").
@@ -122,7 +125,7 @@ func (r *reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 			desired[secret.Name] = secret
 		}
 	}
-	if err := r.apply(ctx, desired); err != nil {
+	if _, err := r.apply(ctx, desired); err != nil {
 		return reconcile.Result{}, err
 	}
 	return reconcile.Result{RequeueAfter: ResyncPeriod}, nil
@@ -212,87 +215,109 @@ func ExportedSecret(clusterNamespace, hcdNamespace, hcdName string, kubeconfig [
 	}
 }
 
-// apply creates, updates and deletes exported Secrets on the hub so they
-// are exactly desired; unchanged ones are not written.
-func (r *reconciler) apply(ctx context.Context, desired map[string]*corev1.Secret) error {
-	ns := r.env.Options.ClusterName
-	live := &corev1.SecretList{}
-	if err := r.hub.List(ctx, live, client.InNamespace(ns), client.MatchingLabelsSelector{Selector: exportedSelector()}); err != nil {
-		return fmt.Errorf("listing exported kubeconfigs on the hub: %w", err)
-	}
+// reapplyAfter is how long an export this agent wrote is trusted to be
+// unchanged on the hub before it is applied again (a no-op on the server
+// when it is), so that an export edited or deleted on the hub comes back.
+const reapplyAfter = 10 * time.Minute
+
+// written is an export the agent applied: a hash of what it wrote, and when.
+type written struct {
+	hash string
+	at   time.Time
+}
+
+// apply server-side applies each desired export that is not known to be on
+// the hub already, and deletes the exports this agent wrote that are no
+// longer desired. The agent's hub identity may read and write only the
+// exports of the HostedClusterDeployments bound to its cluster, by name
+// (the hub's exportaccess), and cannot list Secrets: an export it is not (or
+// no longer) allowed is skipped, and one left behind by an earlier run is
+// the hub's to delete with its HostedClusterDeployment.
+func (r *reconciler) apply(ctx context.Context, desired map[string]*corev1.Secret) (forbidden int, err error) {
+	log := ctrl.LoggerFrom(ctx)
 	var errs []error
-	seen := map[string]bool{}
-	for i := range live.Items {
-		have := &live.Items[i]
-		want, ok := desired[have.Name]
-		seen[have.Name] = true
-		switch {
-		case !ok:
-			if err := r.hub.Delete(ctx, have); client.IgnoreNotFound(err) != nil {
-				errs = append(errs, fmt.Errorf("deleting exported kubeconfig %s/%s: %w", ns, have.Name, err))
-			}
-		case !upToDate(have, want):
-			have.Data = want.Data
-			if have.Labels == nil {
-				have.Labels = map[string]string{}
-			}
-			maps.Copy(have.Labels, want.Labels)
-			if err := r.hub.Update(ctx, have); err != nil {
-				errs = append(errs, fmt.Errorf("updating exported kubeconfig %s/%s: %w", ns, have.Name, err))
-			}
-		}
-	}
-	for name, want := range desired {
-		if seen[name] {
+	now := time.Now()
+	for _, name := range slices.Sorted(maps.Keys(desired)) {
+		want := desired[name]
+		hash := contentHash(want)
+		if w, ok := r.written[name]; ok && w.hash == hash && now.Sub(w.at) < reapplyAfter {
 			continue
 		}
-		err := r.hub.Create(ctx, want)
-		if apierrors.IsAlreadyExists(err) {
-			// A Secret of that name without our labels: take it over.
-			existing := &corev1.Secret{}
-			if err = r.hub.Get(ctx, client.ObjectKeyFromObject(want), existing); err == nil {
-				existing.Data = want.Data
-				if existing.Labels == nil {
-					existing.Labels = map[string]string{}
-				}
-				maps.Copy(existing.Labels, want.Labels)
-				err = r.hub.Update(ctx, existing)
-			}
-		}
-		if err != nil {
-			errs = append(errs, fmt.Errorf("exporting kubeconfig %s/%s: %w", ns, name, err))
+		err := r.hub.Apply(ctx, applyConfiguration(want), client.FieldOwner(FieldManager), client.ForceOwnership)
+		switch {
+		case apierrors.IsForbidden(err):
+			// The HostedClusterDeployment is not bound here (yet, or any
+			// more: orphaned): the hub grants its export to no one here.
+			log.V(1).Info("not allowed to export this kubeconfig to the hub", "secret", want.Namespace+"/"+name)
+			forbidden++
+		case err != nil:
+			errs = append(errs, fmt.Errorf("exporting kubeconfig %s/%s: %w", want.Namespace, name, err))
+		default:
+			r.written[name] = written{hash: hash, at: now}
 		}
 	}
-	return errors.Join(errs...)
+	for _, name := range slices.Sorted(maps.Keys(r.written)) {
+		if _, ok := desired[name]; ok {
+			continue
+		}
+		err := r.hub.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: r.env.Options.ClusterName, Name: name}})
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsForbidden(err) {
+			errs = append(errs, fmt.Errorf("deleting exported kubeconfig %s/%s: %w", r.env.Options.ClusterName, name, err))
+			continue
+		}
+		delete(r.written, name)
+	}
+	return forbidden, errors.Join(errs...)
 }
 
-func upToDate(have, want *corev1.Secret) bool {
-	if string(have.Data[hosting.KubeconfigKey]) != string(want.Data[hosting.KubeconfigKey]) || len(have.Data) != len(want.Data) {
-		return false
-	}
-	for k, v := range want.Labels {
-		if have.Labels[k] != v {
-			return false
-		}
-	}
-	return true
+// FieldManager owns the exported Secrets on the hub.
+const FieldManager = "hcp-fleet-kubeconfig-export"
+
+// applyConfiguration is the server-side apply form of an export.
+func applyConfiguration(s *corev1.Secret) *corev1ac.SecretApplyConfiguration {
+	return corev1ac.Secret(s.Name, s.Namespace).WithLabels(s.Labels).WithType(s.Type).WithData(s.Data)
 }
 
-// Cleanup deletes every kubeconfig this agent exported to the hub.
+// contentHash identifies what an export holds.
+func contentHash(s *corev1.Secret) string {
+	h := sha256.New()
+	for _, k := range slices.Sorted(maps.Keys(s.Labels)) {
+		fmt.Fprintf(h, "l%d:%s=%d:%s;", len(k), k, len(s.Labels[k]), s.Labels[k])
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.Data)) {
+		fmt.Fprintf(h, "d%d:%s=%d:", len(k), k, len(s.Data[k]))
+		h.Write(s.Data[k])
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Cleanup deletes the kubeconfigs this agent exported to the hub for the
+// HostedClusters delivered to its cluster. The agent cannot list Secrets on
+// the hub; an export it does not know of (its HostedCluster already gone) is
+// deleted by the hub with its HostedClusterDeployment.
 func Cleanup(ctx context.Context, env *agent.Env) error {
 	hub, err := client.New(env.Hub, client.Options{Scheme: agent.Scheme})
 	if err != nil {
 		return err
 	}
-	ns := env.Options.ClusterName
-	// List and delete one by one: the agent's hub role has no deletecollection.
-	live := &corev1.SecretList{}
-	if err := hub.List(ctx, live, client.InNamespace(ns), client.MatchingLabelsSelector{Selector: exportedSelector()}); err != nil {
-		return fmt.Errorf("listing exported kubeconfigs in %s on the hub: %w", ns, err)
+	dyn, err := dynamic.NewForConfig(env.Managed)
+	if err != nil {
+		return err
 	}
-	for i := range live.Items {
-		if err := hub.Delete(ctx, &live.Items[i]); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("deleting exported kubeconfig %s/%s on the hub: %w", ns, live.Items[i].Name, err)
+	ns := env.Options.ClusterName
+	hcs, err := dyn.Resource(hostedClusterGVR).List(ctx, metav1.ListOptions{LabelSelector: deliveredSelector().String()})
+	if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
+		return nil // no HyperShift CRDs: nothing was exported
+	}
+	if err != nil {
+		return fmt.Errorf("listing delivered HostedClusters: %w", err)
+	}
+	for _, hc := range hcs.Items {
+		hcdNamespace, hcdName := hc.GetLabels()[hosting.LabelHCDNamespace], hc.GetLabels()[hosting.LabelHCDName]
+		name := hosting.ExportedKubeconfigName(hcdNamespace, hcdName)
+		err := hub.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}})
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsForbidden(err) {
+			return fmt.Errorf("deleting exported kubeconfig %s/%s on the hub: %w", ns, name, err)
 		}
 	}
 	return nil

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	workv1 "open-cluster-management.io/api/work/v1"
@@ -383,6 +384,9 @@ func (r *Reconciler) finalize(ctx context.Context, hcd *v1alpha1.HostedClusterDe
 		return ctrl.Result{}, nil
 	}
 	if work == nil {
+		if err := r.deleteExport(ctx, hcd); err != nil {
+			return ctrl.Result{}, err
+		}
 		return ctrl.Result{}, r.removeFinalizer(ctx, hcd)
 	}
 	orphan := work.Spec.DeleteOption != nil && work.Spec.DeleteOption.PropagationPolicy == workv1.DeletePropagationPolicyTypeOrphan
@@ -426,6 +430,30 @@ func (r *Reconciler) finalize(ctx context.Context, hcd *v1alpha1.HostedClusterDe
 		}
 	}
 	return ctrl.Result{RequeueAfter: requeue}, r.applyStatus(ctx, hcd, ComputeStatus(observed))
+}
+
+// deleteExport deletes the admin kubeconfig the host's agent exported for
+// hcd into the host's namespace: the agent may write it only while the HCD
+// is bound there (pkg/hosting/hub/exportaccess) and cannot list what it
+// left behind. Only a Secret carrying this HCD's labels is deleted.
+func (r *Reconciler) deleteExport(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment) error {
+	if hcd.Status.HostingCluster == "" {
+		return nil
+	}
+	export := &metav1.PartialObjectMetadata{}
+	export.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
+	key := types.NamespacedName{Namespace: hcd.Status.HostingCluster, Name: hosting.ExportedKubeconfigName(hcd.Namespace, hcd.Name)}
+	if err := r.reader.Get(ctx, key, export); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if l := export.GetLabels(); l[hosting.LabelHCDNamespace] != hcd.Namespace || l[hosting.LabelHCDName] != hcd.Name || l[hosting.LabelAdminKubeconfig] != "true" {
+		return nil
+	}
+	err := r.client.Delete(ctx, export, client.Preconditions{UID: ptr.To(export.GetUID())})
+	if client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting the exported kubeconfig %s: %w", key, err)
+	}
+	return nil
 }
 
 func (r *Reconciler) dropWorkFinalizers(ctx context.Context, work *workv1.ManifestWork) error {

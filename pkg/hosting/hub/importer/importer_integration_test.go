@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -36,7 +37,9 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/agent/kubeconfigexport"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/agent/operator"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/exportaccess"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/importer"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/scheduling"
 )
 
 var (
@@ -65,14 +68,16 @@ var (
 const host = "cluster-1"
 
 // startImporter runs the import controller with its own manager against
-// the fleet's hub (the hub process does not run it yet), with the hub's
-// default label policy.
+// the fleet's hub (the hub process is stopped), with the hub's default
+// label policy, and the hub's grant of the agent's exports
+// (exportaccess), without which the agent may not export.
 func startImporter(t *testing.T) {
 	t.Helper()
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(v1alpha1.AddToScheme(scheme))
 	utilruntime.Must(clusterv1.Install(scheme))
+	utilruntime.Must(addonv1alpha1.Install(scheme))
 	mgr, err := ctrl.NewManager(fleet.Hub.Config(), ctrl.Options{
 		Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
@@ -85,6 +90,12 @@ func startImporter(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := importer.Setup(mgr, importer.Options{Labels: policy}); err != nil {
+		t.Fatal(err)
+	}
+	if err := scheduling.AddIndexes(mgr); err != nil {
+		t.Fatal(err)
+	}
+	if err := exportaccess.Setup(mgr); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -206,6 +217,23 @@ func createHCD(t *testing.T, c clients, namespace, name string, labels map[strin
 	}
 }
 
+// markBound plays the scheduler's part: status.hostingCluster, applied
+// under its own field manager.
+func markBound(t *testing.T, c clients, namespace, name string) {
+	t.Helper()
+	apply := map[string]any{
+		"apiVersion": v1alpha1.GroupVersion.String(), "kind": "HostedClusterDeployment",
+		"metadata": map[string]any{"name": name, "namespace": namespace},
+		"status":   map[string]any{"hostingCluster": host},
+	}
+	data, _ := json.Marshal(apply)
+	_, err := c.hub.Resource(hcdGVR).Namespace(namespace).Patch(context.Background(), name, types.ApplyPatchType, data,
+		metav1.PatchOptions{FieldManager: "test-scheduler", Force: ptr.To(true)}, "status")
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 // markAvailable plays the delivery controller's part: status.hostingCluster
 // and Available=True, applied under its own field manager.
 func markAvailable(t *testing.T, c clients, namespace, name string) {
@@ -243,7 +271,20 @@ func TestExportAndImport(t *testing.T) {
 	waitForStandIn(t, c)
 	const ns, name = "team-a", "import-1"
 
-	// The agent exports the kubeconfig of a delivered, available HostedCluster.
+	// The agent exports the kubeconfig of a delivered, available
+	// HostedCluster whose HostedClusterDeployment is bound to its cluster.
+	// A tenant's HostedClusterDeployment asks for a cluster set and to be
+	// a management cluster (see the import below).
+	const (
+		clusterSetLabel = "cluster.open-cluster-management.io/clusterset"
+		mgmtLabel       = "hcpfleet.io/management-cluster"
+		prefixedLabel   = "example.com/cost-center"
+	)
+	createHCD(t, c, ns, name, map[string]string{
+		"env": "dev", "team": "blue",
+		clusterSetLabel: "admins", mgmtLabel: "true", prefixedLabel: "cc-4711",
+	})
+	markBound(t, c, ns, name)
 	deliverHostedCluster(t, c, ns, name)
 	var source []byte
 	env.Eventually(t, time.Minute, "HostedCluster available with a kubeconfig", func(ctx context.Context) error {
@@ -282,19 +323,10 @@ func TestExportAndImport(t *testing.T) {
 		t.Errorf("exported Secret rewritten without a change (resourceVersion %s → %v, err %v)", rv, s.ResourceVersion, err)
 	}
 
-	// Before the hosted cluster is Available, the import waits. A tenant's
-	// HostedClusterDeployment asks for a cluster set and to be a management
-	// cluster: the ManagedCluster gets neither (reserved), nor a prefixed
-	// key the default policy does not allow, only the unprefixed ones.
-	const (
-		clusterSetLabel = "cluster.open-cluster-management.io/clusterset"
-		mgmtLabel       = "hcpfleet.io/management-cluster"
-		prefixedLabel   = "example.com/cost-center"
-	)
-	createHCD(t, c, ns, name, map[string]string{
-		"env": "dev", "team": "blue",
-		clusterSetLabel: "admins", mgmtLabel: "true", prefixedLabel: "cc-4711",
-	})
+	// Before the hosted cluster is Available, the import waits. The
+	// ManagedCluster will get neither the cluster set nor the management
+	// role (reserved), nor a prefixed key the default policy does not
+	// allow, only the unprefixed labels.
 	env.Eventually(t, 30*time.Second, "Imported=False WaitingForAvailable", func(ctx context.Context) error {
 		hcd, err := getHCD(ctx, c, ns, name)
 		if err != nil {
@@ -405,11 +437,24 @@ func TestExportAndImport(t *testing.T) {
 		return nil
 	})
 
-	// Deleting the HostedClusterDeployment removes both.
+	// The HostedCluster going takes its exported kubeconfig with it (the
+	// agent deletes what it exported while the grant lasts).
+	if err := c.spoke.Resource(hcGVR).Namespace("clusters").Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	env.Eventually(t, time.Minute, "exported kubeconfig deleted with the HostedCluster", func(ctx context.Context) error {
+		if _, err := c.hubKube.CoreV1().Secrets(host).Get(ctx, exportedName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("exported Secret: %v", err)
+		}
+		return nil
+	})
+
+	// Deleting the HostedClusterDeployment removes the ManagedCluster, the
+	// mirror, and the agent's grant.
 	if err := c.hub.Resource(hcdGVR).Namespace(ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	env.Eventually(t, 2*time.Minute, "ManagedCluster, mirror and HCD gone", func(ctx context.Context) error {
+	env.Eventually(t, 2*time.Minute, "ManagedCluster, mirror, grant and HCD gone", func(ctx context.Context) error {
 		if _, err := c.clusters.ClusterV1().ManagedClusters().Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			return fmt.Errorf("ManagedCluster: %v", err)
 		}
@@ -419,16 +464,8 @@ func TestExportAndImport(t *testing.T) {
 		if _, err := c.hub.Resource(hcdGVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			return fmt.Errorf("HostedClusterDeployment: %v", err)
 		}
-		return nil
-	})
-
-	// The HostedCluster going takes its exported kubeconfig with it.
-	if err := c.spoke.Resource(hcGVR).Namespace("clusters").Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	env.Eventually(t, time.Minute, "exported kubeconfig deleted with the HostedCluster", func(ctx context.Context) error {
-		if _, err := c.hubKube.CoreV1().Secrets(host).Get(ctx, exportedName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("exported Secret: %v", err)
+		if _, err := c.hubKube.RbacV1().Roles(host).Get(ctx, exportaccess.RoleName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("the agent's export grant: %v", err)
 		}
 		return nil
 	})
