@@ -282,10 +282,10 @@ func applyConfiguration(s *corev1.Secret) *corev1ac.SecretApplyConfiguration {
 func contentHash(s *corev1.Secret) string {
 	h := sha256.New()
 	for _, k := range slices.Sorted(maps.Keys(s.Labels)) {
-		fmt.Fprintf(h, "l%d:%s=%d:%s;", len(k), k, len(s.Labels[k]), s.Labels[k])
+		_, _ = fmt.Fprintf(h, "l%d:%s=%d:%s;", len(k), k, len(s.Labels[k]), s.Labels[k])
 	}
 	for _, k := range slices.Sorted(maps.Keys(s.Data)) {
-		fmt.Fprintf(h, "d%d:%s=%d:", len(k), k, len(s.Data[k]))
+		_, _ = fmt.Fprintf(h, "d%d:%s=%d:", len(k), k, len(s.Data[k]))
 		h.Write(s.Data[k])
 	}
 	return hex.EncodeToString(h.Sum(nil))

@@ -144,7 +144,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, err
 	} else if err != nil || !equality.Semantic.DeepEqual(liveRole.Rules, role.Rules) || !ownedBy(liveRole, owner) {
 		if err := r.apply(ctx, role); err != nil {
-			return reconcile.Result{}, fmt.Errorf("Role %s/%s: %w", cluster, RoleName, err)
+			return reconcile.Result{}, fmt.Errorf("applying the Role %s/%s: %w", cluster, RoleName, err)
 		}
 	}
 	liveBinding := &rbacv1.RoleBinding{}
@@ -158,7 +158,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			}
 		}
 		if err := r.apply(ctx, binding); err != nil {
-			return reconcile.Result{}, fmt.Errorf("RoleBinding %s/%s: %w", cluster, RoleName, err)
+			return reconcile.Result{}, fmt.Errorf("applying the RoleBinding %s/%s: %w", cluster, RoleName, err)
 		}
 	}
 	return reconcile.Result{}, nil

@@ -221,35 +221,31 @@ func createHCD(t *testing.T, c clients, namespace, name string, labels map[strin
 // under its own field manager.
 func markBound(t *testing.T, c clients, namespace, name string) {
 	t.Helper()
-	apply := map[string]any{
-		"apiVersion": v1alpha1.GroupVersion.String(), "kind": "HostedClusterDeployment",
-		"metadata": map[string]any{"name": name, "namespace": namespace},
-		"status":   map[string]any{"hostingCluster": host},
-	}
-	data, _ := json.Marshal(apply)
-	_, err := c.hub.Resource(hcdGVR).Namespace(namespace).Patch(context.Background(), name, types.ApplyPatchType, data,
-		metav1.PatchOptions{FieldManager: "test-scheduler", Force: ptr.To(true)}, "status")
-	if err != nil {
-		t.Fatal(err)
-	}
+	applyStatus(t, c, namespace, name, "test-scheduler", map[string]any{"hostingCluster": host})
 }
 
 // markAvailable plays the delivery controller's part: status.hostingCluster
 // and Available=True, applied under its own field manager.
 func markAvailable(t *testing.T, c clients, namespace, name string) {
 	t.Helper()
-	apply := map[string]any{
+	applyStatus(t, c, namespace, name, "test-delivery", map[string]any{
+		"hostingCluster": host,
+		"conditions": []any{map[string]any{"type": v1alpha1.ConditionAvailable, "status": "True", "reason": v1alpha1.ReasonAsExpected,
+			"message": "The hosted control plane is available", "lastTransitionTime": time.Now().UTC().Format(time.RFC3339)}},
+	})
+}
+
+// applyStatus server-side applies status fields of a
+// HostedClusterDeployment as fieldManager.
+func applyStatus(t *testing.T, c clients, namespace, name, fieldManager string, status map[string]any) {
+	t.Helper()
+	data, _ := json.Marshal(map[string]any{
 		"apiVersion": v1alpha1.GroupVersion.String(), "kind": "HostedClusterDeployment",
 		"metadata": map[string]any{"name": name, "namespace": namespace},
-		"status": map[string]any{
-			"hostingCluster": host,
-			"conditions": []any{map[string]any{"type": v1alpha1.ConditionAvailable, "status": "True", "reason": v1alpha1.ReasonAsExpected,
-				"message": "The hosted control plane is available", "lastTransitionTime": time.Now().UTC().Format(time.RFC3339)}},
-		},
-	}
-	data, _ := json.Marshal(apply)
+		"status":   status,
+	})
 	_, err := c.hub.Resource(hcdGVR).Namespace(namespace).Patch(context.Background(), name, types.ApplyPatchType, data,
-		metav1.PatchOptions{FieldManager: "test-delivery", Force: ptr.To(true)}, "status")
+		metav1.PatchOptions{FieldManager: fieldManager, Force: ptr.To(true)}, "status")
 	if err != nil {
 		t.Fatal(err)
 	}
