@@ -619,9 +619,11 @@ func hostileRows(v *victim) []hostileRow {
 			return "Imported=False ImportFailed: " + excerpt(c.Message, "ManagedCluster")
 		}})
 	add(hostileRow{name: "import/name-is-tenant-namespace", input: "HCD named hostile-b (another tenant's hub namespace)",
-		expect: "not imported: a ManagedCluster hostile-b would make that namespace its cluster namespace",
-		gap:    "imported: OCM labels namespace hostile-b as the cluster namespace of ManagedCluster hostile-b and binds that cluster's agents there",
-		check:  func(t *testing.T) string { return namespaceTakeover(t) }})
+		expect: "Imported=False ImportFailed: a ManagedCluster hostile-b would make OCM take that namespace as its cluster namespace",
+		check:  func(t *testing.T) string { return namespaceKept(t, victimNS) }})
+	add(hostileRow{name: "import/name-is-own-namespace", input: "HCD named hostile-a in hostile-a (the tenant's own hub namespace)",
+		expect: "Imported=False ImportFailed, as above",
+		check:  func(t *testing.T) string { return namespaceKept(t, hostileNS) }})
 
 	// HostingConfig schema.
 	hcRefused := func(name, input, want string, spec map[string]any) {
@@ -1006,30 +1008,25 @@ func importedLabels(t *testing.T, name string, labels map[string]string) string 
 	return "Imported=True: " + excerpt(c.Message, "labels not copied")
 }
 
-// namespaceTakeover: an HCD named like another tenant's hub namespace is
-// imported as a ManagedCluster of that name, and OCM's registration makes
-// the namespace its cluster namespace (a known gap: the row asserts what
-// happens today).
-func namespaceTakeover(t *testing.T) string {
+// namespaceKept: an HCD named like an existing hub namespace that is not a
+// cluster namespace is not imported: no ManagedCluster of that name, and
+// the namespace is not made a cluster namespace.
+func namespaceKept(t *testing.T, name string) string {
 	ctx := context.Background()
-	createHCD(t, hcd(hostileNS, victimNS))
-	t.Cleanup(func() { deleteAndWait(t, hostileNS, victimNS) })
-	_, c := awaitCondition(t, hostileNS, victimNS, v1alpha1.ConditionImported, metav1.ConditionTrue, v1alpha1.ReasonImported)
-	_ = c
-	var label string
-	env.Eventually(t, time.Minute, "namespace "+victimNS+" taken as a cluster namespace", func(ctx context.Context) error {
-		ns := &corev1.Namespace{}
-		if err := hubc.Get(ctx, types.NamespacedName{Name: victimNS}, ns); err != nil {
-			return err
-		}
-		label = ns.Labels[clusterv1.ClusterNameLabelKey]
-		if label != victimNS {
-			return fmt.Errorf("namespace %s labels %v", victimNS, ns.Labels)
-		}
-		return nil
-	})
-	_ = ctx
-	return "KNOWN GAP: imported as ManagedCluster " + victimNS + "; namespace " + victimNS + " labelled " + clusterv1.ClusterNameLabelKey + "=" + label
+	createHCD(t, hcd(hostileNS, name))
+	_, c := awaitCondition(t, hostileNS, name, v1alpha1.ConditionImported, metav1.ConditionFalse, v1alpha1.ReasonImportFailed,
+		"namespace "+name+" exists on the hub and is not a cluster namespace")
+	if err := hubc.Get(ctx, types.NamespacedName{Name: name}, &clusterv1.ManagedCluster{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("ManagedCluster %s: %v", name, err)
+	}
+	ns := &corev1.Namespace{}
+	if err := hubc.Get(ctx, types.NamespacedName{Name: name}, ns); err != nil {
+		t.Fatal(err)
+	}
+	if l, ok := ns.Labels[clusterv1.ClusterNameLabelKey]; ok {
+		t.Fatalf("namespace %s labelled %s=%s", name, clusterv1.ClusterNameLabelKey, l)
+	}
+	return "Imported=False ImportFailed: " + excerpt(c.Message, "namespace") + "; no ManagedCluster " + name
 }
 
 // addOnConfigElsewhere points a management cluster's ManagedClusterAddOn at
