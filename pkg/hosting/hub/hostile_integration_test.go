@@ -110,7 +110,7 @@ func TestHostileInputs(t *testing.T) {
 	}{
 		{"the victim tenant's objects", func(t *testing.T) string {
 			v.assertUntouched(t)
-			return "its Secret, HCD, HostedCluster, Secret copy and ManagedCluster unchanged"
+			return "its Secret, ConfigMap, HCD, HostedCluster, Secret copy and ManagedCluster unchanged"
 		}},
 		{"management clusters", func(t *testing.T) string {
 			return assertNothingOutsideClusters(t)
@@ -158,12 +158,16 @@ func TestHostileInputs(t *testing.T) {
 type victim struct {
 	host       string
 	secret     *corev1.Secret
+	configMap  *corev1.ConfigMap
 	generation int64
 	hcLabels   map[string]string
 	copyName   string
 }
 
-const victimSecret = "victim-secret"
+const (
+	victimSecret = "victim-secret"
+	victimConfig = "victim-config"
+)
 
 func setUpVictim(t *testing.T) *victim {
 	t.Helper()
@@ -174,6 +178,10 @@ func setUpVictim(t *testing.T) *victim {
 	if err := hubc.Create(ctx, s); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: victimConfig, Namespace: victimNS}, Data: map[string]string{"config": "victim-marker"}}
+	if err := hubc.Create(ctx, cm); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
 	if err := hubc.Create(ctx, hcd(victimNS, victimName, pinTo(host), func(spec map[string]any) {
 		hcSpec(spec)["sshKey"] = map[string]any{"name": victimSecret}
 	})); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -181,8 +189,11 @@ func setUpVictim(t *testing.T) *victim {
 	}
 	h := waitCondition(t, victimNS, victimName, v1alpha1.ConditionImported, metav1.ConditionTrue, 3*time.Minute)
 	v := &victim{host: host, generation: h.Generation, copyName: delivery.CopyName(victimNS, victimName, delivery.KindSecret, victimSecret)}
-	v.secret = &corev1.Secret{}
+	v.secret, v.configMap = &corev1.Secret{}, &corev1.ConfigMap{}
 	if err := hubc.Get(ctx, client.ObjectKeyFromObject(s), v.secret); err != nil {
+		t.Fatal(err)
+	}
+	if err := hubc.Get(ctx, client.ObjectKeyFromObject(cm), v.configMap); err != nil {
 		t.Fatal(err)
 	}
 	hc, err := hosts[host].Resource(hcGVR).Namespace(v1alpha1.DefaultHostingNamespace).Get(ctx, victimName, metav1.GetOptions{})
@@ -200,6 +211,10 @@ func (v *victim) assertUntouched(t *testing.T) {
 	s := &corev1.Secret{}
 	if err := hubc.Get(ctx, client.ObjectKeyFromObject(v.secret), s); err != nil || s.ResourceVersion != v.secret.ResourceVersion {
 		t.Errorf("the victim's Secret changed: %v (resourceVersion %s → %s)", err, v.secret.ResourceVersion, s.ResourceVersion)
+	}
+	cm := &corev1.ConfigMap{}
+	if err := hubc.Get(ctx, client.ObjectKeyFromObject(v.configMap), cm); err != nil || cm.ResourceVersion != v.configMap.ResourceVersion {
+		t.Errorf("the victim's ConfigMap changed: %v (resourceVersion %s → %s)", err, v.configMap.ResourceVersion, cm.ResourceVersion)
 	}
 	h, err := getHCD(ctx, victimNS, victimName)
 	if err != nil {
@@ -500,6 +515,13 @@ func hostileRows(v *victim) []hostileRow {
 		check: func(t *testing.T) string {
 			return notFound(t, hcd(hostileNS, "steal-secret", func(spec map[string]any) { hcSpec(spec)["pullSecret"] = map[string]any{"name": victimSecret} }),
 				"Secret "+hostileNS+"/"+victimSecret+" (spec.hostedCluster.spec.pullSecret.name) not found")
+		}})
+	add(hostileRow{name: "deliver/configmap-foreign", input: "spec.nodePools[].spec.config: victim-config (a ConfigMap only in the victim's namespace)",
+		expect: "Delivered=False ReferencedObjectNotFound; nothing read from the victim",
+		check: func(t *testing.T) string {
+			return notFound(t, hcd(hostileNS, "steal-config", func(spec map[string]any) {
+				nodePool(spec)["spec"].(map[string]any)["config"] = []any{map[string]any{"name": victimConfig}}
+			}), "ConfigMap "+hostileNS+"/"+victimConfig+" (spec.nodePools[0].spec.config[0].name) not found")
 		}})
 	add(hostileRow{name: "deliver/secret-traversal", input: "spec.hostedCluster.spec.sshKey: ../hostile-b/victim-secret",
 		expect: "Delivered=False ReferencedObjectNotFound",
