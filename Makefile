@@ -76,9 +76,16 @@ vet:
 	$(GO) vet -C hack/images ./...
 	@out="$$(gofmt -l $$(git ls-files '*.go'))"; if [[ -n "$$out" ]]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
+# TestHostileInputs (pkg/hosting/hub) writes its table of hostile inputs
+# here; gotestsum hides a passing test's log, so `make test` prints it after
+# the run, whether the run passed or not.
+HOSTILE_TABLE := $(CURDIR)/bin/hostile-inputs.txt
+
 .PHONY: test
 test: vet ## Unit, integration and end-to-end tests against real kube-apiservers.
-	KUBEBUILDER_ASSETS="$(K8S_BINS)" $(TOOLS) gotestsum --format testname -- -timeout 45m $(TEST_FLAGS) $(TEST_PKGS)
+	@mkdir -p bin && rm -f $(HOSTILE_TABLE)
+	status=0; HCPFLEET_HOSTILE_TABLE=$(HOSTILE_TABLE) KUBEBUILDER_ASSETS="$(K8S_BINS)" $(TOOLS) gotestsum --format testname -- -timeout 45m $(TEST_FLAGS) $(TEST_PKGS) || status=$$?; \
+	  if [[ -f $(HOSTILE_TABLE) ]]; then echo; cat $(HOSTILE_TABLE); fi; exit $$status
 	$(GO) test -C hack/images $(TEST_FLAGS) ./...
 
 .PHONY: bench

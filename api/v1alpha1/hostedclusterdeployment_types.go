@@ -355,6 +355,12 @@ type NodePoolStatus struct {
 // ConfigMaps they refer to) in a ManifestWork, imports the hosted cluster as a
 // ManagedCluster once it is available, and reports its state here.
 //
+// Its name is the HostedCluster's and the imported ManagedCluster's, so it must be a
+// DNS label and cannot be a name the hub itself uses: OCM makes the hub namespace of
+// a ManagedCluster's name its cluster namespace, so default, kube-*, openshift,
+// openshift-*, open-cluster-management*, multicluster-engine, hypershift, hcp-fleet*
+// and local-cluster (ACM's name for the hub) are refused.
+//
 // Scheduling is permanent, and the schema enforces it in two rules: status.hostingCluster
 // can be set once and never changed (rule on the status), and once it is set,
 // spec.hostingCluster can only name that cluster (rule on the root object, the only
@@ -374,6 +380,7 @@ type NodePoolStatus struct {
 // +kubebuilder:printcolumn:name="Desired",type="string",JSONPath=".status.version.desired.version",priority=1,description="The OpenShift version being rolled out"
 // +kubebuilder:printcolumn:name="Message",type="string",JSONPath=".status.conditions[?(@.type==\"Available\")].message",priority=1
 // +kubebuilder:validation:XValidation:rule=`self.metadata.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')`,message="metadata.name must be a lowercase RFC 1123 label (lowercase letters, digits and '-', starting and ending with a letter or digit): it becomes the HostedCluster's name and part of its DNS names"
+// +kubebuilder:validation:XValidation:rule=`!(self.metadata.name in ['default', 'local-cluster', 'openshift', 'hypershift', 'multicluster-engine'] || self.metadata.name.startsWith('kube-') || self.metadata.name.startsWith('openshift-') || self.metadata.name.startsWith('open-cluster-management') || self.metadata.name.startsWith('hcp-fleet'))`,messageExpression="'metadata.name ' + self.metadata.name + ' is reserved: the hosted cluster is imported as a ManagedCluster of this name, and OCM makes the hub namespace of that name its cluster namespace; default, kube-*, openshift, openshift-*, open-cluster-management*, multicluster-engine, hypershift and hcp-fleet* belong to the hub, and local-cluster is the name ACM gives the hub itself'"
 // +kubebuilder:validation:XValidation:rule="size(self.spec.hostingNamespace) + size(self.metadata.name) <= 62",message="spec.hostingNamespace and metadata.name are too long together: HyperShift runs the control plane in the namespace <hostingNamespace>-<name>, which must be at most 63 characters"
 // +kubebuilder:validation:XValidation:rule="!has(self.spec.nodePools) || self.spec.nodePools.all(p, p.spec.clusterName == self.metadata.name)",message="spec.nodePools[].spec.clusterName must equal metadata.name: the HostedCluster on the hosting cluster is named after this HostedClusterDeployment"
 // +kubebuilder:validation:XValidation:rule="!has(self.status) || !has(self.status.hostingCluster) || !has(self.spec.hostingCluster) || self.spec.hostingCluster == self.status.hostingCluster",messageExpression="'spec.hostingCluster is ' + self.spec.hostingCluster + ' but the hosted cluster is scheduled to ' + self.status.hostingCluster + ': scheduling is permanent, so spec.hostingCluster can only name that cluster (delete and recreate the HostedClusterDeployment to move it)'"

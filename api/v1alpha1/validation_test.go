@@ -178,6 +178,15 @@ func TestValidationRejects(t *testing.T) {
 		{"name not a DNS label", validHCD,
 			[]edit{set("demo.cluster", "metadata", "name"), del("spec", "nodePools")},
 			"metadata.name must be a lowercase RFC 1123 label"},
+		{"name of a hub namespace", validHCD,
+			[]edit{set("open-cluster-management-hub", "metadata", "name"), del("spec", "nodePools")},
+			"metadata.name open-cluster-management-hub is reserved: the hosted cluster is imported as a ManagedCluster of this name"},
+		{"name of the hub's own ManagedCluster", validHCD,
+			[]edit{set("local-cluster", "metadata", "name"), del("spec", "nodePools")},
+			"metadata.name local-cluster is reserved"},
+		{"name under hcp-fleet", validHCD,
+			[]edit{set("hcp-fleet", "metadata", "name"), del("spec", "nodePools")},
+			"metadata.name hcp-fleet is reserved"},
 		{"hosting cluster not a ManagedCluster name", validHCD,
 			[]edit{set("Mgmt_1", "spec", "hostingCluster")},
 			"spec.hostingCluster must be the name of a ManagedCluster"},
@@ -364,6 +373,14 @@ func TestValidationAccepts(t *testing.T) {
 		{"longest name that fits the hosted control plane namespace", validHCD, func(obj map[string]any) {
 			name := strings.Repeat("n", 62-len("clusters"))
 			mustSet(t, obj, name, "metadata", "name")
+			unstructured.RemoveNestedField(obj, "spec", "nodePools")
+		}},
+		{"name next to the hub's reserved ones", validHCD, func(obj map[string]any) {
+			mustSet(t, obj, "hypershift-demo", "metadata", "name")
+			unstructured.RemoveNestedField(obj, "spec", "nodePools")
+		}},
+		{"name starting with kube but not kube-", validHCD, func(obj map[string]any) {
+			mustSet(t, obj, "kubevirt-lab", "metadata", "name")
 			unstructured.RemoveNestedField(obj, "spec", "nodePools")
 		}},
 		{"full HostingConfig", validHostingConfig, nil},

@@ -7,7 +7,10 @@
 // HostedClusterDeployment goes (finalizer hcpfleet.io/import). The
 // ManagedCluster carries only the HostedClusterDeployment's labels the fleet
 // admin allows (LabelPolicy; reserved keys never), and the Imported
-// condition names the keys left out.
+// condition names the keys left out. A name whose hub namespace exists and
+// is not a cluster namespace (another tenant's, say) is not imported at all:
+// OCM would take that namespace as the cluster's (the hub reads namespaces
+// for this: get only).
 //
 // It owns, on the HostedClusterDeployment, only status.managedCluster,
 // status.kubeconfigSecret and the Imported condition, written with
@@ -56,6 +59,9 @@ const (
 
 	// managedClusterGonePoll rechecks a ManagedCluster being finalized.
 	managedClusterGonePoll = 10 * time.Second
+	// namespaceTakenPoll rechecks a refused import whose hub namespace is
+	// someone else's (namespaces are not watched).
+	namespaceTakenPoll = time.Minute
 )
 
 // Annotations ACM's import controller reads on a ManagedCluster to import a
@@ -84,6 +90,8 @@ type Reconciler struct {
 	// exported and mirrored kubeconfigs), from a cache of its own, so the
 	// hub does not cache every Secret of the hub.
 	secrets client.Reader
+	// namespaces reads hub namespaces one at a time, uncached (get only).
+	namespaces client.Reader
 }
 
 // Setup registers the import controller with the hub manager.
@@ -102,7 +110,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if err := mgr.Add(secrets); err != nil {
 		return err
 	}
-	r := &Reconciler{client: mgr.GetClient(), labels: opts.Labels, secrets: secrets}
+	r := &Reconciler{client: mgr.GetClient(), labels: opts.Labels, secrets: secrets, namespaces: mgr.GetAPIReader()}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("hcd-import").
 		For(&v1alpha1.HostedClusterDeployment{}).
@@ -149,6 +157,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			Message: fmt.Sprintf("ManagedCluster %s already exists and does not belong to this HostedClusterDeployment (it lacks the labels %s=%s, %s=%s); rename one of them",
 				hcd.Name, hosting.LabelHCDNamespace, hcd.Namespace, hosting.LabelHCDName, hcd.Name)}})
 	}
+	if apierrors.IsNotFound(err) {
+		taken, err := r.namespaceTaken(ctx, hcd.Name)
+		if err != nil {
+			return reconcile.Result{}, err
+		}
+		if taken != "" {
+			return reconcile.Result{RequeueAfter: namespaceTakenPoll}, r.applyStatus(ctx, hcd, importStatus{condition: metav1.Condition{
+				Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonImportFailed, Message: taken}})
+		}
+	}
 	if !imported {
 		// The finalizer first, so nothing created below can be orphaned.
 		if err := kubeutil.AddFinalizer(ctx, r.client, hcd, Finalizer); err != nil {
@@ -185,6 +203,30 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 				hcd.Name, host, host, hosting.ExportedKubeconfigName(hcd.Namespace, hcd.Name), note)}
 	}
 	return reconcile.Result{}, r.applyStatus(ctx, hcd, status)
+}
+
+// namespaceTaken says why a ManagedCluster named name must not be created,
+// or "": OCM makes the hub namespace of a ManagedCluster's name its cluster
+// namespace (labels it, binds the cluster's agents there, deletes the
+// ManifestWorks and ManagedClusterAddOns in it when the cluster goes). A
+// namespace of that name that exists and is not already the cluster
+// namespace of a ManagedCluster of that name (OCM keeps them after the
+// cluster is gone) is someone else's: another tenant's, the tenant's own,
+// the hub's.
+func (r *Reconciler) namespaceTaken(ctx context.Context, name string) (string, error) {
+	ns := &metav1.PartialObjectMetadata{}
+	ns.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
+	if err := r.namespaces.Get(ctx, types.NamespacedName{Name: name}, ns); err != nil {
+		if apierrors.IsNotFound(err) {
+			return "", nil
+		}
+		return "", fmt.Errorf("reading namespace %s: %w", name, err)
+	}
+	if ns.Labels[clusterv1.ClusterNameLabelKey] == name {
+		return "", nil
+	}
+	return fmt.Sprintf("not imported: namespace %s exists on the hub and is not a cluster namespace, and a ManagedCluster %s would make OCM take it as its cluster namespace; rename the HostedClusterDeployment",
+		name, name), nil
 }
 
 func waitingMessage(host string) string {

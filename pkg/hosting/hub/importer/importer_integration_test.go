@@ -558,3 +558,61 @@ func TestNameConflictIsReported(t *testing.T) {
 		t.Errorf("the other ManagedCluster after the HCD went: %v", err)
 	}
 }
+
+// TestNamespaceOfTheNameIsNotTaken: an HCD named like a hub namespace that
+// is not a cluster namespace (here another team's) is not imported, since
+// OCM would take that namespace as the ManagedCluster's; once the namespace
+// is a cluster namespace of that name (OCM keeps them after a cluster goes),
+// the import goes ahead.
+func TestNamespaceOfTheNameIsNotTaken(t *testing.T) {
+	ctx := context.Background()
+	c := newClients()
+	startImporter(t)
+	waitForStandIn(t, c)
+	const ns, name = "team-c", "team-d"
+	ensureNamespace(t, c.hubKube, name)
+	createHCD(t, c, ns, name, nil)
+	markAvailable(t, c, ns, name)
+	env.Eventually(t, time.Minute, "Imported=False ImportFailed", func(ctx context.Context) error {
+		hcd, err := getHCD(ctx, c, ns, name)
+		if err != nil {
+			return err
+		}
+		cond := meta.FindStatusCondition(hcd.Status.Conditions, v1alpha1.ConditionImported)
+		if cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != v1alpha1.ReasonImportFailed ||
+			!strings.Contains(cond.Message, "namespace "+name+" exists on the hub and is not a cluster namespace") {
+			return fmt.Errorf("Imported = %+v", cond)
+		}
+		return nil
+	})
+	if _, err := c.clusters.ClusterV1().ManagedClusters().Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("ManagedCluster %s: %v", name, err)
+	}
+	// A cluster namespace of that name left by an earlier ManagedCluster
+	// does not hold the import back.
+	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, clusterv1.ClusterNameLabelKey, name)
+	if _, err := c.hubKube.CoreV1().Namespaces().Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// Namespaces are not watched (the import rechecks every minute): touch
+	// the HCD.
+	if _, err := c.hub.Resource(hcdGVR).Namespace(ns).Patch(ctx, name, types.MergePatchType, []byte(`{"metadata":{"annotations":{"touch":"1"}}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	env.Eventually(t, 2*time.Minute, "ManagedCluster "+name+" created", func(ctx context.Context) error {
+		_, err := c.clusters.ClusterV1().ManagedClusters().Get(ctx, name, metav1.GetOptions{})
+		return err
+	})
+	if err := c.hub.Resource(hcdGVR).Namespace(ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	env.Eventually(t, 2*time.Minute, "HCD and ManagedCluster gone", func(ctx context.Context) error {
+		if _, err := c.hub.Resource(hcdGVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("HostedClusterDeployment: %v", err)
+		}
+		if _, err := c.clusters.ClusterV1().ManagedClusters().Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("ManagedCluster: %v", err)
+		}
+		return nil
+	})
+}
