@@ -347,6 +347,11 @@ func TestAddOnLifecycle(t *testing.T) {
 				}
 			}
 		}()
+		// Grants the agent bound itself where it worked (as the janitor and
+		// the CAPI providers do) go with the add-on: its cleanup removes
+		// them.
+		selfBound := map[string]string{"unbind-probe-hosting": addon.AgentHostingNamespaceRole, "unbind-probe-capi": addon.AgentCAPINamespaceRole}
+		bindAsAgent(t, fleet.Managed[0].Config(), selfBound)
 		started := time.Now()
 		c.label(t, "cluster-1", hcpfleet.HostLabel, nil)
 		milestones := map[string]time.Duration{}
@@ -374,6 +379,11 @@ func TestAddOnLifecycle(t *testing.T) {
 			return nil
 		})
 		t.Logf("add-on removed from cluster-1 in %s (%v)", time.Since(started).Round(time.Millisecond), milestones)
+		for ns, role := range selfBound {
+			if _, err := c.spokeKube["cluster-1"].RbacV1().RoleBindings(ns).Get(ctx, role, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				t.Errorf("the RoleBinding %s/%s the agent bound itself outlived the add-on (%v)", ns, role, err)
+			}
+		}
 		select {
 		case msg := <-cleanupSeen:
 			t.Logf("cleanup hook reported: %s", msg)

@@ -115,8 +115,7 @@ func checkLeastPrivilege(t *testing.T, c *clients) {
 		t.Fatal(err)
 	}
 	t.Run("ManifestWorks are read only by their cluster's agents", func(t *testing.T) { checkManifestWorkReaders(t, c, cluster, other) })
-	agentSA := "system:serviceaccount:" + addon.DefaultInstallNamespace + ":" + addon.AgentName
-	bindAsAgent(t, fleet.Managed[0].Config(), agentSA)
+	bindAsAgent(t, fleet.Managed[0].Config(), map[string]string{hostingNamespace: addon.AgentHostingNamespaceRole, controlPlaneNamespace: addon.AgentCAPINamespaceRole})
 	hubProbes := append(slices.Clone(sensitive), hubResources...)
 	for _, tc := range []struct {
 		heading    string
@@ -255,14 +254,19 @@ func resources(t *testing.T, dc discovery.DiscoveryInterface, table rbacmatrix.T
 	return out
 }
 
+// agentSA is the agent's user on a management cluster: its ServiceAccount
+// (manifests/agent/01-serviceaccount.yaml).
+var agentSA = "system:serviceaccount:" + addon.DefaultInstallNamespace + ":" + addon.AgentName
+
 // bindAsAgent binds the agent's namespaced grants the way the agent does
 // when it works in a namespace (pkg/kubeutil.BindSelf, as the agent's
-// ServiceAccount): the hosting-namespace grants in hostingNamespace and the
-// CAPI-namespace grants in controlPlaneNamespace, so that the matrix sees
-// the most the agent may hold there. That the agent may create exactly
-// these RoleBindings is part of what is checked. They and the namespaces
-// the test made go when the test ends.
-func bindAsAgent(t *testing.T, admin *rest.Config, agentSA string) {
+// ServiceAccount): ClusterRole bindings[ns] in each namespace ns — for the
+// matrix, the hosting-namespace grants in hostingNamespace and the
+// CAPI-namespace grants in controlPlaneNamespace, so that it sees the most
+// the agent may hold there. That the agent may create exactly these
+// RoleBindings is part of what is checked. They and the namespaces the test
+// made go when the test ends.
+func bindAsAgent(t *testing.T, admin *rest.Config, bindings map[string]string) {
 	t.Helper()
 	ctx := context.Background()
 	kube := kubernetes.NewForConfigOrDie(admin)
@@ -273,7 +277,7 @@ func bindAsAgent(t *testing.T, admin *rest.Config, agentSA string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for ns, role := range map[string]string{hostingNamespace: addon.AgentHostingNamespaceRole, controlPlaneNamespace: addon.AgentCAPINamespaceRole} {
+	for ns, role := range bindings {
 		_, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
 		switch {
 		case err == nil:

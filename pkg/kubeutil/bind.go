@@ -16,9 +16,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// BindFieldManager is the server-side-apply field manager of the
-// RoleBindings BindSelf writes.
-const BindFieldManager = "hcp-fleet-agent"
+const (
+	// BindFieldManager is the server-side-apply field manager of the
+	// RoleBindings BindSelf writes.
+	BindFieldManager = "hcp-fleet-agent"
+	// BindLabel marks the RoleBindings BindSelf writes (value BindLabelValue),
+	// which UnbindSelf removes.
+	BindLabel      = "app.kubernetes.io/managed-by"
+	BindLabelValue = "hcp-fleet"
+)
 
 // selfUser caches the caller's user name per client: it does not change
 // while a client lives.
@@ -59,7 +65,7 @@ func BindSelf(ctx context.Context, c client.Client, ns, clusterRole string, prob
 	}
 	rb := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": rbacv1.SchemeGroupVersion.String(), "kind": "RoleBinding",
-		"metadata": map[string]any{"name": clusterRole, "namespace": ns},
+		"metadata": map[string]any{"name": clusterRole, "namespace": ns, "labels": map[string]any{BindLabel: BindLabelValue}},
 		"roleRef":  map[string]any{"apiGroup": rbacv1.GroupName, "kind": "ClusterRole", "name": clusterRole},
 		"subjects": []any{map[string]any{"apiGroup": rbacv1.GroupName, "kind": rbacv1.UserKind, "name": user}},
 	}}
@@ -83,6 +89,33 @@ func BindSelf(ctx context.Context, c client.Client, ns, clusterRole string, prob
 	}
 	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, allowed); err != nil {
 		return fmt.Errorf("waiting for the RoleBinding %s/%s to take effect: %w", ns, clusterRole, err)
+	}
+	return nil
+}
+
+// UnbindSelf deletes, in every namespace, the RoleBindings BindSelf made for
+// clusterRole: those of its name that bind it and carry BindLabel. It lists
+// them by a metadata.name field selector, which the API server authorizes as
+// a list of that name, and deletes each by name (with its UID): the agent's
+// RBAC names them. For the add-on's cleanup, so that no binding outlives
+// the add-on (and comes back to life with a reinstalled one).
+func UnbindSelf(ctx context.Context, c client.Client, clusterRole string) error {
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(rbacv1.SchemeGroupVersion.WithKind("RoleBindingList"))
+	if err := c.List(ctx, list, client.MatchingFields{"metadata.name": clusterRole}); err != nil {
+		return fmt.Errorf("listing the RoleBindings of ClusterRole %s: %w", clusterRole, err)
+	}
+	for i := range list.Items {
+		rb := &list.Items[i]
+		kind, _, _ := unstructured.NestedString(rb.Object, "roleRef", "kind")
+		name, _, _ := unstructured.NestedString(rb.Object, "roleRef", "name")
+		if kind != "ClusterRole" || name != clusterRole || rb.GetLabels()[BindLabel] != BindLabelValue {
+			continue
+		}
+		uid := rb.GetUID()
+		if err := c.Delete(ctx, rb, client.Preconditions{UID: &uid}); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting RoleBinding %s/%s: %w", rb.GetNamespace(), rb.GetName(), err)
+		}
 	}
 	return nil
 }

@@ -335,7 +335,7 @@ func Cleanup(ctx context.Context, env *agent.Env) error {
 	if err != nil {
 		return err
 	}
-	return cleanup(ctx, boundClient{Client: c, binder: HostingNamespaceBinder(c)}, GracePeriod, func(ctx context.Context) error {
+	err = cleanup(ctx, boundClient{Client: c, binder: HostingNamespaceBinder(c)}, GracePeriod, func(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -343,6 +343,12 @@ func Cleanup(ctx context.Context, env *agent.Env) error {
 			return nil
 		}
 	})
+	if err != nil {
+		return err
+	}
+	// The hosting-namespace grants the janitor and the kubeconfig export
+	// bound to the agent where they worked.
+	return kubeutil.UnbindSelf(ctx, c, addon.AgentHostingNamespaceRole)
 }
 
 // cleanup deletes the labelled namespaces c finds empty both before and
