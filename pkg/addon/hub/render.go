@@ -119,10 +119,15 @@ func (a *AgentAddon) agentValues(cluster *clusterv1.ManagedCluster, mca *addonv1
 	// The hosting namespaces, for the janitor's namespace deletion rights
 	// (02-clusterrole-hosting-namespace-deletion.yaml): the HostingConfig's
 	// spec.hostingNamespaces, or the default.
-	hostingSpec := &v1alpha1.HostingConfigSpec{}
-	if err := json.Unmarshal([]byte(specJSON), hostingSpec); err != nil {
-		return nil, fmt.Errorf("reading the HostingConfig spec of cluster %s: %w", cluster.Name, err)
+	// Only that field is read, so that nothing else of a spec this hub's
+	// types may not know can fail the render.
+	var namespaces struct {
+		HostingNamespaces []v1alpha1.HostingNamespaceName `json:"hostingNamespaces,omitempty"`
 	}
+	if err := json.Unmarshal([]byte(specJSON), &namespaces); err != nil {
+		return nil, fmt.Errorf("reading spec.hostingNamespaces of the HostingConfig of cluster %s: %w", cluster.Name, err)
+	}
+	hostingSpec := &v1alpha1.HostingConfigSpec{HostingNamespaces: namespaces.HostingNamespaces}
 	return addonfactory.Values{
 		"HostingNamespaces":   hostingSpec.AllowedHostingNamespaces(),
 		"Image":               image,
