@@ -41,11 +41,13 @@ type Row struct {
 type Table []Row
 
 // Parse reads the first markdown table after the line holding heading in
-// r. Its columns are: resource (`group/resource`, `resource` for the core
-// group, backquotes optional), namespaces (`cluster-scoped`, `all`, or a
-// comma list), names (empty or `any`: any; else a comma list), verbs (a
-// comma list) and any further columns (why), which are ignored. vars
-// replaces placeholders such as `<cluster>` in namespaces and names.
+// r. Its columns are: resources (`group/resource`, `resource` for the core
+// group, backquotes optional; a comma list is one row per resource),
+// namespaces (`cluster-scoped`, `all`, or a comma list), names (empty or
+// `any`: any; else a comma list), verbs (a comma list) and any further
+// columns (why), which are ignored. vars replaces placeholders such as
+// `<cluster>` in namespaces and names; a value with commas stands for a
+// list.
 func Parse(r io.Reader, heading string, vars map[string]string) (Table, error) {
 	sc := bufio.NewScanner(r)
 	found, inTable := false, false
@@ -76,19 +78,21 @@ func Parse(r io.Reader, heading string, vars map[string]string) (Table, error) {
 		if len(cells) < 4 {
 			return nil, fmt.Errorf("%s: row %q has %d columns, want at least 4", heading, line, len(cells))
 		}
-		row := Row{Verbs: list(cells[3], vars)}
-		row.Group, row.Resource = SplitResource(cells[0])
-		switch cells[1] {
-		case "cluster-scoped":
-		case "all":
-			row.Namespaces = []string{"*"}
-		default:
-			row.Namespaces = list(cells[1], vars)
+		for _, res := range list(cells[0], nil) {
+			row := Row{Verbs: list(cells[3], vars)}
+			row.Group, row.Resource = SplitResource(res)
+			switch cells[1] {
+			case "cluster-scoped":
+			case "all":
+				row.Namespaces = []string{"*"}
+			default:
+				row.Namespaces = list(cells[1], vars)
+			}
+			if cells[2] != "" && cells[2] != "any" {
+				row.Names = list(cells[2], vars)
+			}
+			t = append(t, row)
 		}
-		if cells[2] != "" && cells[2] != "any" {
-			row.Names = list(cells[2], vars)
-		}
-		t = append(t, row)
 	}
 	if !found {
 		return nil, fmt.Errorf("no heading %q", heading)
@@ -117,7 +121,8 @@ func list(s string, vars map[string]string) []string {
 	for _, p := range strings.Split(s, ",") {
 		p = strings.TrimSpace(p)
 		if v, ok := vars[p]; ok {
-			p = v
+			out = append(out, list(v, nil)...)
+			continue
 		}
 		if p != "" {
 			out = append(out, p)
@@ -199,25 +204,34 @@ type Matrix struct {
 	Resources  []Resource
 	Namespaces []string // for namespaced resources; "" (across all) is always asked
 	Names      []string // "" (any) is always asked
+	// NamesPerResource asks about the names a table row lists only for that
+	// row's resource (besides Names), not for every resource: for a table
+	// with many names, whose every combination would be too many cells.
+	NamesPerResource bool
 }
 
 // Cells expands the matrix. Names the table limits grants to are asked
 // about too, so that a resourceNames grant is seen for what it is.
 func (m Matrix) Cells(t Table) []Cell {
-	names := append([]string{""}, m.Names...)
-	for _, r := range t {
-		names = append(names, r.Names...)
-	}
-	slices.Sort(names)
-	names = slices.Compact(names)
+	all := names(m.Names, t, func(Row) bool { return true })
 	var cells []Cell
 	for _, r := range m.Resources {
+		asked := all
+		if m.NamesPerResource {
+			res := r.Resource
+			if r.Subresource != "" {
+				res += "/" + r.Subresource
+			}
+			asked = names(m.Names, t, func(row Row) bool {
+				return row.Group == r.Group && (row.Resource == res || (row.Resource == "*" && r.Subresource == ""))
+			})
+		}
 		nss := []string{""}
 		if r.Namespaced {
 			nss = append(nss, m.Namespaces...)
 		}
 		for _, ns := range nss {
-			for _, name := range names {
+			for _, name := range asked {
 				for _, v := range m.Verbs {
 					cells = append(cells, Cell{Verb: v, Group: r.Group, Resource: r.Resource, Subresource: r.Subresource, Namespace: ns, Name: name})
 				}
@@ -225,6 +239,18 @@ func (m Matrix) Cells(t Table) []Cell {
 		}
 	}
 	return cells
+}
+
+// names is "" (any), extra and the names of the rows of t that match.
+func names(extra []string, t Table, match func(Row) bool) []string {
+	out := append([]string{""}, extra...)
+	for _, r := range t {
+		if match(r) {
+			out = append(out, r.Names...)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // Identity is who is asked about.

@@ -88,3 +88,35 @@ func TestSummarize(t *testing.T) {
 		t.Errorf("Summarize:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestListsAndNamesPerResource: a resource cell may list resources (a row
+// each), a placeholder may stand for a list of names, and NamesPerResource
+// asks about a row's names for its resource only.
+func TestListsAndNamesPerResource(t *testing.T) {
+	const lists = `
+### Lists
+
+| resource | namespaces | names | verbs | why |
+|---|---|---|---|---|
+| cluster.x-k8s.io/*, ipam.cluster.x-k8s.io/* | all | | get | read |
+| apiextensions.k8s.io/customresourcedefinitions | cluster-scoped | <crds>, extra | delete | own |
+`
+	tab, err := Parse(strings.NewReader(lists), "### Lists", map[string]string{"<crds>": "a.x, b.x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tab) != 3 || tab[1].Group != "ipam.cluster.x-k8s.io" || strings.Join(tab[2].Names, " ") != "a.x b.x extra" {
+		t.Fatalf("rows %+v", tab)
+	}
+	m := Matrix{Verbs: []string{"get"}, Resources: []Resource{{Resource: "secrets", Namespaced: true},
+		{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}}, Names: []string{"foreign"}}
+	// Every name everywhere: 2 resources × 1 namespace ("") × 5 names.
+	if n := len(m.Cells(tab)); n != 10 {
+		t.Errorf("%d cells, want 10", n)
+	}
+	// Per resource: secrets × {"", foreign}; CRDs × {"", foreign, a.x, b.x, extra}.
+	m.NamesPerResource = true
+	if n := len(m.Cells(tab)); n != 7 {
+		t.Errorf("%d cells per resource, want 7", n)
+	}
+}

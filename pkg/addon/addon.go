@@ -37,6 +37,15 @@ const (
 	// HostingConfigRefKey holds namespace/name of the HostingConfig.
 	HostingConfigRefKey = "source"
 
+	// AgentCAPINamespaceRole and AgentHostingNamespaceRole are the
+	// ClusterRoles (manifests/agent) the agent binds to itself, with a
+	// RoleBinding of the same name, in the namespaces known only at run time
+	// where it needs them: CAPI namespaces (the OpenShift Agent providers',
+	// and hosted control-plane namespaces during a CAPI migration) and
+	// hosting namespaces (the namespace janitor, the kubeconfig export).
+	AgentCAPINamespaceRole    = "open-cluster-management:hcp-fleet:agent:capi-namespace"
+	AgentHostingNamespaceRole = "open-cluster-management:hcp-fleet:agent:hosting-namespace"
+
 	// DefaultAgentImage is the agent image when HostingConfig names none.
 	DefaultAgentImage = "quay.io/hcp-fleet/hcp-fleet-agent:latest"
 )

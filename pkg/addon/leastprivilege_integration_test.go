@@ -11,6 +11,7 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/authentication/serviceaccount"
@@ -19,10 +20,17 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"open-cluster-management.io/addon-framework/pkg/agent"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
+	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hcpfleet"
 	"github.com/hcp-fleet/hcp-fleet/internal/rbacmatrix"
+	"github.com/hcp-fleet/hcp-fleet/manifests"
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
+	agentcrds "github.com/hcp-fleet/hcp-fleet/pkg/capi/agentapi/crds"
+	"github.com/hcp-fleet/hcp-fleet/pkg/capi/crds"
+	"github.com/hcp-fleet/hcp-fleet/pkg/kubeutil"
 )
 
 // securityDoc holds the permission tables the identities are checked
@@ -60,6 +68,24 @@ var hubResources = []string{
 	"hcpfleet.io/hostedclusterdeployments", "hcpfleet.io/hostedclusterdeployments/status", "hcpfleet.io/hostingconfigs",
 }
 
+// spokeResources are probed on a management cluster besides the sensitive
+// ones: what the agent there writes or an attacker there would want.
+var spokeResources = []string{
+	"services", "persistentvolumeclaims", "scheduling.k8s.io/priorityclasses", "apps/statefulsets",
+	"cluster.open-cluster-management.io/clusterclaims", "work.open-cluster-management.io/appliedmanifestworks",
+	"hypershift.openshift.io/hostedclusters", "hypershift.openshift.io/nodepools", "route.openshift.io/routes",
+	"kubevirt.io/virtualmachines", "storage.k8s.io/storageclasses",
+}
+
+// Namespaces on a management cluster where the agent binds its namespaced
+// grants (pkg/kubeutil.BindSelf), as it does when it works there: a hosting
+// namespace (the janitor, the kubeconfig export) and a hosted control-plane
+// namespace (the CAPI providers and migration).
+const (
+	hostingNamespace      = "clusters"
+	controlPlaneNamespace = "clusters-demo"
+)
+
 // checkLeastPrivilege asks the hub's and a management cluster's API servers
 // what each hcp-fleet identity may do, over every cell of verbs ×
 // resources × namespaces × names, and compares each answer with the tables
@@ -74,7 +100,12 @@ func checkLeastPrivilege(t *testing.T, c *clients) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	vars := map[string]string{"<cluster>": cluster, "<hub>": addon.DefaultHubNamespace, "<agent>": addon.DefaultInstallNamespace, "<tenant>": "tenant-a"}
+	vars := map[string]string{"<cluster>": cluster, "<hub>": addon.DefaultHubNamespace, "<agent>": addon.DefaultInstallNamespace, "<tenant>": "tenant-a",
+		// The default HostingConfig allows the default hosting namespace.
+		"<hosting namespaces>": v1alpha1.DefaultHostingNamespace,
+		"<hosting namespace>":  hostingNamespace, "<control-plane namespace>": controlPlaneNamespace,
+		"<agent CRDs>": strings.Join(agentCRDs(t), ","),
+	}
 	// A tenant team as the admin sets one up: hcp-fleet:tenant bound in its
 	// namespace (manifests/hub).
 	ctx := context.Background()
@@ -97,6 +128,7 @@ func checkLeastPrivilege(t *testing.T, c *clients) {
 			t.Errorf("the hub runs as %q, want %q", got, want)
 		}
 	})
+	bindAsAgent(t, fleet.Managed[0].Config(), map[string]string{hostingNamespace: addon.AgentHostingNamespaceRole, controlPlaneNamespace: addon.AgentCAPINamespaceRole})
 	hubProbes := append(slices.Clone(sensitive), hubResources...)
 	for _, tc := range []struct {
 		heading    string
@@ -104,6 +136,8 @@ func checkLeastPrivilege(t *testing.T, c *clients) {
 		cfg        *rest.Config
 		resources  []string
 		namespaces []string
+		names      []string
+		perName    bool
 	}{{
 		heading: "### The hub",
 		id: rbacmatrix.Identity{User: serviceaccount.MakeUsername(hcpfleet.HubNamespace, hcpfleet.HubServiceAccount),
@@ -123,6 +157,19 @@ func checkLeastPrivilege(t *testing.T, c *clients) {
 		cfg:        fleet.Hub.Config(),
 		resources:  hubProbes,
 		namespaces: []string{cluster, other, addon.DefaultHubNamespace, "tenant-a", "kube-system"},
+	}, {
+		// The agent's ServiceAccount (manifests/agent/01-serviceaccount.yaml)
+		// and the groups the API server gives every ServiceAccount.
+		heading: "### The agent on a management cluster",
+		id: rbacmatrix.Identity{User: agentSA,
+			Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + addon.DefaultInstallNamespace, "system:authenticated"}},
+		cfg:        fleet.Managed[0].Config(),
+		resources:  append(slices.Clone(sensitive), spokeResources...),
+		namespaces: []string{addon.DefaultInstallNamespace, "hypershift", hostingNamespace, controlPlaneNamespace, "kube-system", "default"},
+		// Its own names, asked about for every resource; the names a row
+		// lists (the CRDs it installs, ...), for that row's resource only.
+		names:   []string{"hcp-fleet-agent", "operator", "hypershift-operator", addon.AgentCAPINamespaceRole},
+		perName: true,
 	}} {
 		t.Run(strings.TrimPrefix(tc.heading, "### "), func(t *testing.T) {
 			table, err := rbacmatrix.Parse(strings.NewReader(string(doc)), tc.heading, vars)
@@ -132,8 +179,8 @@ func checkLeastPrivilege(t *testing.T, c *clients) {
 			cfg := rest.CopyConfig(tc.cfg)
 			cfg.QPS, cfg.Burst = -1, 0 // thousands of reviews
 			kube := kubernetes.NewForConfigOrDie(cfg)
-			matrix := rbacmatrix.Matrix{Verbs: verbs, Namespaces: tc.namespaces, Names: []string{"probe-foreign-name", addon.Name},
-				Resources: resources(t, kube.Discovery(), table, tc.resources)}
+			matrix := rbacmatrix.Matrix{Verbs: verbs, Namespaces: tc.namespaces, Names: append([]string{"probe-foreign-name", addon.Name}, tc.names...),
+				Resources: resources(t, kube.Discovery(), table, tc.resources), NamesPerResource: tc.perName}
 			cells := matrix.Cells(table)
 			broader, narrower, err := rbacmatrix.Diff(context.Background(), kube, tc.id, table, cells)
 			if err != nil {
@@ -225,4 +272,82 @@ func resources(t *testing.T, dc discovery.DiscoveryInterface, table rbacmatrix.T
 		}
 	}
 	return out
+}
+
+// agentSA is the agent's user on a management cluster: its ServiceAccount
+// (manifests/agent/01-serviceaccount.yaml).
+var agentSA = "system:serviceaccount:" + addon.DefaultInstallNamespace + ":" + addon.AgentName
+
+// bindAsAgent binds the agent's namespaced grants the way the agent does
+// when it works in a namespace (pkg/kubeutil.BindSelf, as the agent's
+// ServiceAccount): ClusterRole bindings[ns] in each namespace ns — for the
+// matrix, the hosting-namespace grants in hostingNamespace and the
+// CAPI-namespace grants in controlPlaneNamespace, so that it sees the most
+// the agent may hold there. That the agent may create exactly these
+// RoleBindings is part of what is checked. They and the namespaces the test
+// made go when the test ends.
+func bindAsAgent(t *testing.T, admin *rest.Config, bindings map[string]string) {
+	t.Helper()
+	ctx := context.Background()
+	kube := kubernetes.NewForConfigOrDie(admin)
+	cfg := rest.CopyConfig(admin)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: agentSA,
+		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + addon.DefaultInstallNamespace, "system:authenticated"}}
+	asAgent, err := client.New(cfg, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ns, role := range bindings {
+		_, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+		switch {
+		case err == nil:
+			t.Cleanup(func() { _ = kube.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
+		case !apierrors.IsAlreadyExists(err):
+			t.Fatal(err)
+		}
+		if err := kubeutil.BindSelf(ctx, asAgent, ns, role, authorizationv1.ResourceAttributes{Verb: "list", Resource: "secrets"}); err != nil {
+			t.Fatalf("the agent binding its grants in %s: %v", ns, err)
+		}
+		t.Cleanup(func() { _ = kube.RbacV1().RoleBindings(ns).Delete(context.Background(), role, metav1.DeleteOptions{}) })
+	}
+}
+
+// agentCRDs are the CRDs the agent can install: HyperShift's, CAPI's in
+// both forms with every provider, and the OpenShift Agent providers'.
+func agentCRDs(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	for _, mode := range []crds.Mode{crds.ModeStandard, crds.ModePrivate} {
+		built, err := crds.Build(mode, crds.Options{Providers: []crds.Provider{crds.ProviderAgent, crds.ProviderKubeVirt, crds.ProviderAWS}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, crd := range built {
+			out = append(out, crd.Name)
+		}
+	}
+	providers, err := agentcrds.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name := range providers {
+		out = append(out, name)
+	}
+	entries, err := manifests.HyperShiftCRDs.ReadDir("hypershift")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		data, err := manifests.HyperShiftCRDs.ReadFile("hypershift/" + e.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := yaml.Unmarshal(data, crd); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, crd.Name)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }

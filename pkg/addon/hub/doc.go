@@ -32,7 +32,8 @@
 //     "global.nodeSelector", "global.resourceRequirements",
 //     "global.proxyConfig" values);
 //   - agentValues, this package's values function: the image, the
-//     HostingConfig (spec, OCM's spec hash, source) and the credential copies.
+//     HostingConfig (spec, OCM's spec hash, source), the credential copies
+//     and the hosting namespaces the agent may delete (its RBAC names them).
 //
 // What the factory does not do, and is therefore done here:
 //

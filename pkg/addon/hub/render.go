@@ -12,6 +12,7 @@ import (
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 
+	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 )
 
@@ -39,6 +40,9 @@ var templatedCredentials = []addon.Credential{addon.OIDCStorageCredentials, addo
 //   - HostingConfigSpec (JSON, "{}" without a HostingConfig),
 //     HostingConfigHash and HostingConfigSource ("<namespace>/<name>"): the
 //     HostingConfig handed to the agent in a ConfigMap;
+//   - HostingNamespaces: the namespaces the HostingConfig allows hosted
+//     clusters in (spec.hostingNamespaces, or the default), which the agent
+//     may delete once empty;
 //   - Credentials: the copies of the Secrets the HostingConfig references, by
 //     purpose; CredentialProblems: the references the hub could not resolve,
 //     as a JSON list of messages for the admin ("" when there are none).
@@ -112,7 +116,20 @@ func (a *AgentAddon) agentValues(cluster *clusterv1.ManagedCluster, mca *addonv1
 	if img, ok := imageValues["Image"].(string); ok {
 		image = img
 	}
+	// The hosting namespaces, for the janitor's namespace deletion rights
+	// (02-clusterrole-hosting-namespace-deletion.yaml): the HostingConfig's
+	// spec.hostingNamespaces, or the default.
+	// Only that field is read, so that nothing else of a spec this hub's
+	// types may not know can fail the render.
+	var namespaces struct {
+		HostingNamespaces []v1alpha1.HostingNamespaceName `json:"hostingNamespaces,omitempty"`
+	}
+	if err := json.Unmarshal([]byte(specJSON), &namespaces); err != nil {
+		return nil, fmt.Errorf("reading spec.hostingNamespaces of the HostingConfig of cluster %s: %w", cluster.Name, err)
+	}
+	hostingSpec := &v1alpha1.HostingConfigSpec{HostingNamespaces: namespaces.HostingNamespaces}
 	return addonfactory.Values{
+		"HostingNamespaces":   hostingSpec.AllowedHostingNamespaces(),
 		"Image":               image,
 		"HostingConfigSpec":   specJSON,
 		"HostingConfigHash":   hash,

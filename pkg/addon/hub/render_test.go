@@ -189,6 +189,35 @@ func TestRenderAgentInCustomNamespace(t *testing.T) {
 	}
 }
 
+// TestRenderAgentHostingNamespaceDeletion: the agent may delete the hosting
+// namespaces its HostingConfig allows, by name, and no other.
+func TestRenderAgentHostingNamespaceDeletion(t *testing.T) {
+	for _, tc := range []struct {
+		spec string
+		want []string
+	}{
+		{`{"capiMode":"Auto"}`, []string{"clusters"}},
+		{`{"hostingNamespaces":["team-a","team-b"]}`, []string{"team-a", "team-b"}},
+	} {
+		v := values()
+		v.HostingConfigSpec = tc.spec
+		objs, err := RenderAgent(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []rbacv1.PolicyRule
+		for _, r := range find[*rbacv1.ClusterRole](objs) {
+			if r.Name == "open-cluster-management:hcp-fleet:agent:hosting-namespace-deletion" {
+				got = r.Rules
+			}
+		}
+		want := []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"namespaces"}, ResourceNames: tc.want, Verbs: []string{"delete"}}}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("HostingConfig %s: rules %+v, want %+v", tc.spec, got, want)
+		}
+	}
+}
+
 func TestRenderAgentRequiresValues(t *testing.T) {
 	v := values()
 	v.Image = ""
@@ -341,7 +370,8 @@ func TestRenderAgentWithoutConfigs(t *testing.T) {
 	for _, o := range objs {
 		kinds = append(kinds, o.GetObjectKind().GroupVersionKind().Kind)
 	}
-	if want := []string{"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "Deployment", "Job", "ConfigMap"}; !reflect.DeepEqual(kinds, want) {
+	if want := []string{"Namespace", "ServiceAccount", "ClusterRole", "ClusterRole", "ClusterRole", "ClusterRole", "ClusterRoleBinding", "ClusterRoleBinding",
+		"Role", "RoleBinding", "Deployment", "Job", "ConfigMap"}; !reflect.DeepEqual(kinds, want) {
 		t.Errorf("objects %v, want %v", kinds, want)
 	}
 }

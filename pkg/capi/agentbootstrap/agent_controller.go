@@ -15,6 +15,7 @@ import (
 
 	"github.com/hcp-fleet/hcp-fleet/pkg/capi/agentapi/assisted"
 	bootstrapv1 "github.com/hcp-fleet/hcp-fleet/pkg/capi/agentapi/bootstrap/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/pkg/kubeutil"
 )
 
 // AgentReconciler makes each Agent that registered from one of our
@@ -27,6 +28,10 @@ type AgentReconciler struct {
 	APIReader client.Reader
 	Mapper    meta.RESTMapper
 	Options   Options
+	// Binder gives the agent its grants in the reconciled object's namespace
+	// (addon.AgentCAPINamespaceRole) before it writes there; nil binds
+	// nothing (an identity that holds the grants already).
+	Binder *kubeutil.Binder
 }
 
 // SetupWithManager registers the reconciler.
@@ -57,6 +62,9 @@ func (r *AgentReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	cfg := &bootstrapv1.OpenshiftAssistedConfig{}
 	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: agent.Namespace, Name: cfgName}, cfg); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if err := r.Binder.Ensure(ctx, agent.Namespace); err != nil {
+		return ctrl.Result{}, err
 	}
 	machine, err := machineOf(ctx, r.Client, cfg.Namespace, cfg.Name)
 	if err != nil || machine == nil {

@@ -24,6 +24,7 @@ import (
 
 	"github.com/hcp-fleet/hcp-fleet/pkg/capi/agentapi/assisted"
 	bootstrapv1 "github.com/hcp-fleet/hcp-fleet/pkg/capi/agentapi/bootstrap/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/pkg/kubeutil"
 )
 
 // machineByConfigIndex indexes Machines by the name of the
@@ -52,6 +53,10 @@ type ConfigReconciler struct {
 	APIReader client.Reader
 	Mapper    meta.RESTMapper
 	Options   Options
+	// Binder gives the agent its grants in the reconciled object's namespace
+	// (addon.AgentCAPINamespaceRole) before it writes there; nil binds
+	// nothing (an identity that holds the grants already).
+	Binder *kubeutil.Binder
 }
 
 // SetupWithManager registers the reconciler and its watches.
@@ -113,12 +118,15 @@ func (r *ConfigReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	if !cfg.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil // the InfraEnv and data secret are owned: GC removes them
 	}
+	if err := r.Binder.Ensure(ctx, cfg.Namespace); err != nil {
+		return ctrl.Result{}, err
+	}
 	before := cfg.DeepCopy()
 	res, err := r.reconcile(ctx, cfg)
 	if serr := r.patchStatus(ctx, before, cfg); serr != nil && err == nil {
 		err = serr
 	}
-	return res, err
+	return res, r.Binder.Checked(cfg.Namespace, err)
 }
 
 func setReady(cfg *bootstrapv1.OpenshiftAssistedConfig, status metav1.ConditionStatus, reason, msg string) {

@@ -12,6 +12,7 @@ import (
 	"context"
 	"fmt"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -19,10 +20,12 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon/agent"
 	"github.com/hcp-fleet/hcp-fleet/pkg/capi/agentapi"
 	bootstrapv1 "github.com/hcp-fleet/hcp-fleet/pkg/capi/agentapi/bootstrap/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/pkg/capi/agentapi/crds"
+	"github.com/hcp-fleet/hcp-fleet/pkg/kubeutil"
 )
 
 // FeatureName names the feature in the agent's logs and conditions.
@@ -52,10 +55,19 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if err := crds.Install(context.Background(), c, crds.Bootstrap...); err != nil {
 		return err
 	}
-	if err := (&ConfigReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Mapper: mgr.GetRESTMapper(), Options: opts}).SetupWithManager(mgr); err != nil {
+	binder := NamespaceBinder(mgr.GetClient())
+	if err := (&ConfigReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Mapper: mgr.GetRESTMapper(), Options: opts, Binder: binder}).SetupWithManager(mgr); err != nil {
 		return err
 	}
-	return (&AgentReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Mapper: mgr.GetRESTMapper(), Options: opts}).SetupWithManager(mgr)
+	return (&AgentReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Mapper: mgr.GetRESTMapper(), Options: opts, Binder: binder}).SetupWithManager(mgr)
+}
+
+// NamespaceBinder binds the agent's CAPI-namespace grants
+// (addon.AgentCAPINamespaceRole) in the namespaces the providers write in,
+// probing with a Secret create (the bootstrap data Secret).
+func NamespaceBinder(c client.Client) *kubeutil.Binder {
+	return &kubeutil.Binder{Client: c, ClusterRole: addon.AgentCAPINamespaceRole,
+		Probe: authorizationv1.ResourceAttributes{Verb: "create", Resource: "secrets"}}
 }
 
 // Cleanup removes the bootstrap CRDs we installed, but refuses while any

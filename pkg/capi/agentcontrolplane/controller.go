@@ -26,6 +26,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/pkg/capi/agentapi/assisted"
 	bootstrapv1 "github.com/hcp-fleet/hcp-fleet/pkg/capi/agentapi/bootstrap/v1alpha1"
 	controlplanev1 "github.com/hcp-fleet/hcp-fleet/pkg/capi/agentapi/controlplane/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/pkg/kubeutil"
 )
 
 // Reconciler reconciles OpenshiftAssistedControlPlanes: it owns the
@@ -42,6 +43,10 @@ type Reconciler struct {
 	// RequeueAfter is how soon to look again at what we cannot watch (pull
 	// secrets, the installer's admin kubeconfig secret).
 	RequeueAfter time.Duration
+	// Binder gives the agent its grants in the reconciled object's namespace
+	// (addon.AgentCAPINamespaceRole) before it writes there; nil binds
+	// nothing (an identity that holds the grants already).
+	Binder *kubeutil.Binder
 }
 
 // SetupWithManager registers the reconciler and its watches.
@@ -126,6 +131,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !acp.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil // everything we made is owned by it: GC removes it
 	}
+	if err := r.Binder.Ensure(ctx, acp.Namespace); err != nil {
+		return ctrl.Result{}, err
+	}
 	before := acp.DeepCopy()
 	res, err := r.reconcile(ctx, acp)
 	acp.Status.ObservedGeneration = acp.Generation
@@ -134,7 +142,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			err = client.IgnoreNotFound(serr)
 		}
 	}
-	return res, err
+	return res, r.Binder.Checked(acp.Namespace, err)
 }
 
 func (r *Reconciler) reconcile(ctx context.Context, acp *controlplanev1.OpenshiftAssistedControlPlane) (ctrl.Result, error) {

@@ -24,6 +24,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/pkg/capi/agentapi"
 	controlplanev1 "github.com/hcp-fleet/hcp-fleet/pkg/capi/agentapi/controlplane/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/pkg/capi/agentapi/crds"
+	"github.com/hcp-fleet/hcp-fleet/pkg/capi/agentbootstrap"
 )
 
 // FeatureName names the feature in the agent's logs and conditions.
@@ -53,7 +54,8 @@ func Setup(mgr ctrl.Manager) error {
 	if err := crds.Install(context.Background(), c, append(append([]string{}, crds.ControlPlane...), crds.Bootstrap...)...); err != nil {
 		return err
 	}
-	return (&Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Mapper: mgr.GetRESTMapper()}).SetupWithManager(mgr)
+	return (&Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Mapper: mgr.GetRESTMapper(),
+		Binder: agentbootstrap.NamespaceBinder(mgr.GetClient())}).SetupWithManager(mgr)
 }
 
 // Cleanup removes the control-plane CRD we installed, but refuses while any

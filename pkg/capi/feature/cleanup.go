@@ -13,11 +13,13 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon/agent"
 	"github.com/hcp-fleet/hcp-fleet/pkg/capi/agentbootstrap"
 	"github.com/hcp-fleet/hcp-fleet/pkg/capi/agentcontrolplane"
 	"github.com/hcp-fleet/hcp-fleet/pkg/capi/crds"
 	"github.com/hcp-fleet/hcp-fleet/pkg/capi/proxy"
+	"github.com/hcp-fleet/hcp-fleet/pkg/kubeutil"
 )
 
 // Cleanup is the feature's part of the add-on's pre-delete hook. It removes
@@ -29,7 +31,8 @@ import (
 //     any of them exists. Deleting a CRD deletes every object of its kind,
 //     and a fleet admin who removes the add-on from a management cluster
 //     expects its hosted clusters' machines to survive, not vanish; so the
-//     hook fails and says which object is in the way, and is retried.
+//     hook fails and says which object is in the way, and is retried;
+//   - then the RoleBindings of the agent's CAPI-namespace grants.
 //
 // CRDs someone else installed (the platform's standard CAPI CRDs) are never
 // touched. The HyperShift operator's cleanup runs before this one (it
@@ -77,7 +80,9 @@ func Cleanup(ctx context.Context, env *agent.Env) error {
 			return fmt.Errorf("deleting CRD %s: %w", ours[i].Name, err)
 		}
 	}
-	return nil
+	// The CAPI-namespace grants the providers and the migration bound to the
+	// agent where they worked.
+	return kubeutil.UnbindSelf(ctx, c, addon.AgentCAPINamespaceRole)
 }
 
 // ownCRDs lists the CAPI CRDs pkg/capi/crds installed: our managed-by label

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -22,6 +23,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
+	"github.com/hcp-fleet/hcp-fleet/pkg/kubeutil"
 )
 
 // Options configure the migration controller.
@@ -99,6 +103,9 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 type reconciler struct {
 	client client.Client // writes
 	reader client.Reader // reads, uncached
+	// binder gives the agent its grants in a control-plane namespace
+	// (addon.AgentCAPINamespaceRole) while a migration works there.
+	binder *kubeutil.Binder
 	disco  discovery.DiscoveryInterface
 	opts   Options
 	now    func() time.Time
@@ -118,7 +125,9 @@ func newReconciler(mgr ctrl.Manager, opts Options) (*reconciler, error) {
 	}
 	// Cached: every step needs the kinds; preflight refreshes the cache so
 	// each migration starts from what the apiserver serves now.
-	return &reconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader(), disco: memory.NewMemCacheClient(dc), opts: opts, now: time.Now}, nil
+	binder := &kubeutil.Binder{Client: mgr.GetClient(), ClusterRole: addon.AgentCAPINamespaceRole,
+		Probe: authorizationv1.ResourceAttributes{Verb: "list", Resource: "pods"}}
+	return &reconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader(), binder: binder, disco: memory.NewMemCacheClient(dc), opts: opts, now: time.Now}, nil
 }
 
 func (r *reconciler) setupWithManager(mgr ctrl.Manager) error {
@@ -166,6 +175,11 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	case Eligible:
 		return r.begin(ctx, hc, ns)
 	case InProgress:
+		// The grants were bound when the migration began; an agent that
+		// restarted binds again (idempotent) before the next step.
+		if err := r.binder.Ensure(ctx, ns); err != nil && !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, err
+		}
 		return r.advance(ctx, hc, ns)
 	}
 	return ctrl.Result{}, nil
@@ -187,6 +201,18 @@ func (r *reconciler) begin(ctx context.Context, hc *metav1.PartialObjectMetadata
 	}
 	// A state left from an earlier, finished migration attempt is stale.
 	if err := r.deleteIfExists(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: stateConfigMapName, Namespace: ns}}); err != nil {
+		return ctrl.Result{}, err
+	}
+	// The agent's grants in the control-plane namespace, before the lock: a
+	// step that failed for want of them would roll the migration back.
+	// Without the namespace there is nothing to bind in; preflight fails the
+	// migration and says why.
+	switch err := r.reader.Get(ctx, types.NamespacedName{Name: ns}, &corev1.Namespace{}); {
+	case err == nil:
+		if err := r.binder.Ensure(ctx, ns); err != nil {
+			return ctrl.Result{}, err
+		}
+	case !apierrors.IsNotFound(err):
 		return ctrl.Result{}, err
 	}
 	if err := r.patchAnnotations(ctx, hc, map[string]any{AnnotationMigrationInProgress: "true"}, true); err != nil {

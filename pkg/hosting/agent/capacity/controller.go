@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -163,6 +164,10 @@ func (r *reconciler) supportedVersions(ctx context.Context) ([]string, error) {
 	return doc.Versions, nil
 }
 
+// applyClaims writes the claims whose value or label differ, with
+// server-side apply: the agent's RBAC names the claims it may write, and an
+// apply that creates is authorized as "create" of the named claim (a plain
+// create is not).
 func (r *reconciler) applyClaims(ctx context.Context, claims map[string]string) error {
 	for name, value := range claims {
 		live := &clusterv1alpha1.ClusterClaim{}
@@ -170,25 +175,16 @@ func (r *reconciler) applyClaims(ctx context.Context, claims map[string]string) 
 		switch {
 		case err == nil && live.Spec.Value == value && live.Labels[operator.ManagedByLabel] == operator.ManagedByValue:
 			continue
-		case err == nil:
-			live.Spec.Value = value
-			if live.Labels == nil {
-				live.Labels = map[string]string{}
-			}
-			live.Labels[operator.ManagedByLabel] = operator.ManagedByValue
-			if err := r.client.Update(ctx, live); err != nil {
-				return err
-			}
-		case apierrors.IsNotFound(err):
-			claim := &clusterv1alpha1.ClusterClaim{
-				ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{operator.ManagedByLabel: operator.ManagedByValue}},
-				Spec:       clusterv1alpha1.ClusterClaimSpec{Value: value},
-			}
-			if err := r.client.Create(ctx, claim); err != nil {
-				return err
-			}
-		default:
+		case err != nil && !apierrors.IsNotFound(err):
 			return err
+		}
+		claim := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": clusterv1alpha1.GroupVersion.String(), "kind": "ClusterClaim",
+			"metadata": map[string]any{"name": name, "labels": map[string]any{operator.ManagedByLabel: operator.ManagedByValue}},
+			"spec":     map[string]any{"value": value},
+		}}
+		if err := r.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(claim), client.FieldOwner(operator.FieldManager), client.ForceOwnership); err != nil {
+			return fmt.Errorf("applying ClusterClaim %s: %w", name, err)
 		}
 	}
 	return nil

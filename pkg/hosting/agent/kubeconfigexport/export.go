@@ -33,6 +33,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -51,6 +52,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon/agent"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 	"github.com/hcp-fleet/hcp-fleet/pkg/kubeutil"
@@ -78,7 +80,10 @@ type reconciler struct {
 	env     *agent.Env
 	mapper  meta.RESTMapper
 	managed client.Reader // uncached: kubeconfig Secrets by name
-	hub     client.Client // uncached, the agent's hub identity
+	// binder gives the agent its grants (addon.AgentHostingNamespaceRole)
+	// in a HostedCluster's namespace before it reads the kubeconfig there.
+	binder *kubeutil.Binder
+	hub    client.Client // uncached, the agent's hub identity
 
 	// written: the exports this agent applied since it started (by name).
 	written map[string]written
@@ -97,7 +102,9 @@ func setup(mgr ctrl.Manager, env *agent.Env) error {
 	if err != nil {
 		return err
 	}
-	r := &reconciler{env: env, mapper: mgr.GetRESTMapper(), managed: mgr.GetAPIReader(), hub: hub, written: map[string]written{}}
+	binder := &kubeutil.Binder{Client: mgr.GetClient(), ClusterRole: addon.AgentHostingNamespaceRole,
+		Probe: authorizationv1.ResourceAttributes{Verb: "get", Resource: "secrets"}}
+	r := &reconciler{env: env, mapper: mgr.GetRESTMapper(), managed: mgr.GetAPIReader(), binder: binder, hub: hub, written: map[string]written{}}
 	export := agent.NewSingleRequest(exportKey)
 	export.Requeue() // the first pass
 	return export.Controller(mgr, "kubeconfig-export").
@@ -184,8 +191,11 @@ func (r *reconciler) exportFor(ctx context.Context, hc *unstructured.Unstructure
 	if hcdNamespace == "" || hcdName == "" || secretName == "" || hc.GetDeletionTimestamp() != nil {
 		return nil, nil
 	}
+	if err := r.binder.Ensure(ctx, hc.GetNamespace()); err != nil {
+		return nil, err
+	}
 	live := &corev1.Secret{}
-	err := r.managed.Get(ctx, types.NamespacedName{Namespace: hc.GetNamespace(), Name: secretName}, live)
+	err := r.binder.Checked(hc.GetNamespace(), r.managed.Get(ctx, types.NamespacedName{Namespace: hc.GetNamespace(), Name: secretName}, live))
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}

@@ -2,11 +2,13 @@ package namespacegc
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -24,8 +26,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon/agent"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
+	"github.com/hcp-fleet/hcp-fleet/pkg/kubeutil"
 )
 
 // GracePeriod is how long a labelled namespace must stay empty before the
@@ -82,8 +87,12 @@ type reconciler struct {
 	cached client.Reader // labelled Namespaces, AppliedManifestWorks, HostedCluster/NodePool metadata
 	live   client.Reader // right before deleting, and Secrets/ConfigMaps always
 	writer client.Client
-	grace  time.Duration
-	now    func() time.Time
+	// allowed says whether the HostingConfig allows hosted clusters in a
+	// namespace; nil: any. The agent's RBAC lets it delete only those
+	// (manifests/agent/02-clusterrole-hosting-namespace-deletion.yaml).
+	allowed func(ns string) bool
+	grace   time.Duration
+	now     func() time.Time
 
 	mu         sync.Mutex
 	emptySince map[string]emptyMark // by namespace name
@@ -96,9 +105,9 @@ type emptyMark struct {
 	since time.Time
 }
 
-func setup(mgr ctrl.Manager, _ *agent.Env) error {
-	r := &reconciler{cached: mgr.GetClient(), live: mgr.GetAPIReader(), writer: mgr.GetClient(),
-		grace: GracePeriod, now: time.Now, emptySince: map[string]emptyMark{}}
+func setup(mgr ctrl.Manager, env *agent.Env) error {
+	r := &reconciler{cached: mgr.GetClient(), live: boundReader{Reader: mgr.GetAPIReader(), binder: HostingNamespaceBinder(mgr.GetClient())},
+		writer: mgr.GetClient(), allowed: hostingNamespaceAllowed(env), grace: GracePeriod, now: time.Now, emptySince: map[string]emptyMark{}}
 	byNamespace := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
 		w, ok := o.(*workv1.AppliedManifestWork)
 		if !ok {
@@ -147,6 +156,11 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		r.forget(req.Name)
 		return reconcile.Result{}, nil
 	}
+	if r.allowed != nil && !r.allowed(ns.Name) {
+		r.forget(req.Name)
+		log.V(1).Info("keeping namespace: not a hosting namespace of this cluster's HostingConfig")
+		return reconcile.Result{RequeueAfter: resyncPeriod}, nil
+	}
 	d, err := inspect(ctx, r.cached, r.live, ns, r.now(), r.grace)
 	if err != nil {
 		return reconcile.Result{}, err
@@ -186,8 +200,14 @@ func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	if err := deleteNamespace(ctx, r.writer, live); err != nil {
 		r.forget(req.Name) // changed under us: wait a full grace period again
-		if apierrors.IsConflict(err) {
+		switch {
+		case apierrors.IsConflict(err):
 			return reconcile.Result{RequeueAfter: time.Second}, nil
+		case apierrors.IsForbidden(err):
+			// Not a hosting namespace the hub rendered into the agent's RBAC
+			// (yet): leave it.
+			log.Info("keeping namespace: the agent may not delete it", "error", err.Error())
+			return reconcile.Result{RequeueAfter: resyncPeriod}, nil
 		}
 		return reconcile.Result{}, err
 	}
@@ -315,7 +335,7 @@ func Cleanup(ctx context.Context, env *agent.Env) error {
 	if err != nil {
 		return err
 	}
-	return cleanup(ctx, c, GracePeriod, func(ctx context.Context) error {
+	err = cleanup(ctx, boundClient{Client: c, binder: HostingNamespaceBinder(c)}, GracePeriod, func(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -323,6 +343,12 @@ func Cleanup(ctx context.Context, env *agent.Env) error {
 			return nil
 		}
 	})
+	if err != nil {
+		return err
+	}
+	// The hosting-namespace grants the janitor and the kubeconfig export
+	// bound to the agent where they worked.
+	return kubeutil.UnbindSelf(ctx, c, addon.AgentHostingNamespaceRole)
 }
 
 // cleanup deletes the labelled namespaces c finds empty both before and
@@ -364,9 +390,81 @@ func cleanup(ctx context.Context, c client.Client, grace time.Duration, waitGrac
 		if !wasEmpty[second[i].UID] {
 			continue
 		}
-		if err := deleteNamespace(ctx, c, &second[i]); err != nil && !apierrors.IsConflict(err) {
+		// Forbidden: not a hosting namespace the agent may delete; left alone.
+		if err := deleteNamespace(ctx, c, &second[i]); err != nil && !apierrors.IsConflict(err) && !apierrors.IsForbidden(err) {
 			return fmt.Errorf("deleting namespace %s: %w", second[i].Name, err)
 		}
 	}
 	return nil
+}
+
+// HostingNamespaceBinder binds the agent's hosting-namespace grants
+// (addon.AgentHostingNamespaceRole: list Secrets and ConfigMaps, get a
+// Secret) in the namespaces it inspects or reads a kubeconfig from.
+func HostingNamespaceBinder(c client.Client) *kubeutil.Binder {
+	return &kubeutil.Binder{Client: c, ClusterRole: addon.AgentHostingNamespaceRole,
+		Probe: authorizationv1.ResourceAttributes{Verb: "list", Resource: "secrets"}}
+}
+
+// boundReader binds the agent's hosting-namespace grants in a namespace
+// before it lists Secrets or ConfigMaps there: the agent holds them in the
+// namespaces it inspects, not cluster-wide.
+type boundReader struct {
+	client.Reader
+	binder *kubeutil.Binder
+}
+
+func (r boundReader) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	if err := bindFor(ctx, r.binder, list, opts); err != nil {
+		return err
+	}
+	return r.binder.Checked(listNamespace(opts), r.Reader.List(ctx, list, opts...))
+}
+
+// boundClient is boundReader for a whole client (the cleanup's).
+type boundClient struct {
+	client.Client
+	binder *kubeutil.Binder
+}
+
+func (c boundClient) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	if err := bindFor(ctx, c.binder, list, opts); err != nil {
+		return err
+	}
+	return c.binder.Checked(listNamespace(opts), c.Client.List(ctx, list, opts...))
+}
+
+func listNamespace(opts []client.ListOption) string {
+	o := &client.ListOptions{}
+	o.ApplyOptions(opts)
+	return o.Namespace
+}
+
+// bindFor binds the grants when list is of Secrets or ConfigMaps in one
+// namespace.
+func bindFor(ctx context.Context, b *kubeutil.Binder, list client.ObjectList, opts []client.ListOption) error {
+	ns := listNamespace(opts)
+	switch gvk := list.GetObjectKind().GroupVersionKind(); {
+	case ns == "" || gvk.Group != "":
+		return nil
+	case gvk.Kind == secretGVK.Kind+"List" || gvk.Kind == configMapGVK.Kind+"List":
+		return b.Ensure(ctx, ns)
+	}
+	return nil
+}
+
+// hostingNamespaceAllowed says whether the HostingConfig the agent runs
+// with allows hosted clusters in a namespace; before it has one, none.
+func hostingNamespaceAllowed(env *agent.Env) func(string) bool {
+	return func(ns string) bool {
+		hc := env.HostingConfig.Current()
+		if hc == nil {
+			return false
+		}
+		spec := &v1alpha1.HostingConfigSpec{}
+		if err := json.Unmarshal(hc.Spec, spec); err != nil {
+			return false
+		}
+		return spec.AllowsHostingNamespace(ns)
+	}
 }

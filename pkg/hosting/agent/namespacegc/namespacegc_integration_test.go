@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	workclient "open-cluster-management.io/api/client/work/clientset/versioned"
@@ -40,7 +41,10 @@ func TestMain(m *testing.M) {
 	fleettest.Main(m, 1, func(e *fleettest.Env) { env, fleet = e, e.Fleet })
 }
 
-var hcGVR = schema.GroupVersionResource{Group: "hypershift.openshift.io", Version: "v1beta1", Resource: "hostedclusters"}
+var (
+	hcGVR            = schema.GroupVersionResource{Group: "hypershift.openshift.io", Version: "v1beta1", Resource: "hostedclusters"}
+	hostingConfigGVR = schema.GroupVersionResource{Group: "hcpfleet.io", Version: "v1alpha1", Resource: "hostingconfigs"}
+)
 
 const cluster = "cluster-1"
 
@@ -52,6 +56,13 @@ func TestJanitor(t *testing.T) {
 	hubWork := workclient.NewForConfigOrDie(fleet.Hub.Config())
 
 	if err := hcpfleet.EnableOnAll(ctx, fleet); err != nil {
+		t.Fatal(err)
+	}
+	// The hosting namespaces the agent may delete: the HostingConfig's (the
+	// hub renders them into the agent's RBAC). gc-not-allowed is not one.
+	hostingNamespaces := []byte(`{"spec":{"hostingNamespaces":["gc-empty","gc-unlabelled","gc-not-true","gc-hosted","gc-applied","gc-delivered"]}}`)
+	if _, err := dynamic.NewForConfigOrDie(fleet.Hub.Config()).Resource(hostingConfigGVR).Namespace("hcp-fleet").
+		Patch(ctx, "default", types.MergePatchType, hostingNamespaces, metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	crds := apiextensionsclient.NewForConfigOrDie(fleet.Cluster(cluster).Config())
@@ -75,6 +86,9 @@ func TestJanitor(t *testing.T) {
 		"gc-not-true":   {hosting.LabelCreatedNamespace: "false"},
 		"gc-hosted":     created,
 		"gc-applied":    created,
+		// Labelled and empty, but not a hosting namespace of the
+		// HostingConfig: the agent may not delete it, and does not try.
+		"gc-not-allowed": created,
 	} {
 		if _, err := spoke.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
@@ -188,7 +202,7 @@ func TestJanitor(t *testing.T) {
 	// gc-empty went after the grace period; the others had the same time
 	// and three more grace periods.
 	consistently(t, 3*grace, "namespaces that are not empty or not labelled stay",
-		present("gc-unlabelled", "gc-not-true", "gc-hosted", "gc-applied", "gc-delivered"))
+		present("gc-unlabelled", "gc-not-true", "gc-hosted", "gc-applied", "gc-delivered", "gc-not-allowed"))
 
 	if err := spokeDyn.Resource(hcGVR).Namespace("gc-hosted").Delete(ctx, "hc-1", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
@@ -204,6 +218,9 @@ func TestJanitor(t *testing.T) {
 	env.Eventually(t, time.Minute, "the namespace whose delivered ConfigMap went is deleted", gone("gc-applied"))
 	if err := present("gc-unlabelled", "gc-not-true")(ctx); err != nil {
 		t.Errorf("unlabelled namespaces must stay: %v", err)
+	}
+	if err := present("gc-not-allowed")(ctx); err != nil {
+		t.Errorf("a namespace the HostingConfig does not list must stay: %v", err)
 	}
 }
 

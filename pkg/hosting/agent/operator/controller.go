@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -60,13 +61,16 @@ func Feature() agent.Feature {
 	return agent.Feature{Name: "hypershift-operator", ConfigureCache: configureCache, Setup: setup, Cleanup: Cleanup}
 }
 
-// configureCache: the agent watches only Deployments in the operator's
-// namespace.
+// configureCache: the agent watches only the operator's Deployment, by a
+// metadata.name field selector in the operator's namespace, which the API
+// server authorizes as list/watch of that name: the agent's RBAC on
+// Deployments names the ones it installs.
 func configureCache(opts *cache.Options) {
 	if opts.ByObject == nil {
 		opts.ByObject = map[client.Object]cache.ByObject{}
 	}
-	opts.ByObject[&appsv1.Deployment{}] = cache.ByObject{Namespaces: map[string]cache.Config{Namespace: {}}}
+	opts.ByObject[&appsv1.Deployment{}] = cache.ByObject{Namespaces: map[string]cache.Config{
+		Namespace: {FieldSelector: fields.OneTermEqualSelector("metadata.name", DeploymentName)}}}
 }
 
 // Reconciler keeps the HyperShift operator installed as the HostingConfig
@@ -88,7 +92,7 @@ func setup(mgr ctrl.Manager, env *agent.Env) error {
 	toInstall := install.Handler()
 	return install.Controller(mgr, "hypershift-operator").
 		Watches(&appsv1.Deployment{}, toInstall, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
-			return o.GetNamespace() == Namespace
+			return o.GetNamespace() == Namespace && o.GetName() == DeploymentName
 		}))).
 		// The private CAPI CRDs pkg/capi installs (or removes) decide
 		// --private-capi-types.

@@ -170,7 +170,7 @@ func credentialsCopyRules(t *testing.T) []rbacv1.PolicyRule {
 
 // TestAgentMayWriteEveryCopy: the agent's ClusterRole names exactly the
 // Secrets the agent copies credentials into, with the verbs it uses
-// (server-side apply, which may create, and delete).
+// (server-side apply, which may create; delete; and get, of the metadata).
 func TestAgentMayWriteEveryCopy(t *testing.T) {
 	rules := credentialsCopyRules(t)
 	if len(rules) != 1 {
@@ -182,7 +182,7 @@ func TestAgentMayWriteEveryCopy(t *testing.T) {
 		t.Errorf("resourceNames %v, want the copies %v", names, want)
 	}
 	verbs := slices.Sorted(slices.Values(r.Verbs))
-	if want := []string{"create", "delete", "patch"}; !slices.Equal(verbs, want) || !slices.Equal(r.APIGroups, []string{""}) || !slices.Equal(r.Resources, []string{"secrets"}) {
+	if want := []string{"create", "delete", "get", "patch"}; !slices.Equal(verbs, want) || !slices.Equal(r.APIGroups, []string{""}) || !slices.Equal(r.Resources, []string{"secrets"}) {
 		t.Errorf("rule %+v: want secrets in the core group, verbs %v", r, want)
 	}
 }
