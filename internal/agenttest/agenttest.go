@@ -6,7 +6,8 @@
 // stand-in. It starts the apiserver through internal/testenv and then
 // installs our CRDs with crds.Install, as the agent features do. It reads the
 // CRD files named above and the binaries internal/testenv finds, and writes
-// only to the apiserver it starts. Tests only (pkg/capi/agentcontrolplane);
+// only to the apiserver it starts. InstallableCRDNames lists every CRD the
+// agent can install, for the RBAC tests. Tests only (pkg/capi/agentcontrolplane);
 // the assisted-service stand-in itself is internal/localfleet/assistedsim.
 package agenttest
 

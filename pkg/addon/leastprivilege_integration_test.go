@@ -11,7 +11,6 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/authentication/serviceaccount"
@@ -21,15 +20,12 @@ import (
 	"k8s.io/client-go/rest"
 	"open-cluster-management.io/addon-framework/pkg/agent"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/internal/agenttest"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hcpfleet"
 	"github.com/hcp-fleet/hcp-fleet/internal/rbacmatrix"
-	"github.com/hcp-fleet/hcp-fleet/manifests"
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
-	agentcrds "github.com/hcp-fleet/hcp-fleet/pkg/capi/agentapi/crds"
-	"github.com/hcp-fleet/hcp-fleet/pkg/capi/crds"
 	"github.com/hcp-fleet/hcp-fleet/pkg/kubeutil"
 )
 
@@ -312,42 +308,12 @@ func bindAsAgent(t *testing.T, admin *rest.Config, bindings map[string]string) {
 	}
 }
 
-// agentCRDs are the CRDs the agent can install: HyperShift's, CAPI's in
-// both forms with every provider, and the OpenShift Agent providers'.
+// agentCRDs are the CRDs the agent can install.
 func agentCRDs(t *testing.T) []string {
 	t.Helper()
-	var out []string
-	for _, mode := range []crds.Mode{crds.ModeStandard, crds.ModePrivate} {
-		built, err := crds.Build(mode, crds.Options{Providers: []crds.Provider{crds.ProviderAgent, crds.ProviderKubeVirt, crds.ProviderAWS}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, crd := range built {
-			out = append(out, crd.Name)
-		}
-	}
-	providers, err := agentcrds.All()
+	names, err := agenttest.InstallableCRDNames()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name := range providers {
-		out = append(out, name)
-	}
-	entries, err := manifests.HyperShiftCRDs.ReadDir("hypershift")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		data, err := manifests.HyperShiftCRDs.ReadFile("hypershift/" + e.Name())
-		if err != nil {
-			t.Fatal(err)
-		}
-		crd := &apiextensionsv1.CustomResourceDefinition{}
-		if err := yaml.Unmarshal(data, crd); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, crd.Name)
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
+	return names
 }

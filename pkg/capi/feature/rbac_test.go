@@ -6,12 +6,10 @@ import (
 	"testing"
 
 	rbacv1 "k8s.io/api/rbac/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/hcp-fleet/hcp-fleet/internal/agenttest"
 	"github.com/hcp-fleet/hcp-fleet/manifests"
-	agentcrds "github.com/hcp-fleet/hcp-fleet/pkg/capi/agentapi/crds"
-	"github.com/hcp-fleet/hcp-fleet/pkg/capi/crds"
 )
 
 // TestAgentMayWriteEveryCRD: the agent's ClusterRole names exactly the CRDs
@@ -20,40 +18,10 @@ import (
 // write CRDs, with the verbs it uses (server-side apply, which may create;
 // delete).
 func TestAgentMayWriteEveryCRD(t *testing.T) {
-	var want []string
-	for _, mode := range []crds.Mode{crds.ModeStandard, crds.ModePrivate} {
-		built, err := crds.Build(mode, crds.Options{Providers: []crds.Provider{crds.ProviderAgent, crds.ProviderKubeVirt, crds.ProviderAWS}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, crd := range built {
-			want = append(want, crd.Name)
-		}
-	}
-	providers, err := agentcrds.All()
+	want, err := agenttest.InstallableCRDNames()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name := range providers {
-		want = append(want, name)
-	}
-	entries, err := manifests.HyperShiftCRDs.ReadDir("hypershift")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		data, err := manifests.HyperShiftCRDs.ReadFile("hypershift/" + e.Name())
-		if err != nil {
-			t.Fatal(err)
-		}
-		crd := &apiextensionsv1.CustomResourceDefinition{}
-		if err := yaml.Unmarshal(data, crd); err != nil {
-			t.Fatalf("%s: %v", e.Name(), err)
-		}
-		want = append(want, crd.Name)
-	}
-	slices.Sort(want)
-	want = slices.Compact(want)
 
 	data, err := manifests.Agent.ReadFile("agent/02-clusterrole.yaml")
 	if err != nil {
