@@ -13,6 +13,8 @@ import (
 	"k8s.io/utils/ptr"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned"
+
+	"github.com/hcp-fleet/hcp-fleet/pkg/kubeutil"
 )
 
 // Reporter writes the agent's conditions on its ManagedClusterAddOn. Each
@@ -58,6 +60,7 @@ func (r *Reporter) Set(ctx context.Context, conds ...metav1.Condition) error {
 	desired := append([]metav1.Condition(nil), r.conds...)
 	for _, c := range conds {
 		c.ObservedGeneration = current.Generation
+		c.Message = kubeutil.ConditionMessage(c.Message)
 		// Start from what the hub shows, so transition times survive agent
 		// restarts.
 		if live := meta.FindStatusCondition(current.Status.Conditions, c.Type); live != nil && meta.FindStatusCondition(desired, c.Type) == nil {

@@ -140,14 +140,12 @@ func (r *reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		return reconcile.Result{}, r.reporter.Set(ctx, metav1.Condition{Type: ConditionTypes, Status: metav1.ConditionFalse,
 			Reason: "InvalidHostingConfig", Message: fmt.Sprintf("HostingConfig %s cannot be read: %v", hc.Source, err)})
 	}
-	if deleting, err := r.env.AddonDeleting(ctx); err != nil || deleting {
+	if r.env.AddonDeleting(ctx) {
 		// The pre-delete cleanup is removing our CRDs: stop the providers
 		// and install nothing, so as not to fight it.
-		if deleting {
-			r.providers.stop()
-			r.migrations.stop()
-		}
-		return reconcile.Result{}, err
+		r.providers.stop()
+		r.migrations.stop()
+		return reconcile.Result{}, nil
 	}
 	settings := SettingsFrom(spec)
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -120,10 +121,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		return reconcile.Result{}, r.report(ctx, metav1.ConditionFalse, "InvalidHostingConfig",
 			fmt.Sprintf("HostingConfig %s cannot be read: %v", hc.Source, err), nil)
 	}
-	if deleting, err := r.env.AddonDeleting(ctx); err != nil || deleting {
+	if r.env.AddonDeleting(ctx) {
 		// The pre-delete cleanup is removing the install; re-applying it
 		// would fight the cleanup.
-		return reconcile.Result{}, err
+		return reconcile.Result{}, nil
 	}
 
 	current := &appsv1.Deployment{}
@@ -399,6 +400,30 @@ func version(img string) string {
 	return "latest"
 }
 
+// cleanupNamedHostedClusters is how many HostedClusters a blocked cleanup
+// names; the rest are counted.
+const cleanupNamedHostedClusters = 10
+
+// hostedClustersExistMessage says which HostedClusters block the cleanup: the
+// first page's names and, from the list's remaining item count, how many
+// more.
+func hostedClustersExistMessage(page *unstructured.UnstructuredList) string {
+	names := make([]string, 0, len(page.Items))
+	for _, hc := range page.Items {
+		names = append(names, hc.GetNamespace()+"/"+hc.GetName())
+	}
+	count, listed := strconv.Itoa(len(names)), strings.Join(names, ", ")
+	if more := page.GetRemainingItemCount(); more != nil && *more > 0 {
+		count = strconv.FormatInt(int64(len(names))+*more, 10)
+		listed += fmt.Sprintf(" and %d more", *more)
+	} else if page.GetContinue() != "" {
+		count = "More than " + count
+		listed += " and more"
+	}
+	return fmt.Sprintf("%s HostedClusters still run on this cluster (%s): delete them, or their HostedClusterDeployments on the hub, before disabling the add-on",
+		count, listed)
+}
+
 // Cleanup uninstalls what the agent installed. It refuses while any
 // HostedCluster exists (their control planes run on this operator), leaves a
 // foreign install alone, and keeps a CRD while objects of it remain.
@@ -410,19 +435,15 @@ func Cleanup(ctx context.Context, env *agent.Env) error {
 	hostedClusters := &unstructured.UnstructuredList{}
 	hostedClusters.SetAPIVersion("hypershift.openshift.io/v1beta1")
 	hostedClusters.SetKind("HostedClusterList")
-	err = c.List(ctx, hostedClusters)
+	// One page: enough to name a few and count the rest (a management
+	// cluster can host hundreds).
+	err = c.List(ctx, hostedClusters, client.Limit(cleanupNamedHostedClusters))
 	switch {
 	case meta.IsNoMatchError(err) || apierrors.IsNotFound(err):
 	case err != nil:
 		return fmt.Errorf("listing HostedClusters: %w", err)
 	case len(hostedClusters.Items) > 0:
-		var names []string
-		for _, hc := range hostedClusters.Items {
-			names = append(names, hc.GetNamespace()+"/"+hc.GetName())
-		}
-		return &agent.CleanupBlockedError{Reason: "HostedClustersExist", Message: fmt.Sprintf(
-			"%d HostedClusters still run on this cluster (%s): delete them, or their HostedClusterDeployments on the hub, before disabling the add-on",
-			len(names), strings.Join(names, ", "))}
+		return &agent.CleanupBlockedError{Reason: "HostedClustersExist", Message: hostedClustersExistMessage(hostedClusters)}
 	}
 	install, err := Render(everything())
 	if err != nil {
