@@ -50,9 +50,16 @@ var crdWrites = prometheus.NewCounter(prometheus.CounterOpts{
 	Help: "CAPI CRDs applied by the agent (0 per reconcile when nothing changed).",
 })
 
+// providersRunning is 1 while the agent providers' manager runs (it has
+// started and not yet stopped), 0 otherwise.
+var providersRunning = prometheus.NewGauge(prometheus.GaugeOpts{
+	Name: "hcpfleet_agent_capi_providers_running",
+	Help: "1 while the OpenShift Agent CAPI providers run on this management cluster.",
+})
+
 func init() {
 	utilruntime.Must(apiextensionsv1.AddToScheme(agent.Scheme))
-	metrics.Registry.MustRegister(crdWrites)
+	metrics.Registry.MustRegister(crdWrites, providersRunning)
 }
 
 // Options adapt the feature; the zero value is what the agent runs.
