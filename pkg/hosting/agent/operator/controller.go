@@ -194,7 +194,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	}
 
 	written, err := r.apply(ctx, install)
-	applyWrites.Add(float64(written))
 	if err != nil {
 		_ = r.report(ctx, metav1.ConditionFalse, "ApplyFailed", err.Error(), current)
 		return reconcile.Result{}, err
@@ -306,6 +305,7 @@ func (r *Reconciler) apply(ctx context.Context, install *Install) (int, error) {
 		}
 		r.verified[key] = applied.GetResourceVersion()
 		written++
+		applyWrites.Inc()
 	}
 	// Optional objects no longer desired: external-dns, and credentials the
 	// HostingConfig no longer references.
@@ -323,6 +323,7 @@ func (r *Reconciler) apply(ctx context.Context, install *Install) (int, error) {
 				return written, fmt.Errorf("deleting %s %s/%s: %w", obj.Kind, Namespace, obj.Name, err)
 			}
 			written++
+			applyWrites.Inc()
 		} else if client.IgnoreNotFound(err) != nil {
 			return written, fmt.Errorf("reading %s %s/%s: %w", obj.Kind, Namespace, obj.Name, err)
 		}
