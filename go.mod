@@ -23,6 +23,7 @@ require (
 require (
 	github.com/go-errors/errors v1.4.2 // indirect
 	github.com/monochromegane/go-gitignore v0.0.0-20200626010858-205db1a8cc00 // indirect
+	github.com/stretchr/testify v1.11.1 // indirect
 	github.com/xlab/treeprint v1.2.0 // indirect
 )
 
