@@ -76,7 +76,9 @@ undeploy: deploy-manifests ## Remove what `make deploy` installed, the agents fi
 	@if [[ -n "$$($(KUBECTL) get hostedclusterdeployments.hcpfleet.io -A -o name 2>/dev/null)" ]]; then \
 	  echo "HostedClusterDeployments exist: delete them first (docs/install.md)"; exit 1; fi
 	$(KUBECTL) delete --ignore-not-found --wait=true --timeout=10m clustermanagementaddons.addon.open-cluster-management.io hcp-fleet
-	$(KUBECTL) wait --for=delete managedclusteraddons.addon.open-cluster-management.io -A --field-selector metadata.name=hcp-fleet --timeout=10m
+	@echo "waiting (up to 10 minutes) for the hcp-fleet ManagedClusterAddOns to go"; for i in $$(seq 120); do \
+	  [[ -z "$$($(KUBECTL) get managedclusteraddons.addon.open-cluster-management.io -A --field-selector metadata.name=hcp-fleet -o name)" ]] && exit 0; \
+	  sleep 5; done; echo "ManagedClusterAddOns hcp-fleet still exist: see their conditions"; exit 1
 	$(KUBECTL) delete --ignore-not-found --wait=true -k $(DEPLOY_DIR)
 
 .PHONY: generate
