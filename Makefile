@@ -107,6 +107,8 @@ manifests: ## Generate CRDs and docs/api.md (and copy the OCM CRDs the local fle
 	hack/capi/generate.sh
 	@# The OpenShift Agent CAPI providers' types, CRDs and test CRDs.
 	hack/agentproviders/generate.sh
+	@# The OLM bundle carries the CRDs (and the hub's RBAC): keep it current.
+	$(MAKE) --no-print-directory bundle
 
 .PHONY: k8s-bins
 k8s-bins: ## Build etcd, kube-apiserver, kube-controller-manager into the user cache (once per machine).

@@ -277,7 +277,7 @@ func sortObjects(objs []*unstructured.Unstructured) (*sorted, error) {
 			s.others = append(s.others, obj)
 		case postInstallKinds[gk]:
 		default:
-			errs = append(errs, fmt.Errorf("%s %s: no place in the bundle for this kind (OLM installs it, or the admin after OLM? see hack/bundle)", gk, obj.GetName()))
+			errs = append(errs, fmt.Errorf("%s %s: a kind the bundle generator does not place: add it to bundleObjectKinds (OLM installs it) or postInstallKinds (the admin applies it after OLM; say so in docs/install.md)", gk, obj.GetName()))
 		}
 	}
 	sort.Slice(s.crds, func(i, j int) bool { return s.crds[i].Name < s.crds[j].Name })
@@ -302,9 +302,9 @@ func hubDeployment(deployments []*appsv1.Deployment, opts Options) (*appsv1.Depl
 				return d, nil
 			}
 		}
-		return nil, fmt.Errorf("Deployment %s: container %s has no %s", d.Name, hubContainer, agentImageEnv)
+		return nil, fmt.Errorf("the Deployment %s: container %s has no %s", d.Name, hubContainer, agentImageEnv)
 	}
-	return nil, fmt.Errorf("Deployment %s has no container %s", d.Name, hubContainer)
+	return nil, fmt.Errorf("the Deployment %s has no container %s", d.Name, hubContainer)
 }
 
 // installStrategy turns the Deployment and the RBAC of its ServiceAccount
@@ -318,12 +318,12 @@ func installStrategy(d *appsv1.Deployment, in *sorted) (v1alpha1.StrategyDetails
 	saName, ns := d.Spec.Template.Spec.ServiceAccountName, d.Namespace
 	var strategy v1alpha1.StrategyDetailsDeployment
 	if saName == "" || saName == "default" {
-		return strategy, nil, fmt.Errorf("Deployment %s runs as the namespace's default ServiceAccount", d.Name)
+		return strategy, nil, fmt.Errorf("the Deployment %s runs as the namespace's default ServiceAccount", d.Name)
 	}
 	found := false
 	for _, sa := range in.sas {
 		if sa.Name != saName || sa.Namespace != ns {
-			return strategy, nil, fmt.Errorf("ServiceAccount %s/%s is not the hub's: no place for it in the bundle", sa.Namespace, sa.Name)
+			return strategy, nil, fmt.Errorf("the ServiceAccount %s/%s is not the hub's: OLM creates only the CSV's", sa.Namespace, sa.Name)
 		}
 		found = true
 	}
