@@ -192,6 +192,13 @@ func TestInstallStrategy(t *testing.T) {
 	if !reflect.DeepEqual(s.ClusterPermissions, wantCluster) {
 		t.Errorf("clusterPermissions differ from the ClusterRole hcp-fleet:hub's rules for %s", sa)
 	}
+	// Only OwnNamespace: for a global OperatorGroup OLM would grant the
+	// permissions above (leases) in every namespace.
+	for _, m := range csv.Spec.InstallModes {
+		if m.Supported != (m.Type == v1alpha1.InstallModeTypeOwnNamespace) {
+			t.Errorf("install mode %s supported=%v; want OwnNamespace only", m.Type, m.Supported)
+		}
+	}
 	if csv.Spec.RelatedImages[0].Image != opts.HubImage || csv.Spec.RelatedImages[1].Image != opts.AgentImage || csv.Annotations["containerImage"] != opts.HubImage {
 		t.Errorf("relatedImages %v, containerImage %q", csv.Spec.RelatedImages, csv.Annotations["containerImage"])
 	}

@@ -195,14 +195,18 @@ func Generate(opts Options) (map[string][]byte, error) {
 			},
 			Icon:           []v1alpha1.Icon{{MediaType: "image/svg+xml", Data: base64.StdEncoding.EncodeToString(icon)}},
 			MinKubeVersion: MinKubeVersion,
-			// The hub watches HostedClusterDeployments in every namespace
-			// and works in every management cluster's namespace: it runs
-			// once per hub, for all namespaces.
+			// OwnNamespace only, as ACM's and MCE's own hub operators: the
+			// hub's cluster-wide rights are its clusterPermissions whatever
+			// the mode, and its namespaced ones (its lease, its events) stay
+			// a Role in its namespace. With AllNamespaces, OLM would grant
+			// the permissions below cluster-wide (ensureRBACInTargetNamespace
+			// makes ClusterRoles of them for a global OperatorGroup): every
+			// lease, kube-system's leader elections included.
 			InstallModes: []v1alpha1.InstallMode{
-				{Type: v1alpha1.InstallModeTypeOwnNamespace, Supported: false},
+				{Type: v1alpha1.InstallModeTypeOwnNamespace, Supported: true},
 				{Type: v1alpha1.InstallModeTypeSingleNamespace, Supported: false},
 				{Type: v1alpha1.InstallModeTypeMultiNamespace, Supported: false},
-				{Type: v1alpha1.InstallModeTypeAllNamespaces, Supported: true},
+				{Type: v1alpha1.InstallModeTypeAllNamespaces, Supported: false},
 			},
 			InstallStrategy:           v1alpha1.NamedInstallStrategy{StrategyName: v1alpha1.InstallStrategyNameDeployment, StrategySpec: strategy},
 			CustomResourceDefinitions: v1alpha1.CustomResourceDefinitions{Owned: owned},
@@ -710,6 +714,7 @@ objects (the ClusterManagementAddOn, the hcp-fleet-hosts Placement and the
 default HostingConfig; see docs/install.md) and label the management clusters
 ` + "`hcpfleet.io/management-cluster=true`" + `.
 
-Install this operator in the namespace ` + "`hcp-fleet`" + `, with an OperatorGroup for
-all namespaces.
+Install this operator in the namespace ` + "`hcp-fleet`" + `, with an OperatorGroup that
+targets that namespace (OwnNamespace, as ACM and MCE themselves): the hub still
+works across the hub, with the cluster-wide rights this CSV asks for.
 `
