@@ -16,6 +16,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 )
@@ -283,4 +285,36 @@ func u(apiVersion, kind, ns, name string, fields map[string]any) *unstructured.U
 
 func unmarshalFile(files map[string][]byte, name string, into any) error {
 	return yaml.Unmarshal(files[filepath.Join(BundleDir, "manifests", name)], into)
+}
+
+// The native APIs the CSV requires are served by the OCM hub CRDs the local
+// fleet installs (open-cluster-management.io/api as pinned; a real hub's
+// ClusterManager installs the same), so OLM does not wait for an API the
+// hub never has.
+func TestNativeAPIsServedByOCM(t *testing.T) {
+	served := map[metav1.GroupVersionKind]bool{}
+	paths, err := filepath.Glob(filepath.Join(root, "internal/localfleet/crds/hub/*.yaml"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("OCM hub CRDs: %v (%d files)", err, len(paths))
+	}
+	for _, path := range paths {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var crd apiextensionsv1.CustomResourceDefinition
+		if err := yaml.Unmarshal(data, &crd); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		for _, v := range crd.Spec.Versions {
+			if v.Served {
+				served[metav1.GroupVersionKind{Group: crd.Spec.Group, Version: v.Name, Kind: crd.Spec.Names.Kind}] = true
+			}
+		}
+	}
+	for _, api := range nativeAPIs {
+		if !served[api] {
+			t.Errorf("native API %v is not served by OCM's hub CRDs", api)
+		}
+	}
 }

@@ -112,6 +112,22 @@ var resourcesOf = map[string][]v1alpha1.APIResourceReference{
 	},
 }
 
+// nativeAPIs are the OCM hub APIs hcp-fleet needs and no CSV provides (the
+// ClusterManager of ACM/MCE installs them): OLM keeps the CSV in Pending,
+// RequirementsNotMet, naming the missing ones, on a hub without them.
+var nativeAPIs = []metav1.GroupVersionKind{
+	{Group: "addon.open-cluster-management.io", Version: "v1alpha1", Kind: "ClusterManagementAddOn"},
+	{Group: "addon.open-cluster-management.io", Version: "v1alpha1", Kind: "ManagedClusterAddOn"},
+	{Group: "addon.open-cluster-management.io", Version: "v1alpha1", Kind: "AddOnDeploymentConfig"},
+	{Group: "cluster.open-cluster-management.io", Version: "v1", Kind: "ManagedCluster"},
+	{Group: "cluster.open-cluster-management.io", Version: "v1beta1", Kind: "Placement"},
+	{Group: "cluster.open-cluster-management.io", Version: "v1beta1", Kind: "PlacementDecision"},
+	{Group: "cluster.open-cluster-management.io", Version: "v1beta2", Kind: "ManagedClusterSet"},
+	{Group: "cluster.open-cluster-management.io", Version: "v1beta2", Kind: "ManagedClusterSetBinding"},
+	{Group: "cluster.open-cluster-management.io", Version: "v1alpha1", Kind: "AddOnPlacementScore"},
+	{Group: "work.open-cluster-management.io", Version: "v1", Kind: "ManifestWork"},
+}
+
 // Build runs kustomize on dir, as `kustomize build` / `kubectl kustomize`.
 func Build(dir string) ([]*unstructured.Unstructured, error) {
 	resMap, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
@@ -195,6 +211,7 @@ func Generate(opts Options) (map[string][]byte, error) {
 			},
 			Icon:           []v1alpha1.Icon{{MediaType: "image/svg+xml", Data: base64.StdEncoding.EncodeToString(icon)}},
 			MinKubeVersion: MinKubeVersion,
+			NativeAPIs:     nativeAPIs,
 			// OwnNamespace only, as ACM's and MCE's own hub operators: the
 			// hub's cluster-wide rights are its clusterPermissions whatever
 			// the mode, and its namespaced ones (its lease, its events) stay
