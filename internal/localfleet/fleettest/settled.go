@@ -9,34 +9,36 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
-// QueueAdds is how many requests the named controller's work queue has
-// taken so far (controller-runtime's workqueue_adds_total). The hub and the
+// Reconciles is how many reconciles the named controller has finished so far
+// (controller-runtime's controller_runtime_reconcile_total). The hub and the
 // agents run in the test's process, so their metrics are the test's to read;
 // with several agents in the process, a controller name counts all of them.
-func QueueAdds(t testing.TB, controller string) float64 {
+// (client-go's workqueue metrics are no help here: the OCM components in the
+// same process install component-base's workqueue metrics provider first, so
+// controller-runtime's registry never gets them.)
+func Reconciles(t testing.TB, controller string) float64 {
 	t.Helper()
-	return workqueueMetric(t, "workqueue_adds_total", controller)
+	return controllerMetric(t, "controller_runtime_reconcile_total", controller)
 }
 
-// Settled waits until the named controller took a request since its queue
-// had taken addsBefore (QueueAdds, read before the change) and has nothing
-// queued or in progress: the positive signal that it saw a change which is
-// expected to make it write nothing. Read addsBefore before making the
+// Settled waits until the named controller finished a reconcile since it had
+// finished reconcilesBefore (Reconciles, read before the change) and has no
+// reconcile in progress: the positive signal that it saw a change which is
+// expected to make it write nothing. Read reconcilesBefore before making the
 // change.
-func (e *Env) Settled(t testing.TB, controller string, addsBefore float64) {
+func (e *Env) Settled(t testing.TB, controller string, reconcilesBefore float64) {
 	t.Helper()
-	e.Eventually(t, time.Minute, controller+" handled the change and went idle", func(context.Context) error {
-		adds := workqueueMetric(t, "workqueue_adds_total", controller)
-		depth := workqueueMetric(t, "workqueue_depth", controller)
-		busy := workqueueMetric(t, "workqueue_unfinished_work_seconds", controller)
-		if adds <= addsBefore || depth > 0 || busy > 0 {
-			return fmt.Errorf("%v requests taken since, %v queued, %vs of work in progress", adds-addsBefore, depth, busy)
+	e.Eventually(t, time.Minute, controller+" reconciled after the change and went idle", func(context.Context) error {
+		done := controllerMetric(t, "controller_runtime_reconcile_total", controller)
+		active := controllerMetric(t, "controller_runtime_active_workers", controller)
+		if done <= reconcilesBefore || active > 0 {
+			return fmt.Errorf("%v reconciles since, %v in progress", done-reconcilesBefore, active)
 		}
 		return nil
 	})
 }
 
-func workqueueMetric(t testing.TB, name, controller string) float64 {
+func controllerMetric(t testing.TB, name, controller string) float64 {
 	t.Helper()
 	families, err := ctrlmetrics.Registry.Gather()
 	if err != nil {
@@ -49,7 +51,7 @@ func workqueueMetric(t testing.TB, name, controller string) float64 {
 		}
 		for _, m := range f.GetMetric() {
 			for _, l := range m.GetLabel() {
-				if l.GetName() == "name" && l.GetValue() == controller {
+				if l.GetName() == "controller" && l.GetValue() == controller {
 					switch {
 					case m.GetCounter() != nil:
 						sum += m.GetCounter().GetValue()

@@ -309,10 +309,10 @@ func TestCAPIFeature(t *testing.T) {
 		// deleting a CRD deletes every object of its kind.
 		// The positive signal: cluster-2's agent runs with the default
 		// config, and its CAPI controller has taken the change and gone idle.
-		adds := fleettest.QueueAdds(t, "capi")
+		reconciles := fleettest.Reconciles(t, "capi")
 		hub.setConfig(t, "cluster-2", "")
 		hub.condition(t, "cluster-2", addon.ConditionHostingConfigApplied, metav1.ConditionTrue, "", "hcp-fleet/default")
-		env.Settled(t, "capi", adds)
+		env.Settled(t, "capi", reconciles)
 		for _, n := range names {
 			if c := crd(t, spoke2, n+".infrastructure.cluster.hypershift.openshift.io"); c.DeletionTimestamp != nil {
 				t.Errorf("%s is being deleted", c.Name)

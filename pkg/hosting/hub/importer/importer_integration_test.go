@@ -311,11 +311,11 @@ func TestExportAndImport(t *testing.T) {
 	}
 	// HostedCluster changes that leave the kubeconfig alone write nothing.
 	rv := exported.ResourceVersion
-	adds := fleettest.QueueAdds(t, "kubeconfig-export")
+	reconciles := fleettest.Reconciles(t, "kubeconfig-export")
 	if _, err := c.spoke.Resource(hcGVR).Namespace("clusters").Patch(ctx, name, types.MergePatchType, []byte(`{"metadata":{"annotations":{"touch":"1"}}}`), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	env.Settled(t, "kubeconfig-export", adds)
+	env.Settled(t, "kubeconfig-export", reconciles)
 	if s, err := c.hubKube.CoreV1().Secrets(host).Get(ctx, exportedName, metav1.GetOptions{}); err != nil || s.ResourceVersion != rv {
 		t.Errorf("exported Secret rewritten without a change (resourceVersion %s → %v, err %v)", rv, s.ResourceVersion, err)
 	}
