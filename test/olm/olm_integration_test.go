@@ -48,6 +48,7 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
@@ -140,7 +141,7 @@ func TestInstalledByOLM(t *testing.T) {
 	if err := hub.Create(ctx, og); err != nil {
 		t.Fatal(err)
 	}
-	executePlan(t, applier, hub, steps, namespace)
+	executePlan(t, applier, hub, steps, namespace, csv.Name)
 	// What the admin applies after OLM (docs/install.md): the hub objects
 	// of kinds a bundle cannot carry. Their RBAC and ServiceAccount are
 	// not among them: OLM made those from the bundle.
@@ -364,55 +365,69 @@ func operatorGroup(t *testing.T, csv *operatorsv1alpha1.ClusterServiceVersion, n
 }
 
 // executePlan creates the steps' objects as the catalog-operator's
-// ExecutePlan does: every namespaced object in the install namespace (the
-// resolver leaves the namespace of some ServiceAccounts empty), the
-// CSV's UID filled into the owner references the resolver leaves without one
-// (the RBAC it derives from the install strategy), CRDs Established before
-// the objects after them. Server-side apply stands for its create-or-update.
-func executePlan(t *testing.T, applier *localfleet.Applier, hub client.Client, steps []operatorsv1alpha1.StepResource, namespace string) {
+// ExecutePlan does, kind by kind: every object labeled olm.managed=true
+// (olm-operator watches only those), namespaced ones in the install
+// namespace (the resolver leaves the namespace of some ServiceAccounts
+// empty), the bundle's namespaced objects (Services, ConfigMaps, Secrets)
+// owned by the CSV, and the CSV's UID filled into the owner references the
+// resolver leaves without one (the RBAC it derives from the install
+// strategy). Server-side apply stands for its create-or-update; the CRDs and
+// the CSV go first (Established before what follows), as their UID is needed.
+func executePlan(t *testing.T, applier *localfleet.Applier, hub client.Client, steps []operatorsv1alpha1.StepResource, namespace string, csvName string) {
 	t.Helper()
 	ctx := t.Context()
-	var first, owned []*unstructured.Unstructured
+	var first, rest []*unstructured.Unstructured
 	for _, s := range steps {
 		obj := &unstructured.Unstructured{}
 		if err := obj.UnmarshalJSON([]byte(s.Manifest)); err != nil {
 			t.Fatalf("step %s: %v", s, err)
 		}
+		labels := obj.GetLabels()
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		labels["olm.managed"] = "true"
+		obj.SetLabels(labels)
 		switch obj.GetKind() {
 		case "ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition", "PriorityClass":
 			obj.SetNamespace("")
 		default:
-			if obj.GetNamespace() == "" {
-				obj.SetNamespace(namespace)
-			}
+			obj.SetNamespace(namespace)
 		}
-		if ownedByCSV(obj) {
-			owned = append(owned, obj)
-		} else {
+		switch obj.GetKind() {
+		case "CustomResourceDefinition", operatorsv1alpha1.ClusterServiceVersionKind:
 			first = append(first, obj)
+		default:
+			rest = append(rest, obj)
 		}
 	}
 	if err := applier.Apply(ctx, first...); err != nil {
 		t.Fatal(err)
 	}
-	if len(owned) == 0 {
-		return
+	csv := &operatorsv1alpha1.ClusterServiceVersion{}
+	if err := hub.Get(ctx, types.NamespacedName{Namespace: namespace, Name: csvName}, csv); err != nil {
+		t.Fatal(err)
 	}
-	for _, obj := range owned {
+	owner := metav1.OwnerReference{
+		APIVersion: operatorsv1alpha1.SchemeGroupVersion.String(), Kind: operatorsv1alpha1.ClusterServiceVersionKind,
+		Name: csv.Name, UID: csv.UID, BlockOwnerDeletion: ptr.To(false), Controller: ptr.To(false),
+	}
+	for _, obj := range rest {
 		refs := obj.GetOwnerReferences()
-		for i, ref := range refs {
-			if ref.Kind != operatorsv1alpha1.ClusterServiceVersionKind {
-				continue
+		switch obj.GetKind() {
+		case "Service", "ConfigMap", "Secret":
+			if !ownedByCSV(obj) {
+				refs = append(refs, owner)
 			}
-			csv := &operatorsv1alpha1.ClusterServiceVersion{}
-			if err := hub.Get(ctx, types.NamespacedName{Namespace: namespace, Name: ref.Name}, csv); err != nil {
-				t.Fatal(err)
+		}
+		for i := range refs {
+			if refs[i].Kind == operatorsv1alpha1.ClusterServiceVersionKind && refs[i].Name == csv.Name {
+				refs[i].UID = csv.UID
 			}
-			refs[i].UID = csv.UID
 		}
 		obj.SetOwnerReferences(refs)
 	}
-	if err := applier.Apply(ctx, owned...); err != nil {
+	if err := applier.Apply(ctx, rest...); err != nil {
 		t.Fatal(err)
 	}
 }
