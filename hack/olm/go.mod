@@ -5,7 +5,10 @@ module github.com/hcp-fleet/hcp-fleet/hack/olm
 
 go 1.26.3
 
-require github.com/operator-framework/operator-lifecycle-manager v0.46.0
+require (
+	github.com/operator-framework/operator-lifecycle-manager v0.46.0
+	github.com/operator-framework/operator-registry v1.73.0
+)
 
 require (
 	cel.dev/expr v0.25.1 // indirect
@@ -96,7 +99,6 @@ require (
 	github.com/openshift/client-go v0.0.0-20260108185524-48f4ccfc4e13 // indirect
 	github.com/openshift/library-go v0.0.0-20260204111611-b7d4fa0e292a // indirect
 	github.com/operator-framework/api v0.45.0 // indirect
-	github.com/operator-framework/operator-registry v1.73.0 // indirect
 	github.com/otiai10/copy v1.14.1 // indirect
 	github.com/otiai10/mint v1.6.3 // indirect
 	github.com/pkg/errors v0.9.1 // indirect
