@@ -44,11 +44,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
@@ -77,6 +80,8 @@ func init() {
 	utilruntime.Must(operatorsv1alpha1.AddToScheme(scheme))
 	utilruntime.Must(operatorsv1.AddToScheme(scheme))
 	utilruntime.Must(v1alpha1.AddToScheme(scheme))
+	utilruntime.Must(clusterv1.Install(scheme))
+	utilruntime.Must(addonv1alpha1.Install(scheme))
 }
 
 // TestInstalledByOLM: OLM installs the bundle (CSV Succeeded), the hub runs
@@ -379,9 +384,16 @@ func executePlan(t *testing.T, applier *localfleet.Applier, hub client.Client, s
 	var first, rest []*unstructured.Unstructured
 	for _, s := range steps {
 		obj := &unstructured.Unstructured{}
-		if err := obj.UnmarshalJSON([]byte(s.Manifest)); err != nil {
+		if err := json.Unmarshal([]byte(s.Manifest), &obj.Object); err != nil {
 			t.Fatalf("step %s: %v", s, err)
 		}
+		// The resolver encodes the RBAC it derives without its type; the
+		// step names it (BundleSecret is OLM's name for a bundle's Secret).
+		kind := s.Kind
+		if kind == "BundleSecret" {
+			kind = "Secret"
+		}
+		obj.SetGroupVersionKind(schema.GroupVersionKind{Group: s.Group, Version: s.Version, Kind: kind})
 		labels := obj.GetLabels()
 		if labels == nil {
 			labels = map[string]string{}

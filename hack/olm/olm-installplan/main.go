@@ -1,8 +1,9 @@
 // Command olm-installplan prints the steps of the InstallPlan that OLM's
 // catalog-operator would resolve for one bundle directory, computed by OLM's
 // own code: the bundle is parsed as operator-registry parses it for a catalog
-// (registry.NewImageInput, registry.ObjectsAndPropertiesFromBundle) and the
-// steps come from the catalog-operator's resolver (NewStepResourceFromBundle):
+// (registry.NewImageInput, registry.ObjectsAndPropertiesFromBundle), served
+// as a catalog serves it (api.ConvertModelBundleToAPIBundle) and the steps
+// come from the catalog-operator's resolver (NewStepResourceFromBundle):
 // the CSV with its properties annotation, every other bundle object (CRDs,
 // ClusterRoles, Services, ...) and the ServiceAccounts, Roles, RoleBindings,
 // ClusterRoles and ClusterRoleBindings that OLM derives from the CSV's
@@ -24,6 +25,7 @@ import (
 	"os"
 
 	"github.com/operator-framework/operator-lifecycle-manager/pkg/controller/registry/resolver"
+	"github.com/operator-framework/operator-registry/alpha/model"
 	"github.com/operator-framework/operator-registry/pkg/api"
 	"github.com/operator-framework/operator-registry/pkg/image"
 	"github.com/operator-framework/operator-registry/pkg/registry"
@@ -68,16 +70,17 @@ func run(bundleDir, namespace, catalog string) error {
 	if len(b.Channels) == 0 {
 		return fmt.Errorf("bundle %s: metadata/annotations.yaml names no channel", bundleDir)
 	}
-	apiBundle := &api.Bundle{
-		CsvName:     b.Name,
-		PackageName: b.Package,
-		ChannelName: b.Channels[0],
-		CsvJson:     string(csvJSON),
-		Object:      objects,
-		BundlePath:  b.BundleImage,
-	}
-	for _, p := range properties {
-		apiBundle.Properties = append(apiBundle.Properties, &api.Property{Type: p.Type, Value: string(p.Value)})
+	// What a catalog serves to the catalog-operator for this bundle
+	// (operator-registry's model-to-API conversion, which also keeps the
+	// bundle's objects out of the properties OLM projects onto the CSV).
+	pkg := &model.Package{Name: b.Package}
+	channel := &model.Channel{Package: pkg, Name: b.Channels[0]}
+	apiBundle, err := api.ConvertModelBundleToAPIBundle(model.Bundle{
+		Package: pkg, Channel: channel, Name: b.Name, Image: b.BundleImage,
+		Properties: properties, Objects: objects, CsvJSON: string(csvJSON),
+	})
+	if err != nil {
+		return fmt.Errorf("bundle %s as a catalog serves it: %w", b.Name, err)
 	}
 	steps, err := resolver.NewStepResourceFromBundle(apiBundle, namespace, "", catalog, namespace)
 	if err != nil {
