@@ -273,7 +273,7 @@ func startOLMOperator(t *testing.T, binary string, fleet *localfleet.Fleet) *olm
 // ServiceAccounts, Services, Secrets, ConfigMaps and a few monitoring and
 // console kinds); hack/bundle leaves them out and the admin applies them.
 var postInstallKinds = map[string]bool{
-	"Namespace": true, "ClusterManagementAddOn": true, "Placement": true, "HostingConfig": true,
+	"Namespace": true, "ClusterManagementAddOn": true, "Placement": true, "ManagedClusterSetBinding": true, "HostingConfig": true,
 }
 
 func postInstallObjects(t *testing.T) []*unstructured.Unstructured {
