@@ -12,6 +12,9 @@ export GONOSUMDB := sigs.k8s.io/about-api
 # The kube-apiserver/etcd/kube-controller-manager binaries the tests and the
 # local fleet use; built once per machine by `make k8s-bins`.
 K8S_BINS   = $(shell hack/k8s-bins/build.sh)
+# OLM's olm-operator (and the InstallPlan steps tool) for test/olm; built once
+# per machine by `make olm`.
+OLM_BINS   = $(shell hack/olm/build.sh)
 TEST_FLAGS ?=
 TEST_PKGS  ?= ./...
 
@@ -114,6 +117,10 @@ manifests: ## Generate CRDs and docs/api.md (and copy the OCM CRDs the local fle
 k8s-bins: ## Build etcd, kube-apiserver, kube-controller-manager into the user cache (once per machine).
 	@hack/k8s-bins/build.sh
 
+.PHONY: olm
+olm: ## Build OLM's olm-operator for test/olm into the user cache (once per machine).
+	@hack/olm/build.sh
+
 .PHONY: vet
 vet:
 	$(GO) vet ./...
@@ -128,7 +135,7 @@ HOSTILE_TABLE := $(CURDIR)/bin/hostile-inputs.txt
 .PHONY: test
 test: vet ## Unit, integration and end-to-end tests against real kube-apiservers.
 	@mkdir -p bin && rm -f $(HOSTILE_TABLE)
-	status=0; HCPFLEET_HOSTILE_TABLE=$(HOSTILE_TABLE) KUBEBUILDER_ASSETS="$(K8S_BINS)" $(TOOLS) gotestsum --format testname -- -timeout 45m $(TEST_FLAGS) $(TEST_PKGS) || status=$$?; \
+	status=0; HCPFLEET_HOSTILE_TABLE=$(HOSTILE_TABLE) KUBEBUILDER_ASSETS="$(K8S_BINS)" HCPFLEET_OLM_DIR="$(OLM_BINS)" $(TOOLS) gotestsum --format testname -- -timeout 45m $(TEST_FLAGS) $(TEST_PKGS) || status=$$?; \
 	  if [[ -f $(HOSTILE_TABLE) ]]; then echo; cat $(HOSTILE_TABLE); fi; exit $$status
 	$(GO) test -C hack/images $(TEST_FLAGS) ./...
 

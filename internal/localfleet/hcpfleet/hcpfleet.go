@@ -25,8 +25,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hypershiftsim"
@@ -82,6 +84,13 @@ type Options struct {
 	// HyperShift tunes the HyperShift stand-in on every management cluster
 	// (rollout duration, operator failure).
 	HyperShift hypershiftsim.Options
+	// HubFromDeployment runs no hub replica in-process: instead a kubelet
+	// stand-in on the hub runs every Deployment that uses the hub image
+	// (HubImage), as the hub's kubelets would, under that Deployment's own
+	// ServiceAccount. For a hub someone else installed, such as OLM from the
+	// bundle's install strategy (test/olm); Install is then not needed and
+	// HubReplicas, Hub, StartHub and HubIdentity do not apply.
+	HubFromDeployment bool
 }
 
 // Product is hcp-fleet running on a local fleet.
@@ -110,6 +119,11 @@ type hubReplica struct {
 // AgentImage is the agent image the local fleet runs (in-process).
 const AgentImage = addon.DefaultAgentImage
 
+// HubImage is the repository of the hub image (make images, the bundle's
+// install strategy) whose Deployments the hub's kubelet stand-in runs with
+// HubFromDeployment.
+const HubImage = "quay.io/hcp-fleet/hcp-fleet-hub"
+
 // Start runs the hub replicas and a kubelet stand-in on every management
 // cluster. Install first.
 func Start(fleet *localfleet.Fleet, opts Options) (*Product, error) {
@@ -117,14 +131,26 @@ func Start(fleet *localfleet.Fleet, opts Options) (*Product, error) {
 		opts.HubReplicas = 1
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	hubConfig, err := HubConfig(ctx, fleet)
-	if err != nil {
-		cancel()
-		return nil, err
-	}
-	p := &Product{fleet: fleet, cancel: cancel, parent: ctx, opts: opts, kubelets: map[string]*kubeletsim.Kubelet{}, hubConfig: hubConfig}
-	for i := 0; i < opts.HubReplicas; i++ {
-		p.StartHub()
+	p := &Product{fleet: fleet, cancel: cancel, parent: ctx, opts: opts, kubelets: map[string]*kubeletsim.Kubelet{}}
+	if opts.HubFromDeployment {
+		k, err := kubeletsim.New(fleet.Hub.Config(), kubeletsim.Images{HubImage: hubProgram}, filepath.Join(fleet.Hub.Dir, "kubelet"))
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		p.kubelets[fleet.Hub.Name] = k
+		p.wg.Add(1)
+		go func() { defer p.wg.Done(); k.Run(ctx) }()
+	} else {
+		hubConfig, err := HubConfig(ctx, fleet)
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		p.hubConfig = hubConfig
+		for i := 0; i < opts.HubReplicas; i++ {
+			p.StartHub()
+		}
 	}
 	images := kubeletsim.Images{
 		// The local fleet gives every in-process program the same network
@@ -155,6 +181,28 @@ func Start(fleet *localfleet.Fleet, opts Options) (*Product, error) {
 	return p, nil
 }
 
+// hubProgram is the hub image's entrypoint (cmd/hub) in-process: the same
+// command line (the hub's flags and the zap logging flags), with the
+// kubeconfig of the pod's ServiceAccount the kubelet stand-in adds.
+func hubProgram(ctx context.Context, args []string) error {
+	opts := hub.NewOptions()
+	fs := opts.FlagSet(os.Stderr)
+	(&zap.Options{}).BindFlags(fs) // accepted as cmd/hub accepts them; the test process keeps its logger
+	// Every in-process program shares the test's network namespace: no
+	// fixed ports.
+	if err := fs.Parse(append(args, "--metrics-bind-address=0", "--health-probe-bind-address=0")); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("hub: unexpected arguments %q", fs.Args())
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", opts.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	return hub.Run(ctx, cfg, opts)
+}
+
 // The hub's ServiceAccount in manifests/hub.
 const (
 	HubNamespace      = addon.DefaultHubNamespace
@@ -182,8 +230,14 @@ func HubConfig(ctx context.Context, fleet *localfleet.Fleet) (*rest.Config, erro
 	return cfg, nil
 }
 
-// HubIdentity is the client configuration the hub replicas run with.
-func (p *Product) HubIdentity() *rest.Config { return rest.CopyConfig(p.hubConfig) }
+// HubIdentity is the client configuration the hub replicas run with (nil
+// with HubFromDeployment).
+func (p *Product) HubIdentity() *rest.Config {
+	if p.hubConfig == nil {
+		return nil
+	}
+	return rest.CopyConfig(p.hubConfig)
+}
 
 // StartHub starts one more hub replica and returns its index.
 func (p *Product) StartHub() int {
