@@ -16,6 +16,8 @@ require (
 	sigs.k8s.io/controller-runtime v0.22.5
 )
 
+require k8s.io/cli-runtime v0.34.3 // indirect
+
 require (
 	cel.dev/expr v0.24.0 // indirect
 	cloud.google.com/go v0.121.6 // indirect

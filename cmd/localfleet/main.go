@@ -22,7 +22,7 @@ import (
 
 	"github.com/hcp-fleet/hcp-fleet/internal/k8sbins"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet"
-	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/fleetview"
+	"github.com/hcp-fleet/hcp-fleet/pkg/fleetview"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hcpfleet"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hypershiftsim"
 	hubapp "github.com/hcp-fleet/hcp-fleet/pkg/cmd/hub"
