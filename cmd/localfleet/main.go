@@ -241,10 +241,10 @@ func frame(ctx context.Context, hub client.Reader, product *hcpfleet.Product) st
 	var b strings.Builder
 	readCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	snapshot, err := fleetview.Collect(readCtx, hub)
+	snapshot, err := fleetview.Collect(readCtx, hub, "")
 	if err != nil {
 		fmt.Fprintf(&b, "hcp-fleet local fleet — %s\n\ncannot read the hub: %v\n", time.Now().Format("15:04:05"), err)
-	} else if err := fleetview.Render(&b, snapshot, time.Now()); err != nil {
+	} else if err := fleetview.Render(&b, "hcp-fleet local fleet", snapshot, time.Now()); err != nil {
 		fmt.Fprintf(&b, "rendering: %v\n", err)
 	}
 	if err := product.Err(); err != nil {

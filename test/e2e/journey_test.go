@@ -170,7 +170,7 @@ var _ = Describe("the hcp-fleet user journey", Ordered, func() {
 		Expect(hostOf[orphanHCD]).To(Equal(pinnedTo), "spec.hostingCluster pins it")
 
 		By("the fleet view shows both")
-		snapshot, err := fleetview.Collect(ctx, hubc)
+		snapshot, err := fleetview.Collect(ctx, hubc, "")
 		Expect(err).NotTo(HaveOccurred())
 		Expect(snapshot.Hosts).To(HaveLen(len(fleet.Managed)), "imported hosted clusters are not management clusters")
 		for _, h := range snapshot.Hosts {
