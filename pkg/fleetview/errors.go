@@ -46,9 +46,14 @@ func (e *APIMissingError) Unwrap() error { return e.Err }
 // a missing API get their own errors; others are wrapped.
 func ReadError(err error, verb, resource, namespace string) error {
 	var statusErr apierrors.APIStatus
+	var named *ReadFailure
+	var denied *PermissionError
+	var missing *APIMissingError
 	switch {
 	case err == nil:
 		return nil
+	case errors.As(err, &named), errors.As(err, &denied), errors.As(err, &missing):
+		return err // named already
 	case apierrors.IsForbidden(err):
 		return &PermissionError{Verb: verb, Resource: resource, Namespace: namespace, Err: err}
 	case meta.IsNoMatchError(err),
@@ -56,9 +61,21 @@ func ReadError(err error, verb, resource, namespace string) error {
 		errors.As(err, &statusErr) && apierrors.IsNotFound(err) && (statusErr.Status().Details == nil || statusErr.Status().Details.Name == ""):
 		return &APIMissingError{Resource: resource, Err: err}
 	}
-	where := ""
-	if namespace != "" {
-		where = " in namespace " + namespace
-	}
-	return fmt.Errorf("%s %s%s: %w", verb, resource, where, err)
+	return &ReadFailure{Verb: verb, Resource: resource, Namespace: namespace, Err: err}
 }
+
+// ReadFailure is any other failed read, with what was read.
+type ReadFailure struct {
+	Verb, Resource, Namespace string
+	Err                       error
+}
+
+func (e *ReadFailure) Error() string {
+	where := ""
+	if e.Namespace != "" {
+		where = " in namespace " + e.Namespace
+	}
+	return fmt.Sprintf("%s %s%s: %v", e.Verb, e.Resource, where, e.Err)
+}
+
+func (e *ReadFailure) Unwrap() error { return e.Err }

@@ -70,6 +70,9 @@ type Host struct {
 	// add-on's conditions: the Installed reason, and the Degraded reason
 	// when degraded ("-" when unknown).
 	Operator string `json:"operator"`
+	// CAPI is the Cluster API types the agent installed there (its CAPITypes
+	// condition's reason: Standard, Private, ...; "-" when unknown).
+	CAPI string `json:"capi"`
 	// Hosted is the agent-reported HostedCluster count ("-" when unknown).
 	Hosted string `json:"hosted"`
 	// Capacity is the capacity the scheduler uses (scheduling.Capacity; 0
@@ -168,7 +171,7 @@ func Collect(ctx context.Context, c client.Reader, namespace string) (Snapshot, 
 }
 
 func collectHost(ctx context.Context, c client.Reader, mc *clusterv1.ManagedCluster) (Host, error) {
-	h := Host{Name: mc.Name, Available: "Unknown", AddOn: "-", Operator: "-", Hosted: "-", FreeScore: "-"}
+	h := Host{Name: mc.Name, Available: "Unknown", AddOn: "-", Operator: "-", CAPI: "-", Hosted: "-", FreeScore: "-"}
 	if cond := meta.FindStatusCondition(mc.Status.Conditions, clusterv1.ManagedClusterConditionAvailable); cond != nil {
 		h.Available = string(cond.Status)
 	}
@@ -187,6 +190,9 @@ func collectHost(ctx context.Context, c client.Reader, mc *clusterv1.ManagedClus
 	switch {
 	case err == nil:
 		h.AddOn, h.Operator = addOnState(mca)
+		if c := meta.FindStatusCondition(mca.Status.Conditions, addon.ConditionCAPITypes); c != nil {
+			h.CAPI = c.Reason
+		}
 		capacity, err := scheduling.Capacity(ctx, c, mca, scheduling.ConfigNamespaces{})
 		if err != nil {
 			return h, err
@@ -325,13 +331,13 @@ func Render(w io.Writer, title string, s Snapshot, now time.Time) error {
 func renderHosts(b *strings.Builder, hosts []Host) error {
 	fmt.Fprintf(b, "MANAGEMENT CLUSTERS (%d)\n", len(hosts))
 	tw := tabwriter.NewWriter(b, 0, 4, 2, ' ', 0)
-	_, _ = fmt.Fprintln(tw, "  NAME\tAVAILABLE\tADD-ON\tHYPERSHIFT OPERATOR\tHOSTED\tFREE SCORE\tPLATFORMS\tVERSIONS")
+	_, _ = fmt.Fprintln(tw, "  NAME\tAVAILABLE\tADD-ON\tHYPERSHIFT OPERATOR\tCAPI\tHOSTED\tFREE SCORE\tPLATFORMS\tVERSIONS")
 	for _, h := range hosts {
 		hosted := h.Hosted
 		if h.Capacity > 0 {
 			hosted = fmt.Sprintf("%s/%d", h.Hosted, h.Capacity)
 		}
-		_, _ = fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", h.Name, h.Available, h.AddOn, h.Operator, hosted, h.FreeScore,
+		_, _ = fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", h.Name, h.Available, h.AddOn, h.Operator, dash(h.CAPI), hosted, h.FreeScore,
 			dash(h.Platforms), dash(h.Versions))
 	}
 	return tw.Flush()
