@@ -44,7 +44,8 @@ type Explanation struct {
 	// Scheduling is nil then.
 	Reason, Message string
 	// Scheduling is the scheduler's own decision on the current inputs, with
-	// the deployment's own binding left out (as when it was scheduled).
+	// the deployment's own binding left out (as when it was scheduled:
+	// scheduling.Inputs.Without).
 	Scheduling *scheduling.Explanation
 }
 
@@ -60,8 +61,10 @@ func ExplainHCD(ctx context.Context, c client.Reader, hub HubSettings, namespace
 	}
 	x := &Explanation{Namespace: namespace, Name: name, Placement: hcd.Spec.Placement, Pinned: hcd.Spec.HostingCluster,
 		BoundTo: hcd.Status.HostingCluster, Scheduled: meta.FindStatusCondition(hcd.Status.Conditions, v1alpha1.ConditionScheduled)}
-	in := scheduling.Inputs{Client: c, Strategy: hub.Strategy, ConfigNamespaces: hub.ConfigNamespaces,
-		Bound: boundLister(c, client.ObjectKeyFromObject(hcd))}
+	in := scheduling.Inputs{Client: c, Strategy: hub.Strategy, ConfigNamespaces: hub.ConfigNamespaces, Bound: boundLister(c)}
+	if hcd.Status.HostingCluster != "" {
+		in.Without = hcd // as when it was scheduled
+	}
 	g, err := in.Gather(ctx, hcd)
 	if err != nil {
 		return x, err
@@ -76,9 +79,8 @@ func ExplainHCD(ctx context.Context, c client.Reader, hub HubSettings, namespace
 }
 
 // boundLister lists the HostedClusterDeployments bound to a cluster from
-// one list of all of them (the hub's index is not an API field selector),
-// leaving out self: explained as if it were being scheduled.
-func boundLister(c client.Reader, self types.NamespacedName) func(context.Context, string) ([]v1alpha1.HostedClusterDeployment, error) {
+// one list of all of them (the hub's index is not an API field selector).
+func boundLister(c client.Reader) func(context.Context, string) ([]v1alpha1.HostedClusterDeployment, error) {
 	var once sync.Once
 	var byCluster map[string][]v1alpha1.HostedClusterDeployment
 	var listErr error
@@ -90,7 +92,7 @@ func boundLister(c client.Reader, self types.NamespacedName) func(context.Contex
 			}
 			byCluster = map[string][]v1alpha1.HostedClusterDeployment{}
 			for _, h := range all.Items {
-				if h.Status.HostingCluster != "" && client.ObjectKeyFromObject(&h) != self {
+				if h.Status.HostingCluster != "" {
 					byCluster[h.Status.HostingCluster] = append(byCluster[h.Status.HostingCluster], h)
 				}
 			}

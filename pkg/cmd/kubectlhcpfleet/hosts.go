@@ -42,9 +42,9 @@ type HostDetail struct {
 	// from.
 	HostingConfig string `json:"hostingConfig"`
 	// Capacity inputs: the candidate as the scheduler sees it.
-	Load            int32 `json:"load"`
-	Capacity        int32 `json:"capacity"`
-	Bound           int32 `json:"bound"`
+	Load            int32  `json:"load"`
+	Capacity        int32  `json:"capacity"`
+	Bound           int32  `json:"bound"`
 	ReportedTotal   string `json:"reportedHostedClusters"`
 	ReportedForeign string `json:"reportedUnmanagedHostedClusters"`
 	// Deployments are the HostedClusterDeployments bound to it.

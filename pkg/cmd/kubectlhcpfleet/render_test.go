@@ -69,7 +69,7 @@ func TestRenderExplanation(t *testing.T) {
 		{"explain-pending-binpack", &Explanation{Namespace: "team-a", Name: "web", Placement: "hosts",
 			Scheduling: explain(fits, scheduling.StrategyBinPack)}},
 		{"explain-none-fits", &Explanation{Namespace: "team-a", Name: "web", Placement: "hosts",
-			Scheduled: &metav1.Condition{Status: metav1.ConditionFalse, Reason: none.Decision.Reason(), Message: none.Decision.Message()},
+			Scheduled:  &metav1.Condition{Status: metav1.ConditionFalse, Reason: none.Decision.Reason(), Message: none.Decision.Message()},
 			Scheduling: none}},
 		{"explain-no-candidates", &Explanation{Namespace: "team-a", Name: "web", Pinned: "mgmt-a",
 			Reason: v1alpha1.ReasonHostingClusterNotAllowed, Message: "spec.hostingCluster mgmt-a is in no ManagedClusterSet bound to namespace team-a",
@@ -91,7 +91,7 @@ func TestRenderHost(t *testing.T) {
 	at := func(d time.Duration) metav1.Time { return metav1.NewTime(now.Add(-d)) }
 	h := &HostDetail{Name: "mgmt-a", Available: "True", ClusterSet: "default", AddOn: true,
 		HostingConfig: "hcp-fleet/small (this cluster's override (ManagedClusterAddOn spec.configs))",
-		Load: 3, Capacity: 5, Bound: 2, ReportedTotal: "3", ReportedForeign: "1",
+		Load:          3, Capacity: 5, Bound: 2, ReportedTotal: "3", ReportedForeign: "1",
 		Claims: []clusterv1.ManagedClusterClaim{{Name: "hostedclusters.hostingcluster.hcpfleet.io", Value: "3"}, {Name: "platforms.hostingcluster.hcpfleet.io", Value: "Agent,None"}},
 		Deployments: []fleetview.Deployment{{Namespace: "team-a", Name: "web", Phase: "Available", Version: "4.18.5", ManagedCluster: "web"},
 			{Namespace: "team-b", Name: "db", Phase: "Delivering"}},

@@ -40,6 +40,11 @@ type Inputs struct {
 	// Assumed, if set, returns bindings made but not yet seen by Bound, and
 	// what each occupies (the scheduler's assume cache).
 	Assumed func(cluster string) map[types.NamespacedName][]string
+	// Without, if set, is a bound HostedClusterDeployment to read the
+	// inputs as if it were not bound (to explain its binding): it is left
+	// out of Bound, and, once delivered, out of its host's reported count.
+	// The scheduler never sets it.
+	Without *v1alpha1.HostedClusterDeployment
 }
 
 // Gathered is what Inputs.Gather read for one HostedClusterDeployment.
@@ -216,13 +221,18 @@ func (in Inputs) Candidate(ctx context.Context, name string) (Candidate, error) 
 		return c, err
 	}
 	seen := make(map[types.NamespacedName]bool, len(bound))
+	count := int32(0)
 	for i := range bound {
-		seen[client.ObjectKeyFromObject(&bound[i])] = true
+		key := client.ObjectKeyFromObject(&bound[i])
+		if in.Without != nil && key == client.ObjectKeyFromObject(in.Without) {
+			continue
+		}
+		seen[key] = true
+		count++
 		for _, k := range Occupies(&bound[i]) {
 			c.Occupied[k] = true
 		}
 	}
-	count := int32(len(bound))
 	var assumed map[types.NamespacedName][]string
 	if in.Assumed != nil {
 		assumed = in.Assumed(name)
@@ -235,6 +245,11 @@ func (in Inputs) Candidate(ctx context.Context, name string) (Candidate, error) 
 			}
 		}
 	}
-	c.Load = Load(claimInt(claims, hosting.ClaimHostedClusters), claimInt(claims, hosting.ClaimUnmanagedHostedClusters), count)
+	reported := claimInt(claims, hosting.ClaimHostedClusters)
+	if w := in.Without; w != nil && w.Status.HostingCluster == name && reported > 0 &&
+		meta.IsStatusConditionTrue(w.Status.Conditions, v1alpha1.ConditionDelivered) {
+		reported-- // its HostedCluster is there and likely counted
+	}
+	c.Load = Load(reported, claimInt(claims, hosting.ClaimUnmanagedHostedClusters), count)
 	return c, nil
 }
