@@ -267,6 +267,17 @@ func isTerminal(f *os.File) bool {
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0 && os.Getenv("TERM") != "dumb"
 }
 
+// pluginPath puts the kubectl-hcpfleet `make run` builds next to this
+// binary (bin/) on the PATH, for the hints; or says how to install it.
+func pluginPath() string {
+	if exe, err := os.Executable(); err == nil {
+		if bin := filepath.Dir(exe); fileExists(filepath.Join(bin, "kubectl-hcpfleet")) {
+			return "\n  export PATH=" + bin + ":$PATH            # kubectl hcpfleet (the plugin, built by make run)"
+		}
+	}
+	return "\n  go install ./cmd/kubectl-hcpfleet         # the kubectl hcpfleet plugin"
+}
+
 // ensureK8sBinaries builds etcd, kube-apiserver, kube-controller-manager and
 // kubectl with hack/k8s-bins/build.sh (its progress on stderr) when they are
 // missing and the script is at hand, i.e. when run from the repository.
@@ -340,7 +351,10 @@ func welcome(fleet *localfleet.Fleet, dir string, kubeconfigs map[string]string,
 hub + %d management clusters (%s); hcp-fleet installed, add-on enabled; examples %s
 kubeconfigs: %s and %s/<cluster>.kubeconfig; logs: %s
 In another terminal (kubectl is %s):
-  export KUBECONFIG=%s
+  export KUBECONFIG=%s%s
+  kubectl hcpfleet status                   # this view, from any hub
+  kubectl hcpfleet explain hcd NAME -n NS   # why a hosted cluster is (not) where it is
+  kubectl hcpfleet hosts %s           # one management cluster in detail
   kubectl get hcd -A                        # HostedClusterDeployments: host, version, availability
   kubectl get managedclusters               # management clusters and imported hosted clusters
   kubectl get managedclusteraddons -A       # the hcp-fleet agent on each management cluster
@@ -348,7 +362,7 @@ In another terminal (kubectl is %s):
   kubectl --kubeconfig %s get hostedclusters,nodepools -A
 Ctrl-C stops everything.
 `, len(fleet.Managed), strings.Join(names, ", "), examplesLine, kubeconfigs["hub"], dir, fleet.LogDir,
-		kubectl, kubeconfigs["hub"], kubeconfigs[names[0]])
+		kubectl, kubeconfigs["hub"], pluginPath(), names[0], kubeconfigs[names[0]])
 }
 
 // runningPID returns the pid of a live `localfleet up` using dir.
