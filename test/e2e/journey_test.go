@@ -29,10 +29,10 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/internal/k8sbins"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet"
-	"github.com/hcp-fleet/hcp-fleet/pkg/fleetview"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hcpfleet"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hypershiftsim"
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
+	"github.com/hcp-fleet/hcp-fleet/pkg/fleetview"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 )
 
