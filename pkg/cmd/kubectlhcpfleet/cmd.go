@@ -116,7 +116,7 @@ management clusters only if allowed to read them.`,
 				if err := o.status(cmd.Context(), c, &b, ns, explicit && !all); err != nil {
 					return err
 				}
-				if frame := stripClock(b.String()); frame != last || o.output == "" && !watch {
+				if frame := stripClock(b.String()); frame != last {
 					if _, err := io.WriteString(o.streams.Out, b.String()); err != nil {
 						return err
 					}
