@@ -148,6 +148,8 @@ RUN_FLAGS ?=
 .PHONY: run
 run: ## The whole product on a local fleet (hub + management clusters); Ctrl-C stops it. RUN_FLAGS="--clusters 4"
 	@GO=$(GO) hack/build-progress.sh ./cmd/localfleet bin/localfleet
+	@# The kubectl plugin its closing hints use (bin/ on the PATH).
+	$(GO) build -o bin/kubectl-hcpfleet ./cmd/kubectl-hcpfleet
 	KUBEBUILDER_ASSETS="$(K8S_BINS)" bin/localfleet up $(RUN_FLAGS)
 
 .PHONY: fuzz

@@ -22,10 +22,10 @@ import (
 
 	"github.com/hcp-fleet/hcp-fleet/internal/k8sbins"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet"
-	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/fleetview"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hcpfleet"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hypershiftsim"
 	hubapp "github.com/hcp-fleet/hcp-fleet/pkg/cmd/hub"
+	"github.com/hcp-fleet/hcp-fleet/pkg/fleetview"
 )
 
 const usage = `localfleet runs a whole hcp-fleet on this machine, without Docker.
@@ -241,10 +241,10 @@ func frame(ctx context.Context, hub client.Reader, product *hcpfleet.Product) st
 	var b strings.Builder
 	readCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	snapshot, err := fleetview.Collect(readCtx, hub)
+	snapshot, err := fleetview.Collect(readCtx, hub, "")
 	if err != nil {
 		fmt.Fprintf(&b, "hcp-fleet local fleet — %s\n\ncannot read the hub: %v\n", time.Now().Format("15:04:05"), err)
-	} else if err := fleetview.Render(&b, snapshot, time.Now()); err != nil {
+	} else if err := fleetview.Render(&b, "hcp-fleet local fleet", snapshot, time.Now()); err != nil {
 		fmt.Fprintf(&b, "rendering: %v\n", err)
 	}
 	if err := product.Err(); err != nil {
@@ -265,6 +265,17 @@ func stripClock(frame string) string {
 func isTerminal(f *os.File) bool {
 	fi, err := f.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0 && os.Getenv("TERM") != "dumb"
+}
+
+// pluginPath puts the kubectl-hcpfleet `make run` builds next to this
+// binary (bin/) on the PATH, for the hints; or says how to install it.
+func pluginPath() string {
+	if exe, err := os.Executable(); err == nil {
+		if bin := filepath.Dir(exe); fileExists(filepath.Join(bin, "kubectl-hcpfleet")) {
+			return "\n  export PATH=" + bin + ":$PATH            # kubectl hcpfleet (the plugin, built by make run)"
+		}
+	}
+	return "\n  go install ./cmd/kubectl-hcpfleet         # the kubectl hcpfleet plugin"
 }
 
 // ensureK8sBinaries builds etcd, kube-apiserver, kube-controller-manager and
@@ -340,7 +351,10 @@ func welcome(fleet *localfleet.Fleet, dir string, kubeconfigs map[string]string,
 hub + %d management clusters (%s); hcp-fleet installed, add-on enabled; examples %s
 kubeconfigs: %s and %s/<cluster>.kubeconfig; logs: %s
 In another terminal (kubectl is %s):
-  export KUBECONFIG=%s
+  export KUBECONFIG=%s%s
+  kubectl hcpfleet status                   # this view, from any hub
+  kubectl hcpfleet explain hcd NAME -n NS   # why a hosted cluster is (not) where it is
+  kubectl hcpfleet hosts %s           # one management cluster in detail
   kubectl get hcd -A                        # HostedClusterDeployments: host, version, availability
   kubectl get managedclusters               # management clusters and imported hosted clusters
   kubectl get managedclusteraddons -A       # the hcp-fleet agent on each management cluster
@@ -348,7 +362,7 @@ In another terminal (kubectl is %s):
   kubectl --kubeconfig %s get hostedclusters,nodepools -A
 Ctrl-C stops everything.
 `, len(fleet.Managed), strings.Join(names, ", "), examplesLine, kubeconfigs["hub"], dir, fleet.LogDir,
-		kubectl, kubeconfigs["hub"], kubeconfigs[names[0]])
+		kubectl, kubeconfigs["hub"], pluginPath(), names[0], kubeconfigs[names[0]])
 }
 
 // runningPID returns the pid of a live `localfleet up` using dir.

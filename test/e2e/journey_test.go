@@ -29,10 +29,10 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/internal/k8sbins"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet"
-	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/fleetview"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hcpfleet"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hypershiftsim"
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
+	"github.com/hcp-fleet/hcp-fleet/pkg/fleetview"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 )
 
@@ -170,7 +170,7 @@ var _ = Describe("the hcp-fleet user journey", Ordered, func() {
 		Expect(hostOf[orphanHCD]).To(Equal(pinnedTo), "spec.hostingCluster pins it")
 
 		By("the fleet view shows both")
-		snapshot, err := fleetview.Collect(ctx, hubc)
+		snapshot, err := fleetview.Collect(ctx, hubc, "")
 		Expect(err).NotTo(HaveOccurred())
 		Expect(snapshot.Hosts).To(HaveLen(len(fleet.Managed)), "imported hosted clusters are not management clusters")
 		for _, h := range snapshot.Hosts {

@@ -3,22 +3,17 @@ package scheduling
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
-	clustersdkv1beta2 "open-cluster-management.io/sdk-go/pkg/apis/cluster/v1beta2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -32,7 +27,6 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	hcdac "github.com/hcp-fleet/hcp-fleet/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
-	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hcdstatus"
 )
 
@@ -88,6 +82,7 @@ type Reconciler struct {
 	client  client.Client
 	opts    Options
 	assumed *assumeCache
+	inputs  Inputs
 }
 
 // AddIndexes registers the cache index the hub's HostedClusterDeployment
@@ -109,6 +104,8 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		opts.RetryInterval = time.Minute
 	}
 	r := &Reconciler{client: mgr.GetClient(), opts: opts, assumed: newAssumeCache(time.Now)}
+	r.inputs = Inputs{Client: r.client, Strategy: opts.Strategy, ConfigNamespaces: opts.ConfigNamespaces,
+		Bound: r.bound, Assumed: r.assumed.on}
 	retryUnscheduled := handler.EnqueueRequestsFromMapFunc(r.unscheduled)
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("hcd-scheduler").
@@ -171,23 +168,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if r.assumed.holds(req.NamespacedName, hcd.UID) || hcd.DeletionTimestamp != nil {
 		return ctrl.Result{}, nil
 	}
-	names, strategy, reason, message, err := r.candidateNames(ctx, hcd)
+	in, err := r.inputs.Gather(ctx, hcd)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if names == nil {
+	if in.Candidates == nil {
 		unschedulable.Inc()
-		return ctrl.Result{RequeueAfter: r.opts.RetryInterval}, r.setUnscheduled(ctx, hcd, reason, message)
+		return ctrl.Result{RequeueAfter: r.opts.RetryInterval}, r.setUnscheduled(ctx, hcd, in.Reason, in.Message)
 	}
-	candidates := make([]Candidate, 0, len(names))
-	for _, name := range names {
-		c, err := r.candidate(ctx, name)
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		candidates = append(candidates, c)
-	}
-	decision := Schedule(RequestFor(hcd), candidates, strategy)
+	candidates, strategy := in.Candidates, in.Strategy
+	decision := Schedule(in.Request, candidates, strategy)
 	if decision.Cluster == "" {
 		unschedulable.Inc()
 		return ctrl.Result{RequeueAfter: r.opts.RetryInterval}, r.setUnscheduled(ctx, hcd, decision.Reason(), decision.Message())
@@ -201,162 +191,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return ctrl.Result{}, r.bind(ctx, hcd, chosen, strategy)
 }
 
-// candidateNames returns the management clusters hcd may go to and the
-// strategy to order them by, or nil and why there are none.
-func (r *Reconciler) candidateNames(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment) (names []string, strategy Strategy, reason, message string, err error) {
-	strategy = r.opts.Strategy
-	var decided []string
-	if p := hcd.Spec.Placement; p != "" {
-		placement := &clusterv1beta1.Placement{}
-		if err := r.client.Get(ctx, types.NamespacedName{Namespace: hcd.Namespace, Name: p}, placement); err != nil {
-			if apierrors.IsNotFound(err) {
-				return nil, "", v1alpha1.ReasonPlacementNotFound,
-					fmt.Sprintf("spec.placement names Placement %s/%s, which does not exist", hcd.Namespace, p), nil
-			}
-			return nil, "", "", "", err
-		}
-		if s, ok := placement.Annotations[StrategyAnnotation]; ok {
-			if strategy, err = ParseStrategy(s); err != nil {
-				return nil, "", v1alpha1.ReasonNoSuitableHostingCluster,
-					fmt.Sprintf("Placement %s/%s: annotation %s: %v", hcd.Namespace, p, StrategyAnnotation, err), nil
-			}
-		}
-		var pds clusterv1beta1.PlacementDecisionList
-		if err := r.client.List(ctx, &pds, client.InNamespace(hcd.Namespace),
-			client.MatchingLabels{clusterv1beta1.PlacementLabel: p}); err != nil {
-			return nil, "", "", "", err
-		}
-		for _, pd := range pds.Items {
-			for _, d := range pd.Status.Decisions {
-				decided = append(decided, d.ClusterName)
-			}
-		}
-		slices.Sort(decided)
-		decided = slices.Compact(decided)
-		if len(decided) == 0 {
-			return nil, "", v1alpha1.ReasonNoPlacementDecisions,
-				fmt.Sprintf("Placement %s/%s has not selected any management cluster; check its predicates and the ManagedClusterSetBindings of namespace %s", hcd.Namespace, p, hcd.Namespace), nil
-		}
-	}
-	pinned := hcd.Spec.HostingCluster
-	if pinned == "" {
-		return decided, strategy, "", "", nil
-	}
-	mc := &clusterv1.ManagedCluster{}
-	if err := r.client.Get(ctx, types.NamespacedName{Name: pinned}, mc); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, "", v1alpha1.ReasonHostingClusterNotFound,
-				fmt.Sprintf("spec.hostingCluster names ManagedCluster %s, which does not exist", pinned), nil
-		}
-		return nil, "", "", "", err
-	}
-	if hcd.Spec.Placement != "" && !slices.Contains(decided, pinned) {
-		return nil, "", v1alpha1.ReasonHostingClusterNotAllowed,
-			fmt.Sprintf("spec.hostingCluster %s is not among the decisions of Placement %s/%s (%s)", pinned, hcd.Namespace, hcd.Spec.Placement, strings.Join(decided, ", ")), nil
-	}
-	allowed, err := r.boundToNamespace(ctx, mc, hcd.Namespace)
-	if err != nil {
-		return nil, "", "", "", err
-	}
-	if !allowed {
-		return nil, "", v1alpha1.ReasonHostingClusterNotAllowed,
-			fmt.Sprintf("spec.hostingCluster %s is in no ManagedClusterSet bound to namespace %s; create a ManagedClusterSetBinding for one of its sets there", pinned, hcd.Namespace), nil
-	}
-	return []string{pinned}, strategy, "", "", nil
-}
-
-// boundToNamespace says whether mc is in a ManagedClusterSet bound to the
-// namespace, the rule OCM applies to Placements.
-func (r *Reconciler) boundToNamespace(ctx context.Context, mc *clusterv1.ManagedCluster, namespace string) (bool, error) {
-	var list clusterv1beta2.ManagedClusterSetBindingList
-	if err := r.client.List(ctx, &list, client.InNamespace(namespace)); err != nil {
-		return false, err
-	}
-	for _, b := range list.Items {
-		if !meta.IsStatusConditionTrue(b.Status.Conditions, clusterv1beta2.ClusterSetBindingBoundType) {
-			continue
-		}
-		set := &clusterv1beta2.ManagedClusterSet{}
-		if err := r.client.Get(ctx, types.NamespacedName{Name: b.Spec.ClusterSet}, set); err != nil {
-			if apierrors.IsNotFound(err) {
-				continue
-			}
-			return false, err
-		}
-		selector, err := clustersdkv1beta2.BuildClusterSelector(set)
-		if err != nil || selector == nil {
-			continue
-		}
-		if selector.Matches(labels.Set(mc.Labels)) {
-			return true, nil
-		}
-	}
-	return false, nil
-}
-
-// candidate gathers what the scheduler knows about one management cluster.
-func (r *Reconciler) candidate(ctx context.Context, name string) (Candidate, error) {
-	c := Candidate{Name: name, Capacity: v1alpha1.DefaultMaxHostedClusters, Occupied: map[string]bool{}}
-	mc := &clusterv1.ManagedCluster{}
-	var claims map[string]string
-	if err := r.client.Get(ctx, types.NamespacedName{Name: name}, mc); err == nil {
-		c.ClusterAvailable = meta.IsStatusConditionTrue(mc.Status.Conditions, clusterv1.ManagedClusterConditionAvailable)
-		claims = make(map[string]string, len(mc.Status.ClusterClaims))
-		for _, cl := range mc.Status.ClusterClaims {
-			claims[cl.Name] = cl.Value
-		}
-	} else if !apierrors.IsNotFound(err) {
-		return c, err
-	}
-	mca := &addonv1alpha1.ManagedClusterAddOn{}
-	if err := r.client.Get(ctx, types.NamespacedName{Namespace: name, Name: addon.Name}, mca); err == nil {
-		c.AddOnAvailable = meta.IsStatusConditionTrue(mca.Status.Conditions, addonv1alpha1.ManagedClusterAddOnConditionAvailable)
-		c.OperatorInstalled = meta.IsStatusConditionTrue(mca.Status.Conditions, addon.ConditionHyperShiftOperatorInstalled)
-		c.AgentNamespace = mca.Status.Namespace
-		hc, err := HostingConfigOf(ctx, r.client, mca, r.opts.ConfigNamespaces)
-		if err != nil {
-			return c, err
-		}
-		var spec *v1alpha1.HostingConfigSpec
-		if hc != nil {
-			c.HostingConfig = hc.Namespace + "/" + hc.Name
-			c.HostingNamespaces = hc.Spec.HostingNamespaces
-			spec = &hc.Spec
-		}
-		c.Capacity, _ = spec.Limits()
-	} else if !apierrors.IsNotFound(err) {
-		return c, err
-	}
-	if v := claims[hosting.ClaimSupportedVersions]; v != "" {
-		c.SupportedVersions = strings.Split(v, ",")
-	}
-	if v := claims[hosting.ClaimPlatforms]; v != "" {
-		c.Platforms = strings.Split(v, ",")
-	}
-	var bound v1alpha1.HostedClusterDeploymentList
-	// Read-only: skip the cache's deep copies (this runs once per candidate
-	// per decision).
-	if err := r.client.List(ctx, &bound, client.MatchingFields{IndexHostingCluster: name}, client.UnsafeDisableDeepCopy); err != nil {
-		return c, err
-	}
-	seen := make(map[types.UID]bool, len(bound.Items))
-	for i := range bound.Items {
-		seen[bound.Items[i].UID] = true
-		for _, k := range Occupies(&bound.Items[i]) {
-			c.Occupied[k] = true
-		}
-	}
-	count := int32(len(bound.Items))
-	for uid, occupies := range r.assumed.on(name) {
-		if !seen[uid] {
-			count++
-			for _, k := range occupies {
-				c.Occupied[k] = true
-			}
-		}
-	}
-	c.Load = Load(claimInt(claims, hosting.ClaimHostedClusters), claimInt(claims, hosting.ClaimUnmanagedHostedClusters), count)
-	return c, nil
+// bound lists the HostedClusterDeployments bound to cluster from the cache's
+// index; read-only, so without the cache's deep copies (this runs once per
+// candidate per decision).
+func (r *Reconciler) bound(ctx context.Context, cluster string) ([]v1alpha1.HostedClusterDeployment, error) {
+	var list v1alpha1.HostedClusterDeploymentList
+	err := r.client.List(ctx, &list, client.MatchingFields{IndexHostingCluster: cluster}, client.UnsafeDisableDeepCopy)
+	return list.Items, err
 }
 
 // Load is a management cluster's load: the hub's own bindings are exact and

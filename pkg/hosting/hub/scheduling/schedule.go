@@ -117,6 +117,9 @@ type Decision struct {
 	Cluster string
 	// Rejected lists every candidate that does not fit, by name.
 	Rejected []Rejection
+	// Ranked names the candidates that fit, best first, in the strategy's
+	// order (Cluster is the first).
+	Ranked []string
 }
 
 // Schedule picks the management cluster for req among candidates. The
@@ -137,47 +140,84 @@ func Schedule(req Request, candidates []Candidate, strategy Strategy) Decision {
 	}
 	sort.Slice(fit, func(i, j int) bool { return better(fit[i], fit[j], strategy) })
 	d.Cluster = fit[0].Name
+	d.Ranked = make([]string, len(fit))
+	for i, c := range fit {
+		d.Ranked[i] = c.Name
+	}
 	return d
 }
 
 // filter says whether c can host req, and if not, why. The first failing
 // filter wins, so the reason is the most fundamental one.
 func filter(req Request, c Candidate) (Rejection, bool) {
-	reject := func(category, format string, args ...any) (Rejection, bool) {
-		return Rejection{Cluster: c.Name, Category: category, Detail: fmt.Sprintf(format, args...)}, false
-	}
-	policy := v1alpha1.HostingConfigSpec{HostingNamespaces: c.HostingNamespaces}
-	switch {
-	case !policy.AllowsHostingNamespace(req.HostingNamespace):
-		return reject(RejectHostingNamespace, "hosting namespace %s is not allowed by %s (allows %s)",
-			req.HostingNamespace, hostingConfigName(c.HostingConfig), strings.Join(policy.AllowedHostingNamespaces(), ", "))
-	case c.AgentNamespace != "" && req.HostingNamespace == c.AgentNamespace:
-		return reject(RejectHostingNamespace, "hosting namespace %s is the hcp-fleet agent's namespace there", req.HostingNamespace)
-	case !c.ClusterAvailable:
-		return reject(RejectClusterUnavailable, "the ManagedCluster is not available")
-	case !c.AddOnAvailable:
-		return reject(RejectAddOnUnavailable, "the hcp-fleet add-on is not available")
-	case !c.OperatorInstalled:
-		return reject(RejectOperatorMissing, "the HyperShift operator is not installed yet")
-	case req.ReleaseMinor != "" && c.SupportedVersions == nil:
-		return reject(RejectRelease, "the HyperShift operator has not reported its supported versions yet")
-	case req.ReleaseMinor != "" && !slices.Contains(c.SupportedVersions, req.ReleaseMinor):
-		return reject(RejectRelease, "does not support OpenShift %s (supports %s)", req.ReleaseMinor, versionRange(c.SupportedVersions))
-	case req.Platform != "" && !slices.Contains(c.Platforms, req.Platform):
-		return reject(RejectPlatform, "cannot host platform %s (hosts %s)", req.Platform, orNone(c.Platforms))
-	}
-	if k := HostedClusterKey(req.HostingNamespace, req.Name); c.Occupied[k] {
-		return reject(RejectNameTaken, "a HostedCluster %s from another HostedClusterDeployment is bound there", k)
-	}
-	for _, np := range req.NodePools {
-		if k := NodePoolKey(req.HostingNamespace, np); c.Occupied[k] {
-			return reject(RejectNameTaken, "a NodePool %s/%s from another HostedClusterDeployment is bound there", req.HostingNamespace, np)
+	for _, f := range filters {
+		if detail, ok := f.check(req, c); !ok {
+			return Rejection{Cluster: c.Name, Category: f.category, Detail: detail}, false
 		}
 	}
-	if c.Load >= c.Capacity {
-		return reject(RejectFull, "full (%d/%d)", c.Load, c.Capacity)
-	}
 	return Rejection{}, true
+}
+
+// filters are the scheduler's filters in the order they run; each returns
+// what it found (why it failed, or for some what it saw when it passed).
+var filters = []struct {
+	category string
+	check    func(req Request, c Candidate) (detail string, ok bool)
+}{
+	{RejectHostingNamespace, func(req Request, c Candidate) (string, bool) {
+		policy := v1alpha1.HostingConfigSpec{HostingNamespaces: c.HostingNamespaces}
+		switch {
+		case !policy.AllowsHostingNamespace(req.HostingNamespace):
+			return fmt.Sprintf("hosting namespace %s is not allowed by %s (allows %s)",
+				req.HostingNamespace, hostingConfigName(c.HostingConfig), strings.Join(policy.AllowedHostingNamespaces(), ", ")), false
+		case c.AgentNamespace != "" && req.HostingNamespace == c.AgentNamespace:
+			return fmt.Sprintf("hosting namespace %s is the hcp-fleet agent's namespace there", req.HostingNamespace), false
+		}
+		return "", true
+	}},
+	{RejectClusterUnavailable, func(_ Request, c Candidate) (string, bool) {
+		return "the ManagedCluster is not available", c.ClusterAvailable
+	}},
+	{RejectAddOnUnavailable, func(_ Request, c Candidate) (string, bool) {
+		return "the hcp-fleet add-on is not available", c.AddOnAvailable
+	}},
+	{RejectOperatorMissing, func(_ Request, c Candidate) (string, bool) {
+		return "the HyperShift operator is not installed yet", c.OperatorInstalled
+	}},
+	{RejectRelease, func(req Request, c Candidate) (string, bool) {
+		switch {
+		case req.ReleaseMinor == "":
+			return "the release image names no version (not checked)", true
+		case c.SupportedVersions == nil:
+			return "the HyperShift operator has not reported its supported versions yet", false
+		case !slices.Contains(c.SupportedVersions, req.ReleaseMinor):
+			return fmt.Sprintf("does not support OpenShift %s (supports %s)", req.ReleaseMinor, versionRange(c.SupportedVersions)), false
+		}
+		return "", true
+	}},
+	{RejectPlatform, func(req Request, c Candidate) (string, bool) {
+		if req.Platform != "" && !slices.Contains(c.Platforms, req.Platform) {
+			return fmt.Sprintf("cannot host platform %s (hosts %s)", req.Platform, orNone(c.Platforms)), false
+		}
+		return "", true
+	}},
+	{RejectNameTaken, func(req Request, c Candidate) (string, bool) {
+		if k := HostedClusterKey(req.HostingNamespace, req.Name); c.Occupied[k] {
+			return fmt.Sprintf("a HostedCluster %s from another HostedClusterDeployment is bound there", k), false
+		}
+		for _, np := range req.NodePools {
+			if k := NodePoolKey(req.HostingNamespace, np); c.Occupied[k] {
+				return fmt.Sprintf("a NodePool %s/%s from another HostedClusterDeployment is bound there", req.HostingNamespace, np), false
+			}
+		}
+		return "", true
+	}},
+	{RejectFull, func(_ Request, c Candidate) (string, bool) {
+		if c.Load >= c.Capacity {
+			return fmt.Sprintf("full (%d/%d)", c.Load, c.Capacity), false
+		}
+		return fmt.Sprintf("%d/%d", c.Load, c.Capacity), true
+	}},
 }
 
 // HostedClusterKey and NodePoolKey name the objects in Candidate.Occupied.

@@ -1,6 +1,9 @@
 package fleetview
 
 import (
+	"flag"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -54,44 +57,61 @@ func TestDeploymentOf(t *testing.T) {
 	}
 }
 
+var update = flag.Bool("update", false, "rewrite testdata/*.golden from the renderers' output")
+
+// golden compares got with testdata/name.golden (rewritten with -update).
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test -run %s -update writes it)", err, t.Name())
+	}
+	if got != string(want) {
+		t.Errorf("output differs from %s (go test -update rewrites it after a wanted change):\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
 func TestRender(t *testing.T) {
+	now := time.Date(2025, 1, 1, 12, 30, 5, 0, time.UTC)
 	s := Snapshot{
 		Hosts: []Host{
-			{Name: "cluster-1", Available: "True", AddOn: "Available", Operator: "Installed", Hosted: "1", Capacity: 80, FreeScore: "97", Platforms: "Agent,KubeVirt,None", Versions: "4.19,4.18"},
+			{Name: "cluster-1", Available: "True", AddOn: "Available", Operator: "Installed", CAPI: "Private", Hosted: "1", Capacity: 80, FreeScore: "97", Platforms: "Agent,KubeVirt,None", Versions: "4.19,4.18"},
 			{Name: "cluster-2", Available: "True", AddOn: "-", Operator: "-", Hosted: "-", FreeScore: "-"},
 		},
 		Deployments: []Deployment{{Namespace: "hcp-demo", Name: "demo-agent", Host: "cluster-1", Phase: "Available", Version: "4.18.5",
 			ManagedCluster: "demo-agent", Problem: "Degraded UnavailableReplicas: " + strings.Repeat("x", 300),
 			Conditions: []Condition{{Type: v1alpha1.ConditionScheduled, Status: metav1.ConditionTrue, Good: true}}}},
 	}
-	var b strings.Builder
-	if err := Render(&b, s, time.Date(2025, 1, 1, 12, 30, 5, 0, time.UTC)); err != nil {
-		t.Fatal(err)
-	}
-	out := b.String()
-	for _, want := range []string{
-		"hcp-fleet local fleet — 12:30:05",
-		"MANAGEMENT CLUSTERS (2)",
-		"cluster-1  True       Available  Installed            1/80",
-		"Agent,KubeVirt,None  4.19,4.18",
-		"HOSTED CLUSTER DEPLOYMENTS (1)",
-		"hcp-demo/demo-agent  cluster-1  Available  4.18.5   demo-agent   Scheduled",
-		"hcp-demo/demo-agent: Degraded UnavailableReplicas: xxx",
+	for _, tc := range []struct {
+		name string
+		s    Snapshot
+	}{
+		{"status", s},
+		{"status-empty", Snapshot{}},
+		// A tenant: one namespace, no management clusters.
+		{"status-tenant", Snapshot{Namespace: "hcp-demo", Deployments: s.Deployments,
+			HostsHidden: (&PermissionError{Verb: "list", Resource: "managedclusters.cluster.open-cluster-management.io"}).Error()}},
 	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("view lacks %q:\n%s", want, out)
-		}
-	}
-	for _, line := range strings.Split(out, "\n") {
-		if n := len([]rune(line)); n > 200 {
-			t.Errorf("line of %d characters (problems are truncated): %q", n, line)
-		}
-	}
-	b.Reset()
-	if err := Render(&b, Snapshot{}, time.Now()); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(b.String(), "none yet: kubectl apply --server-side -f examples/") {
-		t.Errorf("empty view does not say how to add deployments:\n%s", b.String())
+		t.Run(tc.name, func(t *testing.T) {
+			var b strings.Builder
+			if err := Render(&b, "hcp-fleet", tc.s, now); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, tc.name, b.String())
+			for _, line := range strings.Split(b.String(), "\n") {
+				if n := len([]rune(line)); n > 200 {
+					t.Errorf("line of %d characters (problems are truncated): %q", n, line)
+				}
+			}
+		})
 	}
 }

@@ -1,12 +1,12 @@
-// Package fleetview is the terminal view `localfleet up` shows: the
-// management clusters (availability, add-on and HyperShift operator state,
-// hosted count and capacity) and the HostedClusterDeployments (host, phase,
-// version and key conditions), read from the hub as any client would.
+// Package fleetview is the fleet view `kubectl hcpfleet status` and
+// `localfleet up` show: the management clusters (availability, add-on and
+// HyperShift operator state, hosted count and capacity) and the
+// HostedClusterDeployments (host, phase, version and key conditions), read
+// from the hub as any client would, with the reader's own permissions.
 //
 // Collect reads a Snapshot from the hub; Render turns a Snapshot into text.
 // Render is a pure function, so what the view shows is tested without a
-// fleet. It only reads; used by `localfleet up` (cmd/localfleet) and the
-// end-to-end tests, never by the product.
+// fleet. It only reads.
 package fleetview
 
 import (
@@ -19,6 +19,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -47,62 +48,72 @@ const (
 
 // Snapshot is what the view shows at one moment.
 type Snapshot struct {
-	Hosts       []Host
-	Deployments []Deployment
+	Hosts []Host `json:"managementClusters"`
+	// HostsHidden says why Hosts is empty because the reader may not see
+	// the management clusters (a tenant); "" when they are shown.
+	HostsHidden string `json:"managementClustersHidden,omitempty"`
+	// Namespace is the one namespace Deployments come from; "" for all.
+	Namespace   string       `json:"namespace,omitempty"`
+	Deployments []Deployment `json:"hostedClusterDeployments"`
 }
 
 // Host is a management cluster: a ManagedCluster that is not a hosted
 // cluster imported by hcp-fleet.
 type Host struct {
-	Name string
+	Name string `json:"name"`
 	// Available is the ManagedCluster's Available condition status.
-	Available string
+	Available string `json:"available"`
 	// AddOn is the hcp-fleet add-on's state: "-" (not enabled), "Available",
 	// "Unavailable", "Deleting".
-	AddOn string
+	AddOn string `json:"addOn"`
 	// Operator is the HyperShift operator's state on the cluster, from the
 	// add-on's conditions: the Installed reason, and the Degraded reason
 	// when degraded ("-" when unknown).
-	Operator string
+	Operator string `json:"operator"`
+	// CAPI is the Cluster API types the agent installed there (its CAPITypes
+	// condition's reason: Standard, Private, ...; "-" when unknown).
+	CAPI string `json:"capi"`
 	// Hosted is the agent-reported HostedCluster count ("-" when unknown).
-	Hosted string
+	Hosted string `json:"hosted"`
 	// Capacity is the capacity the scheduler uses (scheduling.Capacity; 0
 	// when the cluster has no add-on).
-	Capacity int32
+	Capacity int32 `json:"capacity"`
 	// FreeScore is the AddOnPlacementScore's free-capacity item ("-" when
 	// not reported).
-	FreeScore string
+	FreeScore string `json:"freeScore"`
 	// Platforms and Versions are the claims the scheduler filters on.
-	Platforms, Versions string
+	Platforms string `json:"platforms"`
+	Versions  string `json:"versions"`
 }
 
 // Deployment is a HostedClusterDeployment.
 type Deployment struct {
-	Namespace, Name string
-	Host            string
-	Phase           string
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	Host      string `json:"hostingCluster"`
+	Phase     string `json:"phase"`
 	// Version is the current version, with "→ desired" while a rollout is
 	// under way.
-	Version string
+	Version string `json:"version"`
 	// Conditions are the key conditions in a fixed order (see keyConditions).
-	Conditions []Condition
+	Conditions []Condition `json:"conditions"`
 	// Problem is the first key condition (other than Progressing) that is
 	// not as wanted, as
 	// "Type Reason: message" ("" when none).
-	Problem string
+	Problem string `json:"problem,omitempty"`
 	// ManagedCluster is the hub ManagedCluster the hosted cluster was
 	// imported as.
-	ManagedCluster string
+	ManagedCluster string `json:"managedCluster,omitempty"`
 }
 
 // Condition is one key condition, short.
 type Condition struct {
-	Type string
+	Type string `json:"type"`
 	// Status is the condition status; "" when not reported yet.
-	Status metav1.ConditionStatus
+	Status metav1.ConditionStatus `json:"status"`
 	// Good is whether Status is the healthy one (True, or False for
 	// Degraded/Progressing).
-	Good bool
+	Good bool `json:"good"`
 }
 
 // keyConditions are the HCD conditions the view shows, in order; the bool
@@ -120,16 +131,23 @@ var keyConditions = []struct {
 	{v1alpha1.ConditionImported, true},
 }
 
-// Collect reads a Snapshot from the hub.
-func Collect(ctx context.Context, c client.Reader) (Snapshot, error) {
-	var s Snapshot
+// Collect reads a Snapshot from the hub: the HostedClusterDeployments of
+// namespace ("" for all) and the management clusters. A reader who may not
+// list ManagedClusters (a tenant) gets the deployments and HostsHidden
+// saying so; any other error fails.
+func Collect(ctx context.Context, c client.Reader, namespace string) (Snapshot, error) {
+	s := Snapshot{Namespace: namespace}
+	hcds := &v1alpha1.HostedClusterDeploymentList{}
+	if err := c.List(ctx, hcds, client.InNamespace(namespace)); err != nil {
+		return s, ReadError(err, "list", "hostedclusterdeployments.hcpfleet.io", namespace)
+	}
 	clusters := &clusterv1.ManagedClusterList{}
 	if err := c.List(ctx, clusters); err != nil {
-		return s, fmt.Errorf("listing ManagedClusters: %w", err)
-	}
-	hcds := &v1alpha1.HostedClusterDeploymentList{}
-	if err := c.List(ctx, hcds); err != nil {
-		return s, fmt.Errorf("listing HostedClusterDeployments: %w", err)
+		if !apierrors.IsForbidden(err) {
+			return s, ReadError(err, "list", "managedclusters.cluster.open-cluster-management.io", "")
+		}
+		s.HostsHidden = ReadError(err, "list", "managedclusters.cluster.open-cluster-management.io", "").Error()
+		clusters.Items = nil
 	}
 	for i := range clusters.Items {
 		mc := &clusters.Items[i]
@@ -153,7 +171,7 @@ func Collect(ctx context.Context, c client.Reader) (Snapshot, error) {
 }
 
 func collectHost(ctx context.Context, c client.Reader, mc *clusterv1.ManagedCluster) (Host, error) {
-	h := Host{Name: mc.Name, Available: "Unknown", AddOn: "-", Operator: "-", Hosted: "-", FreeScore: "-"}
+	h := Host{Name: mc.Name, Available: "Unknown", AddOn: "-", Operator: "-", CAPI: "-", Hosted: "-", FreeScore: "-"}
 	if cond := meta.FindStatusCondition(mc.Status.Conditions, clusterv1.ManagedClusterConditionAvailable); cond != nil {
 		h.Available = string(cond.Status)
 	}
@@ -172,13 +190,16 @@ func collectHost(ctx context.Context, c client.Reader, mc *clusterv1.ManagedClus
 	switch {
 	case err == nil:
 		h.AddOn, h.Operator = addOnState(mca)
+		if c := meta.FindStatusCondition(mca.Status.Conditions, addon.ConditionCAPITypes); c != nil {
+			h.CAPI = c.Reason
+		}
 		capacity, err := scheduling.Capacity(ctx, c, mca, scheduling.ConfigNamespaces{})
 		if err != nil {
 			return h, err
 		}
 		h.Capacity = capacity
 	case client.IgnoreNotFound(err) != nil:
-		return h, err
+		return h, ReadError(err, "get", "managedclusteraddons.addon.open-cluster-management.io", mc.Name)
 	}
 	score := &clusterv1alpha1.AddOnPlacementScore{}
 	err = c.Get(ctx, types.NamespacedName{Namespace: mc.Name, Name: scoreName}, score)
@@ -190,7 +211,7 @@ func collectHost(ctx context.Context, c client.Reader, mc *clusterv1.ManagedClus
 			}
 		}
 	case client.IgnoreNotFound(err) != nil:
-		return h, err
+		return h, ReadError(err, "get", "addonplacementscores.cluster.open-cluster-management.io", mc.Name)
 	}
 	return h, nil
 }
@@ -268,31 +289,27 @@ func phase(hcd *v1alpha1.HostedClusterDeployment) string {
 	}
 }
 
-// Render writes the view of s, taken at now.
-func Render(w io.Writer, s Snapshot, now time.Time) error {
+// Render writes the view of s, taken at now, under title ("hcp-fleet local
+// fleet").
+func Render(w io.Writer, title string, s Snapshot, now time.Time) error {
 	// Writes to b and to tabwriters over b cannot fail; Flush reports
 	// anything else.
 	var b strings.Builder
-	fmt.Fprintf(&b, "hcp-fleet local fleet — %s\n\n", now.Format("15:04:05"))
-	fmt.Fprintf(&b, "MANAGEMENT CLUSTERS (%d)\n", len(s.Hosts))
-	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
-	_, _ = fmt.Fprintln(tw, "  NAME\tAVAILABLE\tADD-ON\tHYPERSHIFT OPERATOR\tHOSTED\tFREE SCORE\tPLATFORMS\tVERSIONS")
-	for _, h := range s.Hosts {
-		hosted := h.Hosted
-		if h.Capacity > 0 {
-			hosted = fmt.Sprintf("%s/%d", h.Hosted, h.Capacity)
-		}
-		_, _ = fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", h.Name, h.Available, h.AddOn, h.Operator, hosted, h.FreeScore,
-			dash(h.Platforms), dash(h.Versions))
-	}
-	if err := tw.Flush(); err != nil {
+	fmt.Fprintf(&b, "%s — %s\n\n", title, now.Format("15:04:05"))
+	if s.HostsHidden != "" {
+		fmt.Fprintf(&b, "MANAGEMENT CLUSTERS: not shown (%s)\n", s.HostsHidden)
+	} else if err := renderHosts(&b, s.Hosts); err != nil {
 		return err
 	}
-	fmt.Fprintf(&b, "\nHOSTED CLUSTER DEPLOYMENTS (%d)\n", len(s.Deployments))
+	scope := ""
+	if s.Namespace != "" {
+		scope = ", namespace " + s.Namespace
+	}
+	fmt.Fprintf(&b, "\nHOSTED CLUSTER DEPLOYMENTS (%d%s)\n", len(s.Deployments), scope)
 	if len(s.Deployments) == 0 {
 		b.WriteString("  none yet: kubectl apply --server-side -f examples/\n")
 	} else {
-		tw = tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+		tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 		_, _ = fmt.Fprintln(tw, "  NAMESPACE/NAME\tHOST\tPHASE\tVERSION\tIMPORTED AS\tCONDITIONS")
 		for _, d := range s.Deployments {
 			_, _ = fmt.Fprintf(tw, "  %s/%s\t%s\t%s\t%s\t%s\t%s\n", d.Namespace, d.Name, dash(d.Host), d.Phase, dash(d.Version),
@@ -309,6 +326,21 @@ func Render(w io.Writer, s Snapshot, now time.Time) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+func renderHosts(b *strings.Builder, hosts []Host) error {
+	fmt.Fprintf(b, "MANAGEMENT CLUSTERS (%d)\n", len(hosts))
+	tw := tabwriter.NewWriter(b, 0, 4, 2, ' ', 0)
+	_, _ = fmt.Fprintln(tw, "  NAME\tAVAILABLE\tADD-ON\tHYPERSHIFT OPERATOR\tCAPI\tHOSTED\tFREE SCORE\tPLATFORMS\tVERSIONS")
+	for _, h := range hosts {
+		hosted := h.Hosted
+		if h.Capacity > 0 {
+			hosted = fmt.Sprintf("%s/%d", h.Hosted, h.Capacity)
+		}
+		_, _ = fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", h.Name, h.Available, h.AddOn, h.Operator, dash(h.CAPI), hosted, h.FreeScore,
+			dash(h.Platforms), dash(h.Versions))
+	}
+	return tw.Flush()
 }
 
 // conditionSummary names the key conditions that are True, and those that

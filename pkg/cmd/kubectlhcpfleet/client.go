@@ -1,0 +1,82 @@
+package kubectlhcpfleet
+
+import (
+	"context"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+
+	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/pkg/fleetview"
+)
+
+// Scheme holds the hub types the plugin reads.
+var Scheme = runtime.NewScheme()
+
+func init() {
+	utilruntime.Must(clientgoscheme.AddToScheme(Scheme))
+	utilruntime.Must(v1alpha1.AddToScheme(Scheme))
+	utilruntime.Must(clusterv1.Install(Scheme))
+	utilruntime.Must(clusterv1alpha1.Install(Scheme))
+	utilruntime.Must(clusterv1beta1.Install(Scheme))
+	utilruntime.Must(clusterv1beta2.Install(Scheme))
+	utilruntime.Must(addonv1alpha1.Install(Scheme))
+}
+
+// NewReader is a reader of the hub as cfg's identity whose errors name the
+// read that failed (fleetview.ReadError): a missing permission as RBAC
+// names it, a missing API, so every command reports them alike.
+func NewReader(cfg *rest.Config) (client.Reader, error) {
+	c, err := client.New(cfg, client.Options{Scheme: Scheme})
+	if err != nil {
+		return nil, err
+	}
+	return namingReader{c}, nil
+}
+
+// namingReader wraps a client's errors with what was read.
+type namingReader struct{ c client.Client }
+
+func (r namingReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	err := r.c.Get(ctx, key, obj, opts...)
+	if err == nil {
+		return nil
+	}
+	return fleetview.ReadError(err, "get", r.resource(obj), key.Namespace)
+}
+
+func (r namingReader) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	err := r.c.List(ctx, list, opts...)
+	if err == nil {
+		return nil
+	}
+	lo := (&client.ListOptions{}).ApplyOptions(opts)
+	return fleetview.ReadError(err, "list", r.resource(list), lo.Namespace)
+}
+
+// resource names obj's resource as RBAC does ("managedclusters.cluster.open-cluster-management.io").
+func (r namingReader) resource(obj runtime.Object) string {
+	gvk, err := apiutil.GVKForObject(obj, Scheme)
+	if err != nil {
+		return "?"
+	}
+	gvk.Kind = strings.TrimSuffix(gvk.Kind, "List")
+	resource := strings.ToLower(gvk.Kind) + "s" // a guess, while the API is not there to ask
+	if m, err := r.c.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); err == nil {
+		resource = m.Resource.Resource
+	}
+	if gvk.Group == "" {
+		return resource
+	}
+	return resource + "." + gvk.Group
+}

@@ -1,0 +1,117 @@
+package kubectlhcpfleet
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+
+	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/pkg/fleetview"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/scheduling"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden from the renderers' output")
+
+// golden compares got with testdata/name.golden (rewritten with -update).
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test -run %s -update writes it)", err, t.Name())
+	}
+	if got != string(want) {
+		t.Errorf("output differs from %s (go test -update rewrites it after a wanted change):\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+func candidate(name string, load, capacity int32) scheduling.Candidate {
+	return scheduling.Candidate{Name: name, ClusterAvailable: true, AddOnAvailable: true, OperatorInstalled: true,
+		SupportedVersions: []string{"4.19", "4.18", "4.17"}, Platforms: []string{"Agent", "KubeVirt", "None"},
+		Load: load, Capacity: capacity}
+}
+
+func TestRenderExplanation(t *testing.T) {
+	req := scheduling.Request{Name: "web", HostingNamespace: "clusters", NodePools: []string{"web-workers"}, ReleaseMinor: "4.18", Platform: "Agent"}
+	down := candidate("mgmt-down", 0, 80)
+	down.AddOnAvailable, down.OperatorInstalled = false, false
+	old := candidate("mgmt-old", 3, 80)
+	old.SupportedVersions = []string{"4.15", "4.16"}
+	fits := []scheduling.Candidate{candidate("mgmt-a", 10, 80), candidate("mgmt-b", 4, 20), down, old}
+	explain := func(cands []scheduling.Candidate, s scheduling.Strategy) *scheduling.Explanation {
+		x := scheduling.Explain(req, cands, s)
+		return &x
+	}
+	scheduled := &metav1.Condition{Type: v1alpha1.ConditionScheduled, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonScheduled,
+		Message: "scheduled onto management cluster mgmt-a (strategy Spread; it hosted 10 of 80 before)"}
+	full := candidate("mgmt-full", 20, 20)
+	none := explain([]scheduling.Candidate{full, down, old}, scheduling.StrategySpread)
+	for _, tc := range []struct {
+		name string
+		x    *Explanation
+	}{
+		{"explain-bound-spread", &Explanation{Namespace: "team-a", Name: "web", Placement: "hosts", BoundTo: "mgmt-a", Scheduled: scheduled,
+			Scheduling: explain(fits, scheduling.StrategySpread)}},
+		{"explain-pending-binpack", &Explanation{Namespace: "team-a", Name: "web", Placement: "hosts",
+			Scheduling: explain(fits, scheduling.StrategyBinPack)}},
+		{"explain-none-fits", &Explanation{Namespace: "team-a", Name: "web", Placement: "hosts",
+			Scheduled:  &metav1.Condition{Status: metav1.ConditionFalse, Reason: none.Decision.Reason(), Message: none.Decision.Message()},
+			Scheduling: none}},
+		{"explain-no-candidates", &Explanation{Namespace: "team-a", Name: "web", Pinned: "mgmt-a",
+			Reason: v1alpha1.ReasonHostingClusterNotAllowed, Message: "spec.hostingCluster mgmt-a is in no ManagedClusterSet bound to namespace team-a",
+			Scheduled: &metav1.Condition{Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonHostingClusterNotAllowed,
+				Message: "spec.hostingCluster mgmt-a is in no ManagedClusterSet bound to namespace team-a"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b strings.Builder
+			if err := RenderExplanation(&b, tc.x); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, tc.name, b.String())
+		})
+	}
+}
+
+func TestRenderHost(t *testing.T) {
+	now := time.Date(2025, 1, 1, 12, 30, 0, 0, time.UTC)
+	at := func(d time.Duration) metav1.Time { return metav1.NewTime(now.Add(-d)) }
+	h := &HostDetail{Name: "mgmt-a", Available: "True", ClusterSet: "default", AddOn: true,
+		HostingConfig: "hcp-fleet/small (this cluster's override (ManagedClusterAddOn spec.configs))",
+		Load:          3, Capacity: 5, Bound: 2, ReportedTotal: "3", ReportedForeign: "1",
+		Claims: []clusterv1.ManagedClusterClaim{{Name: "hostedclusters.hostingcluster.hcpfleet.io", Value: "3"}, {Name: "platforms.hostingcluster.hcpfleet.io", Value: "Agent,None"}},
+		Deployments: []fleetview.Deployment{{Namespace: "team-a", Name: "web", Phase: "Available", Version: "4.18.5", ManagedCluster: "web"},
+			{Namespace: "team-b", Name: "db", Phase: "Delivering"}},
+		Conditions: []metav1.Condition{
+			{Type: "HyperShiftOperatorInstalled", Status: metav1.ConditionTrue, Reason: "Installed", Message: "operator 4.18 rolled out", LastTransitionTime: at(5 * time.Minute)},
+			{Type: "Available", Status: metav1.ConditionTrue, Reason: "ProbeAvailable", Message: strings.Repeat("long ", 40), LastTransitionTime: at(2 * time.Hour)},
+		}}
+	for _, tc := range []struct {
+		name string
+		h    *HostDetail
+	}{
+		{"hosts", h},
+		{"hosts-no-addon", &HostDetail{Name: "mgmt-new", Available: "Unknown", HostingConfig: "-", Capacity: 80, ReportedTotal: "-", ReportedForeign: "-"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b strings.Builder
+			if err := RenderHost(&b, tc.h, now); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, tc.name, b.String())
+		})
+	}
+}
