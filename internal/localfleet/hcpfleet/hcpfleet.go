@@ -84,7 +84,8 @@ type Options struct {
 	HyperShift hypershiftsim.Options
 	// AgentArgs, when set, adds flags to the agent's on a management
 	// cluster (after the local fleet's own, so they win), e.g. a metrics
-	// address to scrape.
+	// address to scrape. It is called at each start of the agent (not of
+	// its cleanup Job).
 	AgentArgs func(cluster string) []string
 }
 
@@ -144,7 +145,7 @@ func Start(fleet *localfleet.Fleet, opts Options) (*Product, error) {
 					return agentcmd.Main(ctx, append(args, "--listen=127.0.0.1:0"), os.Stderr)
 				}
 				args = append(args, "--metrics-bind-address=0", "--health-probe-bind-address=0", "--credential-poll-period=1s")
-				if opts.AgentArgs != nil {
+				if opts.AgentArgs != nil && (len(args) == 0 || args[0] != "cleanup") {
 					args = append(args, opts.AgentArgs(cluster)...)
 				}
 				return agentcmd.Main(ctx, args, os.Stderr)
