@@ -76,13 +76,14 @@ func scrape(ctx context.Context, addr string) (map[string]*dto.MetricFamily, err
 	return parser.TextToMetricFamilies(resp.Body)
 }
 
-// sample returns the value of the series of family with the given labels
-// (a counter's, a gauge's, or a histogram's sample count).
+// sample returns the sum of the series of family that carry the given
+// labels (a counter's or gauge's value, a histogram's sample count).
 func sample(families map[string]*dto.MetricFamily, family string, labels map[string]string) (float64, bool) {
 	f := families[family]
 	if f == nil {
 		return 0, false
 	}
+	sum, found := 0.0, false
 next:
 	for _, m := range f.GetMetric() {
 		have := map[string]string{}
@@ -94,16 +95,17 @@ next:
 				continue next
 			}
 		}
+		found = true
 		switch {
 		case m.Counter != nil:
-			return m.GetCounter().GetValue(), true
+			sum += m.GetCounter().GetValue()
 		case m.Gauge != nil:
-			return m.GetGauge().GetValue(), true
+			sum += m.GetGauge().GetValue()
 		case m.Histogram != nil:
-			return float64(m.GetHistogram().GetSampleCount()), true
+			sum += float64(m.GetHistogram().GetSampleCount())
 		}
 	}
-	return 0, false
+	return sum, found
 }
 
 // wantSample is a series a scrape must show, at least min.
