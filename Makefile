@@ -39,6 +39,48 @@ images: ## The hub and agent images as OCI archives in bin/images (podman load -
 	done
 	$(GO) run -C hack/images . --verify ../../bin/images/hcp-fleet-hub.oci.tar ../../bin/images/hcp-fleet-agent.oci.tar
 
+# The OLM bundle (bundle/, bundle.Dockerfile), generated from manifests/ and
+# examples/ by hack/bundle; a test fails when it is stale. The committed
+# bundle uses these defaults.
+BUNDLE_VERSION   ?= 0.1.0
+BUNDLE_HUB_IMG   ?= quay.io/hcp-fleet/hcp-fleet-hub:v$(BUNDLE_VERSION)
+BUNDLE_AGENT_IMG ?= quay.io/hcp-fleet/hcp-fleet-agent:v$(BUNDLE_VERSION)
+
+.PHONY: bundle
+bundle: ## Generate the OLM bundle (bundle/, bundle.Dockerfile) from manifests/ and examples/.
+	$(GO) run ./hack/bundle --version $(BUNDLE_VERSION) --hub-image $(BUNDLE_HUB_IMG) --agent-image $(BUNDLE_AGENT_IMG)
+
+# `make deploy`: manifests/ (kustomize) with the images set, applied
+# server-side (the HostedClusterDeployment CRD is too large for a
+# client-side apply's annotation) to $(KUBECONFIG)'s cluster, with the
+# kubectl `make k8s-bins` builds (kustomize built in) unless KUBECTL is set.
+IMG        ?= $(IMAGE_REGISTRY)/hcp-fleet-hub:$(IMAGE_VERSION)
+AGENT_IMG  ?= $(IMAGE_REGISTRY)/hcp-fleet-agent:$(IMAGE_VERSION)
+KUBECTL    ?= $(K8S_BINS)/kubectl
+DEPLOY_DIR := bin/deploy
+
+.PHONY: deploy-manifests
+deploy-manifests: ## Write the overlay `make deploy` applies to bin/deploy (IMG, AGENT_IMG).
+	@mkdir -p $(DEPLOY_DIR)
+	@hack/deploy/overlay.sh '$(IMG)' '$(AGENT_IMG)' > $(DEPLOY_DIR)/kustomization.yaml
+
+.PHONY: deploy
+deploy: deploy-manifests ## Install hcp-fleet on the hub of $KUBECONFIG with kustomize (IMG, AGENT_IMG; see docs/install.md).
+	$(KUBECTL) apply --server-side --field-manager=hcp-fleet-deploy -k $(DEPLOY_DIR)
+	$(KUBECTL) -n hcp-fleet rollout status deployment/hcp-fleet-hub --timeout=5m
+
+.PHONY: undeploy
+undeploy: deploy-manifests ## Remove what `make deploy` installed, the agents first (see docs/install.md).
+	@# The hub must still run while the add-on goes: it removes the agents
+	@# (and their cleanup) and the finalizers of HostedClusterDeployments.
+	@if [[ -n "$$($(KUBECTL) get hostedclusterdeployments.hcpfleet.io -A -o name 2>/dev/null)" ]]; then \
+	  echo "HostedClusterDeployments exist: delete them first (docs/install.md)"; exit 1; fi
+	$(KUBECTL) delete --ignore-not-found --wait=true --timeout=10m clustermanagementaddons.addon.open-cluster-management.io hcp-fleet
+	@echo "waiting (up to 10 minutes) for the hcp-fleet ManagedClusterAddOns to go"; for i in $$(seq 120); do \
+	  [[ -z "$$($(KUBECTL) get managedclusteraddons.addon.open-cluster-management.io -A --field-selector metadata.name=hcp-fleet -o name)" ]] && exit 0; \
+	  sleep 5; done; echo "ManagedClusterAddOns hcp-fleet still exist: see their conditions"; exit 1
+	$(KUBECTL) delete --ignore-not-found --wait=true -k $(DEPLOY_DIR)
+
 .PHONY: generate
 generate: ## Generate deepcopy code and server-side apply configurations for the API types.
 	$(TOOLS) controller-gen object applyconfiguration paths=./api/...
@@ -65,6 +107,8 @@ manifests: ## Generate CRDs and docs/api.md (and copy the OCM CRDs the local fle
 	hack/capi/generate.sh
 	@# The OpenShift Agent CAPI providers' types, CRDs and test CRDs.
 	hack/agentproviders/generate.sh
+	@# The OLM bundle carries the CRDs (and the hub's RBAC): keep it current.
+	$(MAKE) --no-print-directory bundle
 
 .PHONY: k8s-bins
 k8s-bins: ## Build etcd, kube-apiserver, kube-controller-manager into the user cache (once per machine).

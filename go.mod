@@ -14,6 +14,17 @@ require (
 	open-cluster-management.io/api v1.2.0
 	open-cluster-management.io/ocm v1.2.1
 	sigs.k8s.io/controller-runtime v0.22.5
+	// kustomize as kubectl v1.34 embeds it (v0.21 would move kube-openapi
+	// and structured-merge-diff): hack/bundle and the manifests' tests.
+	sigs.k8s.io/kustomize/api v0.20.1
+	sigs.k8s.io/kustomize/kyaml v0.20.1
+)
+
+require (
+	github.com/go-errors/errors v1.4.2 // indirect
+	github.com/monochromegane/go-gitignore v0.0.0-20200626010858-205db1a8cc00 // indirect
+	github.com/stretchr/testify v1.11.1 // indirect
+	github.com/xlab/treeprint v1.2.0 // indirect
 )
 
 require (

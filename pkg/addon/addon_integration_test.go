@@ -22,6 +22,7 @@ import (
 	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned"
 	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
 	workclient "open-cluster-management.io/api/client/work/clientset/versioned"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/fleettest"
@@ -303,8 +304,16 @@ func TestAddOnLifecycle(t *testing.T) {
 
 	t.Run("an unrelated change does not re-render", func(t *testing.T) {
 		before := c.addonWorkGenerations(t, "cluster-1")
+		renders := agentRenders(t, "cluster-1")
 		c.label(t, "cluster-1", "unrelated", ptrTo("yes"))
-		time.Sleep(3 * time.Second) // the add-on manager reacts to cluster changes within milliseconds
+		// The add-on manager renders again on a ManagedCluster change, and
+		// writes only if the result differs: wait for that render.
+		env.Eventually(t, time.Minute, "the add-on manager rendered cluster-1 again", func(context.Context) error {
+			if n := agentRenders(t, "cluster-1"); n <= renders {
+				return fmt.Errorf("%v renders since the change", n-renders)
+			}
+			return nil
+		})
 		if after := c.addonWorkGenerations(t, "cluster-1"); fmt.Sprint(after) != fmt.Sprint(before) {
 			t.Errorf("a ManagedCluster label change re-rendered the agent: %v -> %v", before, after)
 		}
@@ -492,3 +501,26 @@ func hasArg(args []string, want string) bool {
 func listErr(_ any, err error) error { return err }
 
 func mustQuantity(s string) resource.Quantity { return resource.MustParse(s) }
+
+// agentRenders reads how often the hub (in this process) rendered the
+// agent's manifests for cluster.
+func agentRenders(t *testing.T, cluster string) float64 {
+	t.Helper()
+	families, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != "hcpfleet_hub_addon_agent_renders_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "cluster" && l.GetValue() == cluster {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
+}

@@ -114,6 +114,24 @@ func createHostedCluster(t *testing.T, name, image string, annotations map[strin
 	}
 }
 
+// rolledOut is the positive signal that the stand-in's rollout time has
+// passed for what was created before: a valid HostedCluster created now
+// becomes Available.
+func rolledOut(t *testing.T, control string) {
+	t.Helper()
+	createHostedCluster(t, control, release418, nil)
+	eventually(t, control+" Available", func(ctx context.Context) error {
+		hc, err := getHC(ctx, control)
+		if err != nil {
+			return err
+		}
+		if s, r, _ := condition(hc, "Available"); s != "True" {
+			return fmt.Errorf("Available=%s (%s)", s, r)
+		}
+		return nil
+	})
+}
+
 func getHC(ctx context.Context, name string) (*unstructured.Unstructured, error) {
 	return dyn.Resource(hcGVR).Namespace("clusters").Get(ctx, name, metav1.GetOptions{})
 }
@@ -382,7 +400,7 @@ func TestUnsupportedReleaseIsNotRolledOut(t *testing.T) {
 		}
 		return nil
 	})
-	time.Sleep(2 * rollout)
+	rolledOut(t, "too-old-control")
 	hc, err := getHC(context.Background(), "too-old")
 	if err != nil {
 		t.Fatal(err)
@@ -417,7 +435,7 @@ func TestFailureInjection(t *testing.T) {
 		}
 		return nil
 	})
-	time.Sleep(2 * rollout)
+	rolledOut(t, "broken-control")
 	hc, err := getHC(ctx, "broken")
 	if err != nil {
 		t.Fatal(err)

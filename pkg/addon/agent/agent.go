@@ -16,6 +16,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -39,6 +40,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -90,6 +92,9 @@ type Env struct {
 	// the agent's ManagedClusterAddOn.
 	HubEvents record.EventRecorder
 	events    record.EventBroadcaster
+
+	// lastSeenDeleting is AddonDeleting's last answer read from the hub.
+	lastSeenDeleting atomic.Bool
 }
 
 // EventSource is the component name of the agent's Events.
@@ -106,21 +111,32 @@ func (e *Env) Close() {
 	if e.events != nil {
 		e.events.Shutdown()
 	}
+
 }
 
 // AddonDeleting reports whether the add-on is being removed from this
 // cluster (its ManagedClusterAddOn has a deletion timestamp, and the
 // pre-delete cleanup runs). Features then stop installing things, so they do
 // not fight the cleanup.
-func (e *Env) AddonDeleting(ctx context.Context) (bool, error) {
+//
+// The answer must not depend on the hub being reachable: the agent keeps
+// correcting the management cluster while the hub is away. A transient error
+// — and a 404, which a restarting hub API server returns for custom resources
+// until its CRD handlers are ready — gives the last answer read, and "not
+// deleting" when there is none yet: the cleanup itself is delivered by the
+// hub, so nothing is being removed while the hub is away. A 404 after a
+// deletion was seen stays "deleting": the add-on is gone.
+func (e *Env) AddonDeleting(ctx context.Context) bool {
 	mca, err := e.HubAddonClient.AddonV1alpha1().ManagedClusterAddOns(e.Options.ClusterName).Get(ctx, e.Options.AddonName, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return true, nil
-	}
 	if err != nil {
-		return false, err
+		deleting := e.lastSeenDeleting.Load()
+		ctrllog.FromContext(ctx).V(1).Info("ManagedClusterAddOn not readable; using the last answer",
+			"reason", apierrors.ReasonForError(err), "deleting", deleting)
+		return deleting
 	}
-	return mca.DeletionTimestamp != nil, nil
+	deleting := mca.DeletionTimestamp != nil
+	e.lastSeenDeleting.Store(deleting)
+	return deleting
 }
 
 // Reporter returns the condition reporter of owner on the agent's

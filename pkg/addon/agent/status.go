@@ -78,6 +78,7 @@ func (r *Reporter) Set(ctx context.Context, conds ...metav1.Condition) error {
 	desired := append([]metav1.Condition(nil), r.conds...)
 	for _, c := range conds {
 		c.ObservedGeneration = current.Generation
+		c.Message = kubeutil.ConditionMessage(c.Message)
 		// Start from what the hub shows, so transition times survive agent
 		// restarts.
 		if live := meta.FindStatusCondition(current.Status.Conditions, c.Type); live != nil && meta.FindStatusCondition(desired, c.Type) == nil {

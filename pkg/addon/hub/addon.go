@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/prometheus/client_golang/prometheus"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,6 +20,7 @@ import (
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/yaml"
 
 	"github.com/hcp-fleet/hcp-fleet/manifests"
@@ -130,10 +132,21 @@ func (a *AgentAddon) GetAgentAddonOptions() agent.AgentAddonOptions {
 	return a.template.GetAgentAddonOptions()
 }
 
+// agentRenders counts renders of the agent's manifests: the add-on manager
+// renders on every change it watches and writes the ManifestWorks only when
+// the result differs.
+var agentRenders = prometheus.NewCounterVec(prometheus.CounterOpts{
+	Name: "hcpfleet_hub_addon_agent_renders_total",
+	Help: "Renders of the hcp-fleet agent's manifests by the add-on manager, by management cluster (a render writes nothing when its result is unchanged).",
+}, []string{"cluster"})
+
+func init() { metrics.Registry.MustRegister(agentRenders) }
+
 // Manifests renders the agent's manifests for a management cluster. The
 // template factory panics when a template fails to execute; that is an error
 // of this render, not a reason to take the hub down.
 func (a *AgentAddon) Manifests(cluster *clusterv1.ManagedCluster, mca *addonv1alpha1.ManagedClusterAddOn) (objs []runtime.Object, err error) {
+	agentRenders.WithLabelValues(cluster.Name).Inc()
 	defer func() {
 		if r := recover(); r != nil {
 			objs, err = nil, fmt.Errorf("rendering manifests/agent for cluster %s: %v", cluster.Name, r)

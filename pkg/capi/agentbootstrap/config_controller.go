@@ -100,6 +100,7 @@ func (r *ConfigReconciler) configsOfInstall(ctx context.Context, obj client.Obje
 	machines := &clusterv1.MachineList{}
 	if err := r.Client.List(ctx, machines, client.InNamespace(aci.Namespace),
 		client.MatchingLabels{clusterv1.ClusterNameLabel: aci.Spec.ClusterDeploymentRef.Name}); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing Machines", "namespace", aci.Namespace)
 		return nil
 	}
 	var out []reconcile.Request

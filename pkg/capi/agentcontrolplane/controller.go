@@ -79,6 +79,7 @@ func (r *Reconciler) controlPlanesOfCluster(ctx context.Context, obj client.Obje
 	}
 	list := &controlplanev1.OpenshiftAssistedControlPlaneList{}
 	if err := r.Client.List(ctx, list, client.InNamespace(obj.GetNamespace())); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing OpenshiftAssistedControlPlanes", "namespace", obj.GetNamespace())
 		return nil
 	}
 	var out []reconcile.Request

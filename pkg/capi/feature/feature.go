@@ -50,9 +50,16 @@ var crdWrites = prometheus.NewCounter(prometheus.CounterOpts{
 	Help: "CAPI CRDs applied by the agent (0 per reconcile when nothing changed).",
 })
 
+// providersRunning is 1 while the agent providers' manager runs (it has
+// started and not yet stopped), 0 otherwise.
+var providersRunning = prometheus.NewGauge(prometheus.GaugeOpts{
+	Name: "hcpfleet_agent_capi_providers_running",
+	Help: "1 while the OpenShift Agent CAPI providers run on this management cluster.",
+})
+
 func init() {
 	utilruntime.Must(apiextensionsv1.AddToScheme(agent.Scheme))
-	metrics.Registry.MustRegister(crdWrites)
+	metrics.Registry.MustRegister(crdWrites, providersRunning)
 }
 
 // Options adapt the feature; the zero value is what the agent runs.
@@ -140,14 +147,12 @@ func (r *reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		return reconcile.Result{}, r.reporter.Set(ctx, metav1.Condition{Type: ConditionTypes, Status: metav1.ConditionFalse,
 			Reason: "InvalidHostingConfig", Message: fmt.Sprintf("HostingConfig %s cannot be read: %v", hc.Source, err)})
 	}
-	if deleting, err := r.env.AddonDeleting(ctx); err != nil || deleting {
+	if r.env.AddonDeleting(ctx) {
 		// The pre-delete cleanup is removing our CRDs: stop the providers
 		// and install nothing, so as not to fight it.
-		if deleting {
-			r.providers.stop()
-			r.migrations.stop()
-		}
-		return reconcile.Result{}, err
+		r.providers.stop()
+		r.migrations.stop()
+		return reconcile.Result{}, nil
 	}
 	settings := SettingsFrom(spec)
 

@@ -307,15 +307,12 @@ func TestCAPIFeature(t *testing.T) {
 
 		// Back to the default (no OIDC storage): the CRDs stay, since
 		// deleting a CRD deletes every object of its kind.
-		reconciles0 := metric(t, "controller_runtime_reconcile_total", "capi")
+		// The positive signal: cluster-2's agent runs with the default
+		// config, and its CAPI controller has taken the change and gone idle.
+		adds := fleettest.QueueAdds(t, "capi")
 		hub.setConfig(t, "cluster-2", "")
-		env.Eventually(t, time.Minute, "an agent reconciles CAPI", func(context.Context) error {
-			if n := metric(t, "controller_runtime_reconcile_total", "capi"); n <= reconciles0 {
-				return fmt.Errorf("%v reconciles", n)
-			}
-			return nil
-		})
-		time.Sleep(5 * time.Second)
+		hub.condition(t, "cluster-2", addon.ConditionHostingConfigApplied, metav1.ConditionTrue, "", "hcp-fleet/default")
+		env.Settled(t, "capi", adds)
 		for _, n := range names {
 			if c := crd(t, spoke2, n+".infrastructure.cluster.hypershift.openshift.io"); c.DeletionTimestamp != nil {
 				t.Errorf("%s is being deleted", c.Name)
@@ -340,6 +337,9 @@ func TestCAPIFeature(t *testing.T) {
 		installAssistedService(t, "cluster-1")
 		c = hub.condition(t, "cluster-1", feature.ConditionProviders, metav1.ConditionTrue, "Running", "bootstrap and control-plane")
 		t.Logf("providers running %s after assisted-service appeared: %s", time.Since(start).Round(time.Millisecond), c.Message)
+		if n := gauge(t, "hcpfleet_agent_capi_providers_running"); n != 1 {
+			t.Errorf("hcpfleet_agent_capi_providers_running = %v while cluster-1's providers run, want 1", n)
+		}
 		for _, n := range []string{"agentmachines.capi-provider.agent-install.openshift.io", "openshiftassistedconfigs.bootstrap.cluster.x-k8s.io",
 			"openshiftassistedcontrolplanes.controlplane.cluster.x-k8s.io"} {
 			crd(t, spoke1, n)
@@ -424,12 +424,16 @@ func TestCAPIFeature(t *testing.T) {
 		// Off again: the providers stop, and a new config is left alone.
 		hub.setConfig(t, "cluster-1", "")
 		hub.condition(t, "cluster-1", feature.ConditionProviders, metav1.ConditionTrue, "Disabled", "")
+		// Only cluster-1 ran them: the providers' manager has ended (it is
+		// stopped and waited for before Disabled is reported).
+		if n := gauge(t, "hcpfleet_agent_capi_providers_running"); n != 0 {
+			t.Fatalf("%v provider managers still run after Disabled", n)
+		}
 		late := &bootstrapv1.OpenshiftAssistedConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "late"},
 			Spec: bootstrapv1.OpenshiftAssistedConfigSpec{PullSecretRef: &corev1.LocalObjectReference{Name: "pull-secret"}}}
 		if err := spoke1.Create(ctx, late); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(5 * time.Second)
 		if err := spoke1.Get(ctx, client.ObjectKeyFromObject(late), late); err != nil {
 			t.Fatal(err)
 		}
@@ -504,6 +508,24 @@ func metric(t *testing.T, name, controller string) float64 {
 			}
 			if match && m.GetCounter() != nil {
 				sum += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return sum
+}
+
+// gauge reads a gauge of the agents in this process, summed.
+func gauge(t *testing.T, name string) float64 {
+	t.Helper()
+	families, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := 0.0
+	for _, f := range families {
+		if f.GetName() == name {
+			for _, m := range f.GetMetric() {
+				sum += m.GetGauge().GetValue()
 			}
 		}
 	}

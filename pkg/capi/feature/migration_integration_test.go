@@ -129,7 +129,20 @@ func testPrivateModeMigration(t *testing.T, hub *clients, cluster string) {
 	// The bootstrap Secrets and AgentMachines were owned by the standard
 	// Machines, which are gone: with the garbage collector running, they
 	// survive only because their owners are the private copies now.
-	time.Sleep(5 * time.Second) // give the garbage collector a chance to act wrongly
+	// The positive signal that the garbage collector has worked through the
+	// owners that went away: a canary owned by an object that does not
+	// exist, created now, is collected.
+	canary := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: good.Namespace, Name: "gc-canary",
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: "never-existed", UID: "00000000-0000-0000-0000-00000000dead"}}}}
+	if err := c.Create(ctx, canary); err != nil {
+		t.Fatal(err)
+	}
+	env.Eventually(t, time.Minute, "the garbage collector collected its canary", func(ctx context.Context) error {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(canary), &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("canary still there (%v)", err)
+		}
+		return nil
+	})
 	secretsAfter := secrets(t, c, good.Namespace)
 	for name, before := range secretsBefore {
 		after, ok := secretsAfter[name]

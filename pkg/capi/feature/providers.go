@@ -171,7 +171,8 @@ func (p *providerRunner) start(want ProviderSet, mode crds.Mode) *subRun[provide
 		}
 		// Waits for the manager, which starts right after this returns.
 		go p.watchSync(ctx, mgr, run, want)
-		return mgr, closeProxy, nil
+		providersRunning.Inc()
+		return mgr, func() { closeProxy(); providersRunning.Dec() }, nil
 	})
 }
 

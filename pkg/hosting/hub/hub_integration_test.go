@@ -263,13 +263,14 @@ func TestDeliverUpdateAndDelete(t *testing.T) {
 		t.Fatal(err)
 	}
 	rv := work.ResourceVersion
+	adds := fleettest.QueueAdds(t, "hcd-delivery")
 	patch := []byte(`{"metadata":{"annotations":{"note":"unrelated"}}}`)
 	if err := hubc.Patch(ctx, hcd(ns, "alpha"), client.RawPatch(types.MergePatchType, patch)); err != nil {
 		t.Fatal(err)
 	}
+	env.Settled(t, "hcd-delivery", adds)
 	// A spec change propagates: scale the node pool.
 	patch = []byte(`{"spec":{"nodePools":[{"name":"alpha-workers","spec":{"clusterName":"alpha","replicas":3,"release":{"image":"` + release + `"},"management":{"upgradeType":"Replace"},"platform":{"type":"None"}}}]}}`)
-	time.Sleep(2 * time.Second) // let the unrelated change be reconciled first
 	if err := hubc.Get(ctx, types.NamespacedName{Namespace: host, Name: work.Name}, work); err != nil {
 		t.Fatal(err)
 	}

@@ -86,8 +86,8 @@ func setup(mgr ctrl.Manager, env *agent.Env) error {
 
 // Reconcile computes the report and publishes it where it changed.
 func (r *reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
-	if deleting, err := r.env.AddonDeleting(ctx); err != nil || deleting {
-		return reconcile.Result{}, err // the cleanup removes the report
+	if r.env.AddonDeleting(ctx) {
+		return reconcile.Result{}, nil // the cleanup removes the report
 	}
 	spec := &v1alpha1.HostingConfigSpec{}
 	if hc := r.env.HostingConfig.Current(); hc != nil {

@@ -115,8 +115,8 @@ func setup(mgr ctrl.Manager, env *agent.Env) error {
 // Reconcile makes the exported Secrets on the hub match the delivered
 // HostedClusters' kubeconfigs.
 func (r *reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
-	if deleting, err := r.env.AddonDeleting(ctx); err != nil || deleting {
-		return reconcile.Result{}, err // the cleanup removes what was exported
+	if r.env.AddonDeleting(ctx) {
+		return reconcile.Result{}, nil // the cleanup removes what was exported
 	}
 	hostedClusters, err := r.hostedClusters()
 	if err != nil {

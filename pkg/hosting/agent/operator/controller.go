@@ -7,13 +7,16 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -68,17 +71,32 @@ func Feature() agent.Feature {
 	return agent.Feature{Name: "hypershift-operator", ConfigureCache: configureCache, Setup: setup, Cleanup: Cleanup}
 }
 
-// configureCache: the agent watches only the operator's Deployment, by a
-// metadata.name field selector in the operator's namespace, which the API
-// server authorizes as list/watch of that name: the agent's RBAC on
-// Deployments names the ones it installs.
+// configureCache: the agent watches the operator's Deployment and RBAC, each
+// by a metadata.name field selector, which the API server authorizes as
+// list/watch of that name: the agent's RBAC on them names the ones it
+// installs. (CRDs it may watch whole; the rest of the install is checked
+// every driftResyncPeriod.)
 func configureCache(opts *cache.Options) {
 	if opts.ByObject == nil {
 		opts.ByObject = map[client.Object]cache.ByObject{}
 	}
+	byName := func(name string) fields.Selector { return fields.OneTermEqualSelector("metadata.name", name) }
 	opts.ByObject[&appsv1.Deployment{}] = cache.ByObject{Namespaces: map[string]cache.Config{
-		Namespace: {FieldSelector: fields.OneTermEqualSelector("metadata.name", DeploymentName)}}}
+		Namespace: {FieldSelector: byName(DeploymentName)}}}
+	opts.ByObject[&rbacv1.ClusterRole{}] = cache.ByObject{Field: byName(rbacName)}
+	opts.ByObject[&rbacv1.ClusterRoleBinding{}] = cache.ByObject{Field: byName(rbacName)}
+	opts.ByObject[&rbacv1.Role{}] = cache.ByObject{Namespaces: map[string]cache.Config{Namespace: {FieldSelector: byName(rbacName)}}}
+	opts.ByObject[&rbacv1.RoleBinding{}] = cache.ByObject{Namespaces: map[string]cache.Config{Namespace: {FieldSelector: byName(rbacName)}}}
 }
+
+// rbacName names the operator's ClusterRole, Role and their bindings.
+const rbacName = "hypershift-operator"
+
+// driftResyncPeriod is how often the whole install is checked for drift
+// the watches cannot see (ServiceAccount, Service, PriorityClasses, Secrets):
+// one metadata read per object, and a dry-run apply only of objects whose
+// resourceVersion moved.
+const driftResyncPeriod = 5 * time.Minute
 
 // Reconciler keeps the HyperShift operator installed as the HostingConfig
 // says.
@@ -87,13 +105,19 @@ type Reconciler struct {
 	reader   client.Reader // uncached: the install spans many kinds
 	env      *agent.Env
 	reporter *agent.Reporter
+	// verified holds, per object of the install, the resourceVersion at
+	// which it was last seen to hold exactly what the agent applies. An
+	// object still at that version needs no check; any other version (or
+	// none known, after a restart) is checked with a server-side dry-run
+	// apply, and written only if the dry run would change it.
+	verified map[string]string
 }
 
 // installKey is the one request the reconciler handles: the install.
 var installKey = reconcile.Request{NamespacedName: types.NamespacedName{Namespace: Namespace, Name: DeploymentName}}
 
 func setup(mgr ctrl.Manager, env *agent.Env) error {
-	r := &Reconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader(), env: env, reporter: env.Reporter("hypershift-operator")}
+	r := &Reconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader(), env: env, reporter: env.Reporter("hypershift-operator"), verified: map[string]string{}}
 	install := agent.NewSingleRequest(installKey)
 	env.HostingConfig.Subscribe(install.Events())
 	toInstall := install.Handler()
@@ -103,9 +127,16 @@ func setup(mgr ctrl.Manager, env *agent.Env) error {
 		}))).
 		// The private CAPI CRDs pkg/capi installs (or removes) decide
 		// --private-capi-types.
+		// So do the CRDs of the install, which are corrected when edited or
+		// deleted.
 		WatchesMetadata(&apiextensionsv1.CustomResourceDefinition{}, toInstall, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
-			return o.GetName() == privateCAPIClusterCRD
+			return o.GetName() == privateCAPIClusterCRD || installCRDs[o.GetName()]
 		}))).
+		// The operator's RBAC (the cache holds only these, by name).
+		Watches(&rbacv1.ClusterRole{}, toInstall).
+		Watches(&rbacv1.ClusterRoleBinding{}, toInstall).
+		Watches(&rbacv1.Role{}, toInstall).
+		Watches(&rbacv1.RoleBinding{}, toInstall).
 		// The credentials the hub delivers into the agent's namespace.
 		Watches(&corev1.Secret{}, toInstall, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
 			_, credentials := o.GetLabels()[addon.CredentialsLabel]
@@ -127,10 +158,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		return reconcile.Result{}, r.report(ctx, metav1.ConditionFalse, "InvalidHostingConfig",
 			fmt.Sprintf("HostingConfig %s cannot be read: %v", hc.Source, err), nil)
 	}
-	if deleting, err := r.env.AddonDeleting(ctx); err != nil || deleting {
+	if r.env.AddonDeleting(ctx) {
 		// The pre-delete cleanup is removing the install; re-applying it
 		// would fight the cleanup.
-		return reconcile.Result{}, err
+		return reconcile.Result{}, nil
 	}
 
 	current := &appsv1.Deployment{}
@@ -170,7 +201,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	}
 
 	written, err := r.apply(ctx, install)
-	applyWrites.Add(float64(written))
 	if err != nil {
 		_ = r.report(ctx, metav1.ConditionFalse, "ApplyFailed", err.Error(), current)
 		return reconcile.Result{}, err
@@ -181,7 +211,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 			return reconcile.Result{}, err
 		}
 	}
-	return reconcile.Result{}, r.reportRollout(ctx, install.Image, current, hc)
+	return reconcile.Result{RequeueAfter: driftResyncPeriod}, r.reportRollout(ctx, install.Image, current, hc)
 }
 
 // privateCAPIClusterCRD is the private form of the CAPI Cluster CRD: the
@@ -245,29 +275,44 @@ func (r *Reconciler) credentials(ctx context.Context, hc *agent.HostingConfig, s
 	return creds, nil, nil
 }
 
-// apply writes the objects whose applied hash differs from the desired one
-// and removes optional objects no longer desired. It returns how many
-// objects it wrote.
+// apply writes the objects that differ from what the agent applies — a new
+// applied hash, or drift: someone edited or deleted what the agent owns — and
+// removes optional objects no longer desired. It returns how many objects it
+// wrote; nothing when nothing changed.
 func (r *Reconciler) apply(ctx context.Context, install *Install) (int, error) {
 	written := 0
 	desired := map[string]bool{}
 	for _, obj := range install.Objects {
-		desired[ObjectKey(obj)] = true
+		key := ObjectKey(obj)
+		desired[key] = true
 		live := &metav1.PartialObjectMetadata{}
 		live.SetGroupVersionKind(obj.GroupVersionKind())
 		err := r.reader.Get(ctx, client.ObjectKeyFromObject(obj), live)
 		if err != nil && !apierrors.IsNotFound(err) {
-			return written, fmt.Errorf("reading %s: %w", ObjectKey(obj), err)
+			return written, fmt.Errorf("reading %s: %w", key, err)
 		}
 		if err == nil && live.Annotations[AppliedHashAnnotation] == obj.GetAnnotations()[AppliedHashAnnotation] &&
 			live.Labels[ManagedByLabel] == ManagedByValue {
-			continue
+			if r.verified[key] == live.ResourceVersion {
+				continue
+			}
+			drifted, err := r.drifted(ctx, obj)
+			if err != nil {
+				return written, err
+			}
+			if !drifted {
+				continue
+			}
+			ctrl.LoggerFrom(ctx).Info("correcting drift", "object", key)
 		}
-		if err := r.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj.DeepCopy()),
+		applied := obj.DeepCopy()
+		if err := r.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(applied),
 			client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
-			return written, fmt.Errorf("applying %s: %w", ObjectKey(obj), err)
+			return written, fmt.Errorf("applying %s: %w", key, err)
 		}
+		r.verified[key] = applied.GetResourceVersion()
 		written++
+		applyWrites.Inc()
 	}
 	// Optional objects no longer desired: external-dns, and credentials the
 	// HostingConfig no longer references.
@@ -285,11 +330,52 @@ func (r *Reconciler) apply(ctx context.Context, install *Install) (int, error) {
 				return written, fmt.Errorf("deleting %s %s/%s: %w", obj.Kind, Namespace, obj.Name, err)
 			}
 			written++
+			applyWrites.Inc()
 		} else if client.IgnoreNotFound(err) != nil {
 			return written, fmt.Errorf("reading %s %s/%s: %w", obj.Kind, Namespace, obj.Name, err)
 		}
 	}
 	return written, nil
+}
+
+// drifted reports whether applying obj would change the live object: a
+// server-side dry-run apply, compared with the live object without the
+// bookkeeping an apply always touches. Fields other managers own are theirs
+// and do not count; fields the agent owns that someone changed or removed do.
+// When nothing would change, the live version is remembered as verified.
+func (r *Reconciler) drifted(ctx context.Context, obj *unstructured.Unstructured) (bool, error) {
+	key := ObjectKey(obj)
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(obj.GroupVersionKind())
+	if err := r.reader.Get(ctx, client.ObjectKeyFromObject(obj), live); err != nil {
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		return false, fmt.Errorf("reading %s: %w", key, err)
+	}
+	dryRun := obj.DeepCopy()
+	if err := r.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(dryRun),
+		client.FieldOwner(FieldManager), client.ForceOwnership, client.DryRunAll); err != nil {
+		return false, fmt.Errorf("checking %s for drift: %w", key, err)
+	}
+	if !sameContent(live, dryRun) {
+		return true, nil
+	}
+	r.verified[key] = live.GetResourceVersion()
+	return false, nil
+}
+
+// sameContent compares two versions of an object without what changes on
+// every write (resourceVersion, generation, managedFields).
+func sameContent(a, b *unstructured.Unstructured) bool {
+	strip := func(u *unstructured.Unstructured) map[string]any {
+		c := u.DeepCopy()
+		unstructured.RemoveNestedField(c.Object, "metadata", "resourceVersion")
+		unstructured.RemoveNestedField(c.Object, "metadata", "generation")
+		unstructured.RemoveNestedField(c.Object, "metadata", "managedFields")
+		return c.Object
+	}
+	return equality.Semantic.DeepEqual(strip(a), strip(b))
 }
 
 func deploymentMeta(name string) *metav1.PartialObjectMetadata {
@@ -408,6 +494,30 @@ func version(img string) string {
 	return "latest"
 }
 
+// cleanupNamedHostedClusters is how many HostedClusters a blocked cleanup
+// names; the rest are counted.
+const cleanupNamedHostedClusters = 10
+
+// hostedClustersExistMessage says which HostedClusters block the cleanup: the
+// first page's names and, from the list's remaining item count, how many
+// more.
+func hostedClustersExistMessage(page *unstructured.UnstructuredList) string {
+	names := make([]string, 0, len(page.Items))
+	for _, hc := range page.Items {
+		names = append(names, hc.GetNamespace()+"/"+hc.GetName())
+	}
+	count, listed := strconv.Itoa(len(names)), strings.Join(names, ", ")
+	if more := page.GetRemainingItemCount(); more != nil && *more > 0 {
+		count = strconv.FormatInt(int64(len(names))+*more, 10)
+		listed += fmt.Sprintf(" and %d more", *more)
+	} else if page.GetContinue() != "" {
+		count = "More than " + count
+		listed += " and more"
+	}
+	return fmt.Sprintf("%s HostedClusters still run on this cluster (%s): delete them, or their HostedClusterDeployments on the hub, before disabling the add-on",
+		count, listed)
+}
+
 // Cleanup uninstalls what the agent installed. It refuses while any
 // HostedCluster exists (their control planes run on this operator), leaves a
 // foreign install alone, and keeps a CRD while objects of it remain.
@@ -419,19 +529,15 @@ func Cleanup(ctx context.Context, env *agent.Env) error {
 	hostedClusters := &unstructured.UnstructuredList{}
 	hostedClusters.SetAPIVersion("hypershift.openshift.io/v1beta1")
 	hostedClusters.SetKind("HostedClusterList")
-	err = c.List(ctx, hostedClusters)
+	// One page: enough to name a few and count the rest (a management
+	// cluster can host hundreds).
+	err = c.List(ctx, hostedClusters, client.Limit(cleanupNamedHostedClusters))
 	switch {
 	case meta.IsNoMatchError(err) || apierrors.IsNotFound(err):
 	case err != nil:
 		return fmt.Errorf("listing HostedClusters: %w", err)
 	case len(hostedClusters.Items) > 0:
-		var names []string
-		for _, hc := range hostedClusters.Items {
-			names = append(names, hc.GetNamespace()+"/"+hc.GetName())
-		}
-		return &agent.CleanupBlockedError{Reason: "HostedClustersExist", Message: fmt.Sprintf(
-			"%d HostedClusters still run on this cluster (%s): delete them, or their HostedClusterDeployments on the hub, before disabling the add-on",
-			len(names), strings.Join(names, ", "))}
+		return &agent.CleanupBlockedError{Reason: "HostedClustersExist", Message: hostedClustersExistMessage(hostedClusters)}
 	}
 	install, err := Render(everything())
 	if err != nil {

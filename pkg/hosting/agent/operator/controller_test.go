@@ -1,10 +1,14 @@
 package operator
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
 )
 
 func TestDeploymentProblem(t *testing.T) {
@@ -25,5 +29,39 @@ func TestDeploymentProblem(t *testing.T) {
 		if got := deploymentProblem(d); got != tc.want {
 			t.Errorf("%s: deploymentProblem = %q, want %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+func TestHostedClustersExistMessage(t *testing.T) {
+	page := func(n int, remaining *int64, cont string) *unstructured.UnstructuredList {
+		l := &unstructured.UnstructuredList{}
+		for i := range n {
+			hc := unstructured.Unstructured{}
+			hc.SetNamespace("clusters")
+			hc.SetName(fmt.Sprintf("hc-%d", i))
+			l.Items = append(l.Items, hc)
+		}
+		l.SetRemainingItemCount(remaining)
+		l.SetContinue(cont)
+		return l
+	}
+	for _, tc := range []struct {
+		name string
+		page *unstructured.UnstructuredList
+		want string
+	}{
+		{"all on one page", page(2, nil, ""), "2 HostedClusters still run on this cluster (clusters/hc-0, clusters/hc-1): "},
+		{"counted rest", page(10, ptr.To[int64](490), "token"), "500 HostedClusters still run on this cluster (clusters/hc-0, "},
+		{"uncounted rest", page(10, nil, "token"), "More than 10 HostedClusters still run on this cluster ("},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := hostedClustersExistMessage(tc.page)
+			if !strings.HasPrefix(got, tc.want) {
+				t.Fatalf("got %q, want prefix %q", got, tc.want)
+			}
+			if strings.Count(got, "clusters/") != len(tc.page.Items) {
+				t.Errorf("names %d HostedClusters, want the %d of the page: %q", strings.Count(got, "clusters/"), len(tc.page.Items), got)
+			}
+		})
 	}
 }

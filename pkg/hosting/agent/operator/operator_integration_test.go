@@ -247,6 +247,63 @@ func TestOperatorLifecycle(t *testing.T) {
 		}
 	})
 
+	t.Run("drift is corrected", func(t *testing.T) {
+		// Someone edits the operator Deployment (another field manager, as
+		// kubectl edit would), deletes its ClusterRoleBinding and one of the
+		// install's CRDs: the agent, watching what it owns, restores each.
+		ext := apiextensionsclient.NewForConfigOrDie(fleet.Cluster("cluster-1").Config())
+		const crd = "awsendpointservices.hypershift.openshift.io"
+		writes0 := metric(t, "hcpfleet_agent_hypershift_operator_apply_writes_total", "")
+		d, err := spoke1.AppsV1().Deployments(operator.Namespace).Get(ctx, operator.DeploymentName, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := d.Spec.Template.Spec.Containers[0].Image
+		d.Spec.Template.Spec.Containers[0].Image = "example.com/hand-edited:1"
+		if _, err := spoke1.AppsV1().Deployments(operator.Namespace).Update(ctx, d, metav1.UpdateOptions{FieldManager: "kubectl-edit"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := spoke1.RbacV1().ClusterRoleBindings().Delete(ctx, "hypershift-operator", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := ext.ApiextensionsV1().CustomResourceDefinitions().Delete(ctx, crd, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, time.Minute, "the operator's image restored", func(ctx context.Context) error {
+			d, err := spoke1.AppsV1().Deployments(operator.Namespace).Get(ctx, operator.DeploymentName, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if img := d.Spec.Template.Spec.Containers[0].Image; img != want {
+				return fmt.Errorf("image %s", img)
+			}
+			return nil
+		})
+		eventually(t, time.Minute, "the ClusterRoleBinding restored", func(ctx context.Context) error {
+			_, err := spoke1.RbacV1().ClusterRoleBindings().Get(ctx, "hypershift-operator", metav1.GetOptions{})
+			return err
+		})
+		eventually(t, time.Minute, "the CRD restored", func(ctx context.Context) error {
+			c, err := ext.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, crd, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if c.DeletionTimestamp != nil {
+				return fmt.Errorf("still terminating")
+			}
+			return nil
+		})
+		// Each restored object is one write, counted as it is written.
+		var written float64
+		eventually(t, 30*time.Second, "3 writes counted", func(context.Context) error {
+			if written = metric(t, "hcpfleet_agent_hypershift_operator_apply_writes_total", "") - writes0; written < 3 {
+				return fmt.Errorf("%v writes", written)
+			}
+			return nil
+		})
+		t.Logf("drift of 3 objects corrected with %v writes", written)
+	})
+
 	t.Run("a config change rolls out once", func(t *testing.T) {
 		d0, _ := spoke1.AppsV1().Deployments(operator.Namespace).Get(ctx, operator.DeploymentName, metav1.GetOptions{})
 		patch := []byte(`{"spec":{"operator":{"image":"quay.io/hypershift/hypershift-operator:4.20","imageOverrides":{"IMAGE_KONNECTIVITY":"quay.io/example/konnectivity:1"}}}}`)

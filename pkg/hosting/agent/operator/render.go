@@ -477,6 +477,19 @@ func externalDNSObjects(dns *v1alpha1.ExternalDNSConfig, credsHash string) []run
 }
 
 // crdObjects decodes the generated HyperShift CRDs.
+// installCRDs are the names of the CRDs the install holds.
+var installCRDs = func() map[string]bool {
+	crds, err := crdObjects()
+	if err != nil {
+		panic(err) // embedded at build time
+	}
+	names := make(map[string]bool, len(crds))
+	for _, c := range crds {
+		names[c.(*unstructured.Unstructured).GetName()] = true
+	}
+	return names
+}()
+
 func crdObjects() ([]runtime.Object, error) {
 	entries, err := manifests.HyperShiftCRDs.ReadDir("hypershift")
 	if err != nil {

@@ -150,6 +150,7 @@ func (r *Reconciler) boundTo(cluster func(client.Object) string) handler.MapFunc
 	return func(ctx context.Context, o client.Object) []reconcile.Request {
 		var list v1alpha1.HostedClusterDeploymentList
 		if err := r.client.List(ctx, &list, client.MatchingFields{scheduling.IndexHostingCluster: cluster(o)}, client.UnsafeDisableDeepCopy); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "listing HostedClusterDeployments bound to a cluster", "cluster", cluster(o))
 			return nil
 		}
 		return requests(list.Items)
@@ -161,6 +162,7 @@ func (r *Reconciler) boundTo(cluster func(client.Object) string) handler.MapFunc
 func (r *Reconciler) configuredBy(ctx context.Context, o client.Object) []reconcile.Request {
 	var mcas addonv1alpha1.ManagedClusterAddOnList
 	if err := r.client.List(ctx, &mcas, client.UnsafeDisableDeepCopy); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing ManagedClusterAddOns")
 		return nil
 	}
 	var out []reconcile.Request
@@ -180,6 +182,7 @@ func (r *Reconciler) referencing(kind string) handler.MapFunc {
 		var list v1alpha1.HostedClusterDeploymentList
 		if err := r.client.List(ctx, &list, client.InNamespace(o.GetNamespace()),
 			client.MatchingFields{indexReferences: kind + "/" + o.GetName()}, client.UnsafeDisableDeepCopy); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "listing HostedClusterDeployments referencing a "+kind, "namespace", o.GetNamespace())
 			return nil
 		}
 		return requests(list.Items)
@@ -196,9 +199,18 @@ func requests(items []v1alpha1.HostedClusterDeployment) []reconcile.Request {
 
 // Reconcile delivers one HostedClusterDeployment.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	hcd := &v1alpha1.HostedClusterDeployment{}
-	if err := r.client.Get(ctx, req.NamespacedName, hcd); err != nil {
+	// One read, as unstructured (the spec carries HyperShift fields our Go
+	// types do not know), and the typed view converted from it: two reads
+	// from two informers could disagree, and observedGeneration would then
+	// describe a spec other than the one rendered.
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("HostedClusterDeployment"))
+	if err := r.client.Get(ctx, req.NamespacedName, u); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	hcd := &v1alpha1.HostedClusterDeployment{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, hcd); err != nil {
+		return ctrl.Result{}, fmt.Errorf("reading HostedClusterDeployment %s: %w", req.NamespacedName, err)
 	}
 	cluster := hcd.Status.HostingCluster
 	if cluster == "" {
@@ -237,7 +249,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	var w *workv1.ManifestWork
 	if problem == nil {
-		w, observed.DroppedAnnotations, problem, err = r.deliver(ctx, hcd, cluster, work)
+		w, observed.DroppedAnnotations, problem, err = r.deliver(ctx, hcd, u, cluster, work)
 		if err != nil && problem == nil {
 			return ctrl.Result{}, err
 		}
@@ -257,12 +269,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 }
 
 // deliver creates or updates the ManifestWork when its input changed.
-func (r *Reconciler) deliver(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment, cluster string, existing *workv1.ManifestWork) (*workv1.ManifestWork, []string, *Problem, error) {
-	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("HostedClusterDeployment"))
-	if err := r.client.Get(ctx, client.ObjectKeyFromObject(hcd), u); err != nil {
-		return nil, nil, nil, err
-	}
+// u is hcd as read, with every field of its spec.
+func (r *Reconciler) deliver(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment, u *unstructured.Unstructured, cluster string, existing *workv1.ManifestWork) (*workv1.ManifestWork, []string, *Problem, error) {
 	spec, err := SpecFrom(u)
 	if err != nil {
 		// Reported in status; the next change of the spec retries.
@@ -392,6 +400,19 @@ func (r *Reconciler) host(ctx context.Context, cluster string) (Host, error) {
 func (r *Reconciler) finalize(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment, host Host, work *workv1.ManifestWork) (ctrl.Result, error) {
 	if !controllerutil.ContainsFinalizer(hcd, Finalizer) {
 		return ctrl.Result{}, nil
+	}
+	if work == nil {
+		// The cache may not show a ManifestWork created moments ago; only
+		// the API server can say it is gone, and letting the HCD go while its
+		// work lives on would leave the hosted cluster running unowned.
+		live := &workv1.ManifestWork{}
+		err := r.reader.Get(ctx, types.NamespacedName{Namespace: host.Cluster, Name: hosting.WorkName(hcd.Namespace, hcd.Name)}, live)
+		switch {
+		case err == nil:
+			work = live
+		case !apierrors.IsNotFound(err):
+			return ctrl.Result{}, err
+		}
 	}
 	if work == nil {
 		if err := r.deleteExport(ctx, hcd); err != nil {

@@ -2,10 +2,12 @@ package delivery
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -240,4 +242,46 @@ func (w captureWriter) Patch(_ context.Context, obj client.Object, _ client.Patc
 	}
 	w.capture(Status{Conditions: st.Conditions, ManifestWork: st.ManifestWork})
 	return nil
+}
+
+// TestFinalizeConfirmsTheWorkIsGone: an HCD deleted right after its
+// ManifestWork was created, before the cache shows the work, keeps its
+// finalizer and has the work deleted; only when the API server says the
+// work is gone does the finalizer go.
+func TestFinalizeConfirmsTheWorkIsGone(t *testing.T) {
+	scheme := runtime.NewScheme()
+	utilruntime.Must(v1alpha1.AddToScheme(scheme))
+	utilruntime.Must(workv1.Install(scheme))
+	ctx := context.Background()
+	deleted := metav1.Now()
+	hcd := &v1alpha1.HostedClusterDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "x", Finalizers: []string{Finalizer}, DeletionTimestamp: &deleted},
+		Status: v1alpha1.HostedClusterDeploymentStatus{HostingCluster: "cluster-1"}}
+	work := &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: "cluster-1", Name: hosting.WorkName("ns", "x")}}
+	// The cache has the HCD but not yet the work; the API server has both.
+	cache := fake.NewClientBuilder().WithScheme(scheme).WithObjects(hcd).Build()
+	apiServer := fake.NewClientBuilder().WithScheme(scheme).WithObjects(hcd.DeepCopy(), work).Build()
+	r := &Reconciler{client: statusCapture{Client: cache, capture: func(Status) {}}, reader: apiServer}
+	host := Host{Cluster: "cluster-1", Exists: true, Available: true, AddOnAvailable: true}
+
+	if _, err := r.finalize(ctx, hcd, host, nil); err != nil {
+		t.Fatal(err)
+	}
+	got := &v1alpha1.HostedClusterDeployment{}
+	if err := cache.Get(ctx, client.ObjectKeyFromObject(hcd), got); err != nil {
+		t.Fatalf("the HCD is gone while its ManifestWork lives on: %v", err)
+	}
+	if !slices.Contains(got.Finalizers, Finalizer) {
+		t.Fatal("the finalizer was removed while the ManifestWork lives on")
+	}
+
+	// The API server confirms the work is gone: the finalizer goes.
+	if err := apiServer.Delete(ctx, work); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.finalize(ctx, got, host, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := cache.Get(ctx, client.ObjectKeyFromObject(hcd), got); !apierrors.IsNotFound(err) {
+		t.Fatalf("the HCD stays after its ManifestWork is gone: %v %v", err, got.Finalizers)
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	hcdac "github.com/hcp-fleet/hcp-fleet/api/v1alpha1/applyconfiguration/api/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/pkg/kubeutil"
 )
 
 // Conditions returns the desired conditions as a controller applies them
@@ -29,6 +30,7 @@ func Conditions(live, desired []metav1.Condition, generation int64, now metav1.T
 	for _, d := range desired {
 		d.ObservedGeneration = generation
 		d.LastTransitionTime = now
+		d.Message = kubeutil.ConditionMessage(d.Message)
 		var merged []metav1.Condition
 		if old := meta.FindStatusCondition(live, d.Type); old != nil {
 			merged = []metav1.Condition{*old}

@@ -311,10 +311,11 @@ func TestExportAndImport(t *testing.T) {
 	}
 	// HostedCluster changes that leave the kubeconfig alone write nothing.
 	rv := exported.ResourceVersion
+	adds := fleettest.QueueAdds(t, "kubeconfig-export")
 	if _, err := c.spoke.Resource(hcGVR).Namespace("clusters").Patch(ctx, name, types.MergePatchType, []byte(`{"metadata":{"annotations":{"touch":"1"}}}`), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(2*kubeconfigexport.ResyncPeriod + time.Second)
+	env.Settled(t, "kubeconfig-export", adds)
 	if s, err := c.hubKube.CoreV1().Secrets(host).Get(ctx, exportedName, metav1.GetOptions{}); err != nil || s.ResourceVersion != rv {
 		t.Errorf("exported Secret rewritten without a change (resourceVersion %s → %v, err %v)", rv, s.ResourceVersion, err)
 	}

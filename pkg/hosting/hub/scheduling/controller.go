@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -121,13 +120,14 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if opts.RetryInterval == 0 {
 		opts.RetryInterval = time.Minute
 	}
-	r := &Reconciler{client: mgr.GetClient(), opts: opts, assumed: newAssumeCache(), recorder: mgr.GetEventRecorderFor(hcdstatus.EventSource)}
+	r := &Reconciler{client: mgr.GetClient(), opts: opts, assumed: newAssumeCache(time.Now), recorder: mgr.GetEventRecorderFor(hcdstatus.EventSource)}
 	retryUnscheduled := handler.EnqueueRequestsFromMapFunc(r.unscheduled)
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("hcd-scheduler").
 		For(&v1alpha1.HostedClusterDeployment{}).
-		// A deleted HostedClusterDeployment frees capacity.
-		Watches(&v1alpha1.HostedClusterDeployment{}, retryUnscheduled, builder.WithPredicates(predicate.Funcs{
+		// A deleted HostedClusterDeployment frees capacity, and its
+		// assumed binding with it.
+		Watches(&v1alpha1.HostedClusterDeployment{}, handler.EnqueueRequestsFromMapFunc(r.deleted), builder.WithPredicates(predicate.Funcs{
 			CreateFunc: func(event.CreateEvent) bool { return false },
 			UpdateFunc: func(event.UpdateEvent) bool { return false },
 			DeleteFunc: func(event.DeleteEvent) bool { return true },
@@ -142,10 +142,20 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		Complete(r)
 }
 
+// deleted forgets what a deleted HostedClusterDeployment was assumed to
+// hold and retries the unscheduled ones.
+func (r *Reconciler) deleted(ctx context.Context, o client.Object) []reconcile.Request {
+	r.assumed.forget(client.ObjectKeyFromObject(o), o.GetUID())
+	return r.unscheduled(ctx, o)
+}
+
 // unscheduled lists every HostedClusterDeployment waiting for a cluster.
 func (r *Reconciler) unscheduled(ctx context.Context, _ client.Object) []reconcile.Request {
 	var list v1alpha1.HostedClusterDeploymentList
 	if err := r.client.List(ctx, &list, client.MatchingFields{IndexHostingCluster: ""}, client.UnsafeDisableDeepCopy); err != nil {
+		// A cache read does not fail short of a broken index; the periodic
+		// retry of unschedulable ones still comes.
+		ctrl.LoggerFrom(ctx).Error(err, "listing unscheduled HostedClusterDeployments to retry")
 		return nil
 	}
 	reqs := make([]reconcile.Request, 0, len(list.Items))
@@ -160,17 +170,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	hcd := &v1alpha1.HostedClusterDeployment{}
 	if err := r.client.Get(ctx, req.NamespacedName, hcd); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.assumed.forget(req.NamespacedName)
+			r.assumed.forget(req.NamespacedName, "")
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, err
 	}
 	if hcd.Status.HostingCluster != "" {
 		// The cache caught up with our binding (or someone else's).
-		r.assumed.forget(req.NamespacedName)
+		r.assumed.forget(req.NamespacedName, "")
 		return ctrl.Result{}, nil
 	}
-	if _, ok := r.assumed.get(req.NamespacedName); ok || hcd.DeletionTimestamp != nil {
+	if r.assumed.holds(req.NamespacedName, hcd.UID) || hcd.DeletionTimestamp != nil {
 		return ctrl.Result{}, nil
 	}
 	names, strategy, reason, message, err := r.candidateNames(ctx, hcd)
@@ -340,16 +350,16 @@ func (r *Reconciler) candidate(ctx context.Context, name string) (Candidate, err
 	if err := r.client.List(ctx, &bound, client.MatchingFields{IndexHostingCluster: name}, client.UnsafeDisableDeepCopy); err != nil {
 		return c, err
 	}
-	seen := make(map[types.NamespacedName]bool, len(bound.Items))
+	seen := make(map[types.UID]bool, len(bound.Items))
 	for i := range bound.Items {
-		seen[client.ObjectKeyFromObject(&bound.Items[i])] = true
+		seen[bound.Items[i].UID] = true
 		for _, k := range Occupies(&bound.Items[i]) {
 			c.Occupied[k] = true
 		}
 	}
 	count := int32(len(bound.Items))
-	for key, occupies := range r.assumed.on(name) {
-		if !seen[key] {
+	for uid, occupies := range r.assumed.on(name) {
+		if !seen[uid] {
 			count++
 			for _, k := range occupies {
 				c.Occupied[k] = true
@@ -448,7 +458,7 @@ func (r *Reconciler) bind(ctx context.Context, hcd *v1alpha1.HostedClusterDeploy
 		}
 		return err
 	}
-	r.assumed.assume(client.ObjectKeyFromObject(hcd), cluster, Occupies(hcd))
+	r.assumed.assume(client.ObjectKeyFromObject(hcd), hcd.UID, cluster, Occupies(hcd))
 	bindings.Inc()
 	bindingLatency.Observe(time.Since(hcd.CreationTimestamp.Time).Seconds())
 	hcdstatus.RecordTransitions(r.recorder, hcd, cluster, hcd.Status.Conditions, conds)
@@ -470,50 +480,4 @@ func (r *Reconciler) setUnscheduled(ctx context.Context, hcd *v1alpha1.HostedClu
 	}
 	hcdstatus.RecordTransitions(r.recorder, hcd, "", hcd.Status.Conditions, conds)
 	return nil
-}
-
-// assumeCache remembers bindings this scheduler made until the cache shows
-// them, so decisions in between count them (as kube-scheduler assumes pods).
-type assumeCache struct {
-	mu      sync.Mutex
-	cluster map[types.NamespacedName]string
-	holds   map[types.NamespacedName][]string
-}
-
-func newAssumeCache() *assumeCache {
-	return &assumeCache{cluster: map[types.NamespacedName]string{}, holds: map[types.NamespacedName][]string{}}
-}
-
-func (a *assumeCache) assume(key types.NamespacedName, cluster string, occupies []string) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.cluster[key] = cluster
-	a.holds[key] = occupies
-}
-
-func (a *assumeCache) forget(key types.NamespacedName) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	delete(a.cluster, key)
-	delete(a.holds, key)
-}
-
-func (a *assumeCache) get(key types.NamespacedName) (string, bool) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	c, ok := a.cluster[key]
-	return c, ok
-}
-
-// on returns the assumed bindings to cluster and what each occupies.
-func (a *assumeCache) on(cluster string) map[types.NamespacedName][]string {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	out := map[types.NamespacedName][]string{}
-	for k, c := range a.cluster {
-		if c == cluster {
-			out[k] = a.holds[k]
-		}
-	}
-	return out
 }

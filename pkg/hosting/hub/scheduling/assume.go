@@ -1,0 +1,88 @@
+package scheduling
+
+import (
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// assumeTTL is how long a binding this scheduler made is counted before the
+// cache shows it. The informer normally catches up within a second; an
+// entry that outlives this belongs to a write the cache will never show
+// (the object was deleted, or replaced by another of the same name), and
+// forgetting it is safe: a stale copy cannot be bound twice, because a
+// binding is written with the copy's resourceVersion.
+const assumeTTL = 2 * time.Minute
+
+// assumeCache remembers bindings this scheduler made until the cache shows
+// them, so decisions in between count them (as kube-scheduler assumes pods).
+// Entries are per object, not per name: a HostedClusterDeployment deleted
+// and created again under the same name is a new object that is not bound,
+// and the old one's binding no longer counts as load.
+type assumeCache struct {
+	now     func() time.Time
+	mu      sync.Mutex
+	entries map[types.NamespacedName]assumedBinding
+}
+
+type assumedBinding struct {
+	uid      types.UID
+	cluster  string
+	occupies []string
+	expires  time.Time
+}
+
+func newAssumeCache(now func() time.Time) *assumeCache {
+	return &assumeCache{now: now, entries: map[types.NamespacedName]assumedBinding{}}
+}
+
+func (a *assumeCache) assume(key types.NamespacedName, uid types.UID, cluster string, occupies []string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.entries[key] = assumedBinding{uid: uid, cluster: cluster, occupies: occupies, expires: a.now().Add(assumeTTL)}
+}
+
+// forget drops key's entry; with a uid, only if it is that object's.
+func (a *assumeCache) forget(key types.NamespacedName, uid types.UID) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if e, ok := a.entries[key]; ok && (uid == "" || e.uid == uid) {
+		delete(a.entries, key)
+	}
+}
+
+// holds reports whether the object uid under key is assumed bound. An entry
+// of another object under the same name, or an expired one, is dropped.
+func (a *assumeCache) holds(key types.NamespacedName, uid types.UID) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	e, ok := a.entries[key]
+	if !ok {
+		return false
+	}
+	if e.uid != uid || !a.now().Before(e.expires) {
+		delete(a.entries, key)
+		return false
+	}
+	return true
+}
+
+// on returns the live assumed bindings to cluster, by object, with what
+// each occupies.
+func (a *assumeCache) on(cluster string) map[types.UID][]string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	now := a.now()
+	out := map[types.UID][]string{}
+	for k, e := range a.entries {
+		if !now.Before(e.expires) {
+			delete(a.entries, k)
+			continue
+		}
+		if e.cluster == cluster {
+			out[e.uid] = e.occupies
+		}
+	}
+	return out
+}
