@@ -9,14 +9,12 @@ import (
 	"os"
 
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/hcp-fleet/hcp-fleet/pkg/cmd/agent"
 )
 
 func main() {
-	ctrl.SetLogger(zap.New())
-	if err := agent.Main(ctrl.SetupSignalHandler(), os.Args[1:], os.Stderr); err != nil {
+	if err := agent.ProgramMain(ctrl.SetupSignalHandler(), os.Args[1:], os.Stderr); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return
 		}

@@ -181,6 +181,28 @@ func TestAddOnLifecycle(t *testing.T) {
 		}
 	})
 
+	t.Run("the agent records its transitions as Events on its ManagedClusterAddOn", func(t *testing.T) {
+		// The agent's hub identity may create Events only in its cluster
+		// namespace; an Event there from the agent shows the grant works.
+		eventually(t, time.Minute, "an Installed event from the agent", func(ctx context.Context) error {
+			events, err := c.hubKube.CoreV1().Events("cluster-1").List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return err
+			}
+			var seen []string
+			for _, e := range events.Items {
+				if e.InvolvedObject.Kind != "ManagedClusterAddOn" || e.InvolvedObject.Name != addon.Name || e.Source.Component != "hcp-fleet-agent" {
+					continue
+				}
+				if e.Reason == "Installed" && e.Type == corev1.EventTypeNormal {
+					return nil
+				}
+				seen = append(seen, e.Type+"/"+e.Reason)
+			}
+			return fmt.Errorf("agent events in cluster-1: %v", seen)
+		})
+	})
+
 	t.Run("agent objects carry both configs", func(t *testing.T) {
 		d := c.deployment(t, "cluster-1")
 		pod := d.Spec.Template.Spec

@@ -260,33 +260,8 @@ func DeploymentOf(hcd *v1alpha1.HostedClusterDeployment) Deployment {
 			d.Version = strings.TrimSpace(v.Current + " → " + v.Desired.Version)
 		}
 	}
-	d.Phase = phase(hcd)
+	d.Phase = hcd.Phase()
 	return d
-}
-
-// phase is one word for where a HostedClusterDeployment is in its life.
-func phase(hcd *v1alpha1.HostedClusterDeployment) string {
-	conds := hcd.Status.Conditions
-	is := func(t string) bool { return meta.IsStatusConditionTrue(conds, t) }
-	switch {
-	case hcd.DeletionTimestamp != nil:
-		if hcd.Spec.DeletionPolicy == v1alpha1.DeletionPolicyOrphan {
-			return "Orphaning"
-		}
-		return "Deleting"
-	case hcd.Status.HostingCluster == "":
-		return "Pending"
-	case !is(v1alpha1.ConditionDelivered):
-		return "Delivering"
-	case is(v1alpha1.ConditionDegraded):
-		return "Degraded"
-	case is(v1alpha1.ConditionAvailable) && is(v1alpha1.ConditionProgressing):
-		return "Upgrading"
-	case is(v1alpha1.ConditionAvailable):
-		return "Available"
-	default:
-		return "Progressing"
-	}
 }
 
 // Render writes the view of s, taken at now, under title ("hcp-fleet local

@@ -91,6 +91,11 @@ type Options struct {
 	// bundle's install strategy (test/olm); Install is then not needed and
 	// HubReplicas, Hub, StartHub and HubIdentity do not apply.
 	HubFromDeployment bool
+	// AgentArgs, when set, adds flags to the agent's on a management
+	// cluster (after the local fleet's own, so they win), e.g. a metrics
+	// address to scrape. It is called at each start of the agent (not of
+	// its cleanup Job).
+	AgentArgs func(cluster string) []string
 }
 
 // Product is hcp-fleet running on a local fleet.
@@ -152,24 +157,30 @@ func Start(fleet *localfleet.Fleet, opts Options) (*Product, error) {
 			p.StartHub()
 		}
 	}
-	images := kubeletsim.Images{
-		// The local fleet gives every in-process program the same network
-		// namespace: no fixed ports.
-		kubeletsim.Repository(AgentImage): func(ctx context.Context, args []string) error {
-			if len(args) > 0 && args[0] == proxy.SidecarCommand {
-				// The CAPI API proxy sidecar the migration adds to CAPI
-				// workloads (the agent's image): a free loopback port
-				// instead of its pod's own 127.0.0.1:8080.
-				return agentcmd.Main(ctx, append(args, "--listen=127.0.0.1:0"), os.Stderr)
-			}
-			args = append(args, "--metrics-bind-address=0", "--health-probe-bind-address=0", "--credential-poll-period=1s")
-			return agentcmd.Main(ctx, args, os.Stderr)
-		},
-	}
 	// The HyperShift operator cannot run here; its stand-in plays it.
-	images[kubeletsim.Repository(operator.DefaultImage)] = hypershiftsim.Program(opts.HyperShift)
+	hyperShift := hypershiftsim.Program(opts.HyperShift)
+	images := func(cluster string) kubeletsim.Images {
+		return kubeletsim.Images{
+			// The local fleet gives every in-process program the same network
+			// namespace: no fixed ports.
+			kubeletsim.Repository(AgentImage): func(ctx context.Context, args []string) error {
+				if len(args) > 0 && args[0] == proxy.SidecarCommand {
+					// The CAPI API proxy sidecar the migration adds to CAPI
+					// workloads (the agent's image): a free loopback port
+					// instead of its pod's own 127.0.0.1:8080.
+					return agentcmd.Main(ctx, append(args, "--listen=127.0.0.1:0"), os.Stderr)
+				}
+				args = append(args, "--metrics-bind-address=0", "--health-probe-bind-address=0", "--credential-poll-period=1s")
+				if opts.AgentArgs != nil && (len(args) == 0 || args[0] != "cleanup") {
+					args = append(args, opts.AgentArgs(cluster)...)
+				}
+				return agentcmd.Main(ctx, args, os.Stderr)
+			},
+			kubeletsim.Repository(operator.DefaultImage): hyperShift,
+		}
+	}
 	for _, m := range fleet.Managed {
-		k, err := kubeletsim.New(m.Config(), images, filepath.Join(m.Dir, "kubelet"))
+		k, err := kubeletsim.New(m.Config(), images(m.Name), filepath.Join(m.Dir, "kubelet"))
 		if err != nil {
 			cancel()
 			return nil, err

@@ -27,10 +27,13 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/ptr"
 	"open-cluster-management.io/addon-framework/pkg/lease"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -38,6 +41,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 )
@@ -84,9 +88,30 @@ type Env struct {
 	ManagedClient kubernetes.Interface
 	// HostingConfig is the HostingConfig the hub rendered for this cluster.
 	HostingConfig *HostingConfigSource
+	// HubEvents records Events in the cluster's namespace on the hub, about
+	// the agent's ManagedClusterAddOn.
+	HubEvents record.EventRecorder
+	events    record.EventBroadcaster
 
 	// lastSeenDeleting is AddonDeleting's last answer read from the hub.
 	lastSeenDeleting atomic.Bool
+}
+
+// EventSource is the component name of the agent's Events.
+const EventSource = "hcp-fleet-agent"
+
+// eventScheme resolves the kinds of the objects the agent's Events are
+// about.
+var eventScheme = runtime.NewScheme()
+
+func init() { utilruntime.Must(addonv1alpha1.Install(eventScheme)) }
+
+// Close flushes and stops what newEnv started.
+func (e *Env) Close() {
+	if e.events != nil {
+		e.events.Shutdown()
+	}
+
 }
 
 // AddonDeleting reports whether the add-on is being removed from this
@@ -117,7 +142,7 @@ func (e *Env) AddonDeleting(ctx context.Context) bool {
 // Reporter returns the condition reporter of owner on the agent's
 // ManagedClusterAddOn.
 func (e *Env) Reporter(owner string) *Reporter {
-	return NewReporter(e.HubAddonClient, e.Options.ClusterName, e.Options.AddonName, owner)
+	return NewReporter(e.HubAddonClient, e.Options.ClusterName, e.Options.AddonName, owner).WithEvents(e.HubEvents)
 }
 
 // Scheme is the scheme of the management-cluster manager; features add their
@@ -129,8 +154,22 @@ func init() {
 }
 
 // Main is the agent's command line: `run` (the default), `cleanup`, or a
-// feature's Command.
+// feature's Command. The logging flags (--zap-log-level, ...) are parsed
+// but the process's logger is left as it is: the local fleet runs several
+// agents in one process. ProgramMain is the program's own entry point.
 func Main(ctx context.Context, args []string, stderr io.Writer, features ...Feature) error {
+	return runMain(ctx, args, stderr, false, features)
+}
+
+// ProgramMain is Main for the agent binary: it also installs the process's
+// logger (controller-runtime's zap, configured by the logging flags:
+// --zap-log-level=debug|info|error or a number, --zap-devel,
+// --zap-encoder=json|console, --zap-stacktrace-level).
+func ProgramMain(ctx context.Context, args []string, stderr io.Writer, features ...Feature) error {
+	return runMain(ctx, args, stderr, true, features)
+}
+
+func runMain(ctx context.Context, args []string, stderr io.Writer, setLogger bool, features []Feature) error {
 	var extra []Command
 	for _, f := range features {
 		extra = append(extra, f.Commands...)
@@ -138,6 +177,10 @@ func Main(ctx context.Context, args []string, stderr io.Writer, features ...Feat
 	if len(args) > 0 {
 		for _, c := range extra {
 			if args[0] == c.Name {
+				if setLogger {
+					// A subcommand's flags are its own: the default level.
+					ctrl.SetLogger(zap.New(zap.WriteTo(stderr)))
+				}
 				return c.Main(ctx, args[1:], stderr)
 			}
 		}
@@ -163,6 +206,9 @@ Usage:
 	}
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if setLogger {
+		ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts.Log), zap.WriteTo(stderr)))
 	}
 	if err := opts.Validate(); err != nil {
 		return err
@@ -256,9 +302,19 @@ func newEnv(opts *Options) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
+	hubClient, err := kubernetes.NewForConfig(hub)
+	if err != nil {
+		return nil, err
+	}
+	// Events go to the cluster's namespace on the hub only: the agent's hub
+	// RBAC grants events there and nowhere else.
+	broadcaster := record.NewBroadcaster()
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: hubClient.CoreV1().Events(opts.ClusterName)})
 	return &Env{
 		Options: opts, Hub: hub, HubAddonClient: addonClient, Managed: managed, ManagedClient: managedClient,
 		HostingConfig: newHostingConfigSource(),
+		HubEvents:     broadcaster.NewRecorder(eventScheme, corev1.EventSource{Component: EventSource, Host: opts.ClusterName}),
+		events:        broadcaster,
 	}, nil
 }
 
@@ -267,6 +323,7 @@ func runOnce(ctx context.Context, opts *Options, features []Feature) error {
 	if err != nil {
 		return err
 	}
+	defer env.Close()
 	// The agent reads ConfigMaps and Secrets only in its own namespace; its
 	// RBAC grants no more. Features narrow their own kinds.
 	cacheOpts := cache.Options{ByObject: map[client.Object]cache.ByObject{
@@ -343,6 +400,7 @@ func Cleanup(ctx context.Context, opts *Options, features ...Feature) error {
 	if err != nil {
 		return err
 	}
+	defer env.Close()
 	reporter := env.Reporter("cleanup")
 	_ = reporter.Set(ctx, metav1.Condition{Type: conditionCleanup, Status: metav1.ConditionFalse,
 		Reason: "CleanupInProgress", Message: "the add-on is being removed from this cluster; cleaning up"})

@@ -7,6 +7,8 @@ import (
 	"io"
 	"time"
 
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 )
 
@@ -27,6 +29,8 @@ type Options struct {
 	// server it talks to (the management cluster's and the hub's).
 	KubeAPIQPS   float64
 	KubeAPIBurst int
+	// Log configures the agent binary's logger (the --zap-* flags).
+	Log zap.Options
 }
 
 // The agent's client rate limit by default: above client-go's 5/10, which
@@ -84,6 +88,7 @@ func (o *Options) FlagSet(name string, output io.Writer) *flag.FlagSet {
 		"Requests per second the agent may send to each API server (the management cluster's, the hub's), sustained.")
 	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst,
 		"Requests the agent may send to each API server in a burst above --kube-api-qps.")
+	o.Log.BindFlags(fs)
 	return fs
 }
 

@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/ptr"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned"
@@ -27,6 +29,9 @@ type Reporter struct {
 	namespace string // the cluster namespace on the hub
 	addonName string
 	owner     string
+	// recorder records an Event on the ManagedClusterAddOn for each
+	// condition transition (nil: none).
+	recorder record.EventRecorder
 
 	mu    sync.Mutex
 	conds []metav1.Condition
@@ -38,6 +43,19 @@ type Reporter struct {
 func NewReporter(client addonclient.Interface, clusterName, addonName, owner string) *Reporter {
 	return &Reporter{client: client, namespace: clusterName, addonName: addonName, owner: owner}
 }
+
+// WithEvents makes the Reporter record an Event on the ManagedClusterAddOn
+// for each condition whose status or reason it changes
+// (kubeutil.RecordConditionTransitions): the operator installed, rolling
+// out, degraded, the cleanup blocked, and so on. It returns r.
+func (r *Reporter) WithEvents(recorder record.EventRecorder) *Reporter {
+	r.recorder = recorder
+	return r
+}
+
+// progressReasons are unhealthy-looking agent states expected on the way
+// to healthy: their events are Normal, not Warnings.
+var progressReasons = []string{"CleanupInProgress", "RollingOut", "WaitingForAvailability", "WaitingForHostingConfig", "WaitingForCredentials", "NoneNeeded"}
 
 // FieldManager is the server-side apply field manager of this owner.
 func (r *Reporter) FieldManager() string { return "hcp-fleet-agent/" + r.owner }
@@ -87,6 +105,14 @@ func (r *Reporter) Set(ctx context.Context, conds ...metav1.Condition) error {
 		return fmt.Errorf("reporting conditions on ManagedClusterAddOn %s/%s: %w", r.namespace, r.addonName, err)
 	}
 	r.conds = desired
+	applied := make([]metav1.Condition, 0, len(conds))
+	for _, c := range conds {
+		if d := meta.FindStatusCondition(desired, c.Type); d != nil {
+			applied = append(applied, *d)
+		}
+	}
+	kubeutil.RecordConditionTransitions(r.recorder, current, current.Status.Conditions, applied, kubeutil.TrueIsHealthy,
+		func(reason string) bool { return slices.Contains(progressReasons, reason) }, "")
 	return nil
 }
 

@@ -26,7 +26,14 @@ func Features() []addonagent.Feature {
 	return []addonagent.Feature{capacity.Feature(), namespacegc.Feature(), kubeconfigexport.Feature(), capifeature.Feature(capifeature.Options{}), operator.Feature()}
 }
 
-// Main runs the agent command line (args without the program name).
+// Main runs the agent command line (args without the program name),
+// leaving the process's logger alone (the local fleet runs it in-process).
 func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	return addonagent.Main(ctx, args, stderr, Features()...)
+}
+
+// ProgramMain is Main for cmd/agent: it also installs the logger the
+// logging flags (--zap-log-level, ...) configure.
+func ProgramMain(ctx context.Context, args []string, stderr io.Writer) error {
+	return addonagent.ProgramMain(ctx, args, stderr, Features()...)
 }

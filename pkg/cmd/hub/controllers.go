@@ -22,6 +22,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/delivery"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/exportaccess"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/fleetmetrics"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/importer"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/scheduling"
 
@@ -69,6 +70,9 @@ func setupControllers(mgr ctrl.Manager, opts *Options) error {
 		return err
 	}
 	if err := importer.Setup(mgr, importer.Options{Labels: policy}); err != nil {
+		return err
+	}
+	if err := fleetmetrics.Setup(mgr, configNamespaces); err != nil {
 		return err
 	}
 	return exportaccess.Setup(mgr)

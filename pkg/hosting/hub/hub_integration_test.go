@@ -45,7 +45,20 @@ var (
 const lostHostTimeout = 3 * time.Second
 
 func TestMain(m *testing.M) {
-	fleettest.MainWith(m, 3, hcpfleet.Options{Hub: func(o *hub.Options) { o.LostHostTimeout = lostHostTimeout }}, func(e *fleettest.Env) {
+	opts := hcpfleet.Options{
+		Hub: func(o *hub.Options) {
+			o.LostHostTimeout = lostHostTimeout
+			o.MetricsBindAddress = endpoints.next("hub")
+		},
+		// The first management cluster's agent serves /metrics too.
+		AgentArgs: func(cluster string) []string {
+			if cluster != "cluster-1" {
+				return nil
+			}
+			return []string{"--metrics-bind-address=" + endpoints.next("agent")}
+		},
+	}
+	fleettest.MainWith(m, 3, opts, func(e *fleettest.Env) {
 		env = e
 		var err error
 		if hubc, err = client.New(e.Fleet.Hub.Config(), client.Options{Scheme: hub.Scheme}); err != nil {

@@ -55,9 +55,16 @@ var (
 		Name: "hcpfleet_agent_hypershift_operator_available",
 		Help: "1 when the HyperShift operator Deployment the agent installed is available.",
 	})
+
+	// reason is the HyperShiftOperatorInstalled condition's reason: a fixed
+	// set (docs/troubleshooting.md).
+	operatorState = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "hcpfleet_agent_hypershift_operator_state",
+		Help: "1 for the reason of the HyperShiftOperatorInstalled condition the agent reports now (Installed, RollingOut, ForeignInstall, ...); one series at a time.",
+	}, []string{"reason"})
 )
 
-func init() { metrics.Registry.MustRegister(applyWrites, operatorAvailable) }
+func init() { metrics.Registry.MustRegister(applyWrites, operatorAvailable, operatorState) }
 
 // Feature is the HyperShift operator lifecycle as an agent feature.
 func Feature() agent.Feature {
@@ -450,6 +457,8 @@ func (r *Reconciler) report(ctx context.Context, installed metav1.ConditionStatu
 			degraded = o
 		}
 	}
+	operatorState.Reset()
+	operatorState.WithLabelValues(reason).Set(1)
 	return r.reporter.Set(ctx, metav1.Condition{Type: ConditionInstalled, Status: installed, Reason: reason, Message: message}, progressing, degraded)
 }
 

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/ptr"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
@@ -52,10 +53,15 @@ const AbandonAnnotation = "hcpfleet.io/abandon-hosted-cluster"
 // ConfigMaps they refer to ("Secret/name").
 const indexReferences = "delivery.references"
 
-var workWrites = prometheus.NewCounterVec(prometheus.CounterOpts{
-	Name: "hcpfleet_hub_manifestwork_writes_total", Help: "ManifestWork creates and updates by the HostedCluster delivery."}, []string{"verb"})
+var (
+	workWrites = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "hcpfleet_hub_manifestwork_writes_total", Help: "ManifestWork creates and updates by the HostedCluster delivery."}, []string{"verb"})
+	// reason is a Delivered condition reason: a fixed set (docs/troubleshooting.md).
+	deliveryProblems = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "hcpfleet_hub_delivery_problems_total", Help: "Deliveries held back or failed on the hub, by the Delivered condition's reason."}, []string{"reason"})
+)
 
-func init() { metrics.Registry.MustRegister(workWrites) }
+func init() { metrics.Registry.MustRegister(workWrites, deliveryProblems) }
 
 // Options configure the delivery.
 type Options struct {
@@ -76,9 +82,10 @@ type Options struct {
 // Reconciler delivers scheduled HostedClusterDeployments to their hosting
 // clusters and maps what comes back into their status.
 type Reconciler struct {
-	client client.Client
-	reader client.Reader // live reads of referenced objects' contents
-	opts   Options
+	client   client.Client
+	reader   client.Reader // live reads of referenced objects' contents
+	opts     Options
+	recorder record.EventRecorder
 }
 
 // Setup registers the delivery with mgr; scheduling.AddIndexes must have run.
@@ -107,7 +114,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		}); err != nil {
 		return err
 	}
-	r := &Reconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader(), opts: opts}
+	r := &Reconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader(), opts: opts, recorder: mgr.GetEventRecorderFor(hcdstatus.EventSource)}
 	secret := &metav1.PartialObjectMetadata{}
 	secret.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
 	configMap := &metav1.PartialObjectMetadata{}
@@ -248,6 +255,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 	observed.Problem = problem
+	if problem != nil {
+		deliveryProblems.WithLabelValues(problem.Reason).Inc()
+	}
 	if w != nil {
 		observed.Work = w
 	}
@@ -547,5 +557,9 @@ func (r *Reconciler) applyStatus(ctx context.Context, hcd *v1alpha1.HostedCluste
 	for _, np := range s.NodePools {
 		status.WithNodePools(hcdac.NodePoolStatus().WithName(np.Name).WithReplicas(np.Replicas).WithReadyReplicas(np.ReadyReplicas))
 	}
-	return client.IgnoreNotFound(hcdstatus.Apply(ctx, r.client, hcdac.HostedClusterDeployment(hcd.Name, hcd.Namespace).WithStatus(status), FieldManager))
+	if err := hcdstatus.Apply(ctx, r.client, hcdac.HostedClusterDeployment(hcd.Name, hcd.Namespace).WithStatus(status), FieldManager); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	hcdstatus.RecordTransitions(r.recorder, hcd, hcd.Status.HostingCluster, hcd.Status.Conditions, conditions)
+	return nil
 }

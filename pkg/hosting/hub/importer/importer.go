@@ -25,6 +25,7 @@ import (
 	"maps"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -32,6 +33,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/ptr"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -39,6 +41,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
@@ -92,7 +95,15 @@ type Reconciler struct {
 	secrets client.Reader
 	// namespaces reads hub namespaces one at a time, uncached (get only).
 	namespaces client.Reader
+	recorder   record.EventRecorder
 }
+
+// imports counts import outcomes (transitions of the Imported condition
+// into Imported or ImportFailed).
+var imports = prometheus.NewCounterVec(prometheus.CounterOpts{
+	Name: "hcpfleet_hub_imports_total", Help: "Hosted clusters imported as ManagedClusters (result=imported) or refused (result=failed)."}, []string{"result"})
+
+func init() { metrics.Registry.MustRegister(imports) }
 
 // Setup registers the import controller with the hub manager.
 func Setup(mgr ctrl.Manager, opts Options) error {
@@ -110,7 +121,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if err := mgr.Add(secrets); err != nil {
 		return err
 	}
-	r := &Reconciler{client: mgr.GetClient(), labels: opts.Labels, secrets: secrets, namespaces: mgr.GetAPIReader()}
+	r := &Reconciler{client: mgr.GetClient(), labels: opts.Labels, secrets: secrets, namespaces: mgr.GetAPIReader(), recorder: mgr.GetEventRecorderFor(hcdstatus.EventSource)}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("hcd-import").
 		For(&v1alpha1.HostedClusterDeployment{}).
@@ -390,7 +401,19 @@ func (r *Reconciler) applyStatus(ctx context.Context, hcd *v1alpha1.HostedCluste
 	if s.kubeconfigSecret != "" {
 		status.WithKubeconfigSecret(hcdac.SecretKeyReference().WithName(s.kubeconfigSecret).WithKey(hosting.KubeconfigKey))
 	}
-	return hcdstatus.Apply(ctx, r.client, hcdac.HostedClusterDeployment(hcd.Name, hcd.Namespace).WithStatus(status), FieldManager)
+	if err := hcdstatus.Apply(ctx, r.client, hcdac.HostedClusterDeployment(hcd.Name, hcd.Namespace).WithStatus(status), FieldManager); err != nil {
+		return err
+	}
+	if old := meta.FindStatusCondition(hcd.Status.Conditions, cond.Type); old == nil || old.Reason != cond.Reason {
+		switch cond.Reason {
+		case v1alpha1.ReasonImported:
+			imports.WithLabelValues("imported").Inc()
+		case v1alpha1.ReasonImportFailed:
+			imports.WithLabelValues("failed").Inc()
+		}
+	}
+	hcdstatus.RecordTransitions(r.recorder, hcd, hcd.Status.HostingCluster, hcd.Status.Conditions, conds)
+	return nil
 }
 
 // apply server-side applies obj (a full apply configuration) as the import.

@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
@@ -42,13 +43,23 @@ const StrategyAnnotation = "hcpfleet.io/scheduling-strategy"
 const IndexHostingCluster = "status.hostingCluster"
 
 var (
+	attempts = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "hcpfleet_hub_scheduler_attempts_total", Help: "Scheduling decisions made for unbound HostedClusterDeployments (bound or not)."})
 	bindings = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "hcpfleet_hub_scheduler_bindings_total", Help: "HostedClusterDeployments bound to a management cluster."})
-	unschedulable = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "hcpfleet_hub_scheduler_unschedulable_total", Help: "Scheduling attempts that found no management cluster."})
+	// reason is a Scheduled condition reason: a fixed set (docs/troubleshooting.md).
+	unschedulable = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "hcpfleet_hub_scheduler_unschedulable_total", Help: "Scheduling attempts that found no management cluster, by the Scheduled condition's reason."},
+		[]string{"reason"})
+	bindingLatency = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name: "hcpfleet_hub_scheduler_binding_latency_seconds",
+		Help: "Time from a HostedClusterDeployment's creation to its binding to a management cluster.",
+		// 0.25 s to about 68 min: a burst binds in seconds, an HCD waiting
+		// for capacity in minutes.
+		Buckets: prometheus.ExponentialBuckets(0.25, 2, 15)})
 )
 
-func init() { metrics.Registry.MustRegister(bindings, unschedulable) }
+func init() { metrics.Registry.MustRegister(attempts, bindings, unschedulable, bindingLatency) }
 
 // Options configure the scheduler.
 type Options struct {
@@ -79,10 +90,11 @@ func (n ConfigNamespaces) Allows(ns string) bool {
 
 // Reconciler binds HostedClusterDeployments to management clusters.
 type Reconciler struct {
-	client  client.Client
-	opts    Options
-	assumed *assumeCache
-	inputs  Inputs
+	client   client.Client
+	opts     Options
+	assumed  *assumeCache
+	inputs   Inputs
+	recorder record.EventRecorder
 }
 
 // AddIndexes registers the cache index the hub's HostedClusterDeployment
@@ -103,7 +115,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if opts.RetryInterval == 0 {
 		opts.RetryInterval = time.Minute
 	}
-	r := &Reconciler{client: mgr.GetClient(), opts: opts, assumed: newAssumeCache(time.Now)}
+	r := &Reconciler{client: mgr.GetClient(), opts: opts, assumed: newAssumeCache(time.Now), recorder: mgr.GetEventRecorderFor(hcdstatus.EventSource)}
 	r.inputs = Inputs{Client: r.client, Strategy: opts.Strategy, ConfigNamespaces: opts.ConfigNamespaces,
 		Bound: r.bound, Assumed: r.assumed.on}
 	retryUnscheduled := handler.EnqueueRequestsFromMapFunc(r.unscheduled)
@@ -172,14 +184,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	attempts.Inc()
 	if in.Candidates == nil {
-		unschedulable.Inc()
 		return ctrl.Result{RequeueAfter: r.opts.RetryInterval}, r.setUnscheduled(ctx, hcd, in.Reason, in.Message)
 	}
 	candidates, strategy := in.Candidates, in.Strategy
 	decision := Schedule(in.Request, candidates, strategy)
 	if decision.Cluster == "" {
-		unschedulable.Inc()
 		return ctrl.Result{RequeueAfter: r.opts.RetryInterval}, r.setUnscheduled(ctx, hcd, decision.Reason(), decision.Message())
 	}
 	var chosen Candidate
@@ -290,17 +301,24 @@ func (r *Reconciler) bind(ctx context.Context, hcd *v1alpha1.HostedClusterDeploy
 	}
 	r.assumed.assume(client.ObjectKeyFromObject(hcd), hcd.UID, cluster, Occupies(hcd))
 	bindings.Inc()
+	bindingLatency.Observe(time.Since(hcd.CreationTimestamp.Time).Seconds())
+	hcdstatus.RecordTransitions(r.recorder, hcd, cluster, hcd.Status.Conditions, conds)
 	return nil
 }
 
 // setUnscheduled records why no cluster fits, writing only on change of the
 // Scheduled condition.
 func (r *Reconciler) setUnscheduled(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment, reason, message string) error {
+	unschedulable.WithLabelValues(reason).Inc()
 	cond := metav1.Condition{Type: v1alpha1.ConditionScheduled, Status: metav1.ConditionFalse, Reason: reason, Message: message}
 	conds, changed := hcdstatus.Conditions(hcd.Status.Conditions, []metav1.Condition{cond}, hcd.Generation, metav1.Now())
 	if !changed {
 		return nil
 	}
-	return hcdstatus.Apply(ctx, r.client, hcdac.HostedClusterDeployment(hcd.Name, hcd.Namespace).
-		WithStatus(hcdac.HostedClusterDeploymentStatus().WithConditions(hcdstatus.ApplyConditions(conds)...)), FieldManager)
+	if err := hcdstatus.Apply(ctx, r.client, hcdac.HostedClusterDeployment(hcd.Name, hcd.Namespace).
+		WithStatus(hcdac.HostedClusterDeploymentStatus().WithConditions(hcdstatus.ApplyConditions(conds)...)), FieldManager); err != nil {
+		return err
+	}
+	hcdstatus.RecordTransitions(r.recorder, hcd, "", hcd.Status.Conditions, conds)
+	return nil
 }
