@@ -305,9 +305,14 @@ func TestAddOnLifecycle(t *testing.T) {
 	t.Run("an unrelated change does not re-render", func(t *testing.T) {
 		before := c.addonWorkGenerations(t, "cluster-1")
 		renders := agentRenders(t, "cluster-1")
-		c.label(t, "cluster-1", "unrelated", ptrTo("yes"))
-		// The add-on manager renders again on a ManagedCluster change, and
+		// The add-on manager renders the agent again on every change of
+		// the ManagedClusterAddOn (a ManagedCluster change only with an
+		// AgentDeployTriggerClusterFilter, which hcp-fleet does not set), and
 		// writes only if the result differs: wait for that render.
+		patch := []byte(`{"metadata":{"annotations":{"example.com/unrelated":"yes"}}}`)
+		if _, err := c.addons.AddonV1alpha1().ManagedClusterAddOns("cluster-1").Patch(ctx, addon.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
 		env.Eventually(t, time.Minute, "the add-on manager rendered cluster-1 again", func(context.Context) error {
 			if n := agentRenders(t, "cluster-1"); n <= renders {
 				return fmt.Errorf("%v renders since the change", n-renders)
@@ -315,7 +320,7 @@ func TestAddOnLifecycle(t *testing.T) {
 			return nil
 		})
 		if after := c.addonWorkGenerations(t, "cluster-1"); fmt.Sprint(after) != fmt.Sprint(before) {
-			t.Errorf("a ManagedCluster label change re-rendered the agent: %v -> %v", before, after)
+			t.Errorf("an unrelated ManagedClusterAddOn change rewrote the agent's ManifestWorks: %v -> %v", before, after)
 		}
 	})
 
