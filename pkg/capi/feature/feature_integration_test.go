@@ -311,7 +311,7 @@ func TestCAPIFeature(t *testing.T) {
 		// config, and its CAPI controller has taken the change and gone idle.
 		reconciles := fleettest.Reconciles(t, "capi")
 		hub.setConfig(t, "cluster-2", "")
-		hub.condition(t, "cluster-2", addon.ConditionHostingConfigApplied, metav1.ConditionTrue, "", "hcp-fleet/default")
+		hub.condition(t, "cluster-2", addon.ConditionHostingConfigApplied, metav1.ConditionTrue, "HostingConfigApplied", "hcp-fleet/default")
 		env.Settled(t, "capi", reconciles)
 		for _, n := range names {
 			if c := crd(t, spoke2, n+".infrastructure.cluster.hypershift.openshift.io"); c.DeletionTimestamp != nil {
