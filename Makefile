@@ -84,6 +84,22 @@ undeploy: deploy-manifests ## Remove what `make deploy` installed, the agents fi
 	  sleep 5; done; echo "ManagedClusterAddOns hcp-fleet still exist: see their conditions"; exit 1
 	$(KUBECTL) delete --ignore-not-found --wait=true -k $(DEPLOY_DIR)
 
+# The kubectl plugin as release artifacts next to the images: static
+# binaries per platform, named as krew and plugin users expect.
+PLUGIN_PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
+
+.PHONY: release-plugin
+release-plugin: ## kubectl-hcpfleet for each of PLUGIN_PLATFORMS in bin/release (tar.gz + sha256).
+	@mkdir -p bin/release
+	@for p in $(PLUGIN_PLATFORMS); do \
+	  os=$${p%/*}; arch=$${p#*/}; d=bin/release/kubectl-hcpfleet-$$os-$$arch; mkdir -p $$d; \
+	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags '-s -w' -o $$d/kubectl-hcpfleet ./cmd/kubectl-hcpfleet; \
+	  cp LICENSE $$d/ 2>/dev/null || true; \
+	  tar -C $$d -czf $$d.tar.gz .; rm -rf $$d; \
+	  (cd bin/release && sha256sum kubectl-hcpfleet-$$os-$$arch.tar.gz > kubectl-hcpfleet-$$os-$$arch.tar.gz.sha256); \
+	  echo "bin/release/kubectl-hcpfleet-$$os-$$arch.tar.gz"; \
+	done
+
 .PHONY: generate
 generate: ## Generate deepcopy code and server-side apply configurations for the API types.
 	$(TOOLS) controller-gen object applyconfiguration paths=./api/...

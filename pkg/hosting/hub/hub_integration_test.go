@@ -557,7 +557,10 @@ func deleteAndWait(t *testing.T, namespace, name string) {
 	if err := hubc.Delete(context.Background(), hcd(namespace, name)); client.IgnoreNotFound(err) != nil {
 		t.Fatal(err)
 	}
-	env.Eventually(t, 2*time.Minute, "deleting "+namespace+"/"+name, func(ctx context.Context) error {
+	// Deletion crosses the hub, the host's work agent and the HyperShift
+	// stand-in's finalizer; under the whole suite's load that took over two
+	// minutes once.
+	env.Eventually(t, 4*time.Minute, "deleting "+namespace+"/"+name, func(ctx context.Context) error {
 		if _, err := getHCD(ctx, namespace, name); !apierrors.IsNotFound(err) {
 			return fmt.Errorf("still there (%v)", err)
 		}
