@@ -22,7 +22,6 @@ import (
 	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned"
 	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
 	workclient "open-cluster-management.io/api/client/work/clientset/versioned"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/fleettest"
@@ -511,21 +510,5 @@ func mustQuantity(s string) resource.Quantity { return resource.MustParse(s) }
 // agent's manifests for cluster.
 func agentRenders(t *testing.T, cluster string) float64 {
 	t.Helper()
-	families, err := ctrlmetrics.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() != "hcpfleet_hub_addon_agent_renders_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "cluster" && l.GetValue() == cluster {
-					return m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return 0
+	return fleettest.Metric(t, "hcpfleet_hub_addon_agent_renders_total", map[string]string{"cluster": cluster})
 }

@@ -40,6 +40,15 @@ func (e *Env) Settled(t testing.TB, controller string, reconcilesBefore float64)
 
 func controllerMetric(t testing.TB, name, controller string) float64 {
 	t.Helper()
+	return Metric(t, name, map[string]string{"controller": controller})
+}
+
+// Metric sums the counter or gauge series of name in controller-runtime's
+// registry whose labels include every pair of match (all series when match
+// is empty). The hub and the agents run in the test's process, so this
+// reads theirs, summed over the agents.
+func Metric(t testing.TB, name string, match map[string]string) float64 {
+	t.Helper()
 	families, err := ctrlmetrics.Registry.Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -50,15 +59,22 @@ func controllerMetric(t testing.TB, name, controller string) float64 {
 			continue
 		}
 		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
 			for _, l := range m.GetLabel() {
-				if l.GetName() == "controller" && l.GetValue() == controller {
-					switch {
-					case m.GetCounter() != nil:
-						sum += m.GetCounter().GetValue()
-					case m.GetGauge() != nil:
-						sum += m.GetGauge().GetValue()
-					}
-				}
+				labels[l.GetName()] = l.GetValue()
+			}
+			matches := true
+			for k, v := range match {
+				matches = matches && labels[k] == v
+			}
+			if !matches {
+				continue
+			}
+			switch {
+			case m.GetCounter() != nil:
+				sum += m.GetCounter().GetValue()
+			case m.GetGauge() != nil:
+				sum += m.GetGauge().GetValue()
 			}
 		}
 	}

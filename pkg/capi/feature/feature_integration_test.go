@@ -31,7 +31,6 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/fleettest"
@@ -490,44 +489,14 @@ func agentMachineTemplate(ns, name string) *unstructured.Unstructured {
 // (optionally only the series with controller=<controller>).
 func metric(t *testing.T, name, controller string) float64 {
 	t.Helper()
-	families, err := ctrlmetrics.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
+	if controller == "" {
+		return fleettest.Metric(t, name, nil)
 	}
-	sum := 0.0
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			match := controller == ""
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "controller" && l.GetValue() == controller {
-					match = true
-				}
-			}
-			if match && m.GetCounter() != nil {
-				sum += m.GetCounter().GetValue()
-			}
-		}
-	}
-	return sum
+	return fleettest.Metric(t, name, map[string]string{"controller": controller})
 }
 
 // gauge reads a gauge of the agents in this process, summed.
 func gauge(t *testing.T, name string) float64 {
 	t.Helper()
-	families, err := ctrlmetrics.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := 0.0
-	for _, f := range families {
-		if f.GetName() == name {
-			for _, m := range f.GetMetric() {
-				sum += m.GetGauge().GetValue()
-			}
-		}
-	}
-	return sum
+	return fleettest.Metric(t, name, nil)
 }

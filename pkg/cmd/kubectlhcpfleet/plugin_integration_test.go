@@ -20,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
@@ -101,21 +102,19 @@ func setUp(ctx context.Context) error {
 		}
 	}
 	// cluster-2 takes the override once its add-on exists.
-	deadline := time.Now().Add(3 * time.Minute)
-	for {
+	var lastErr error
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
 		mca := &addonv1alpha1.ManagedClusterAddOn{}
-		err := admin.Get(ctx, types.NamespacedName{Namespace: smallHost, Name: addon.Name}, mca)
-		if err == nil {
-			mca.Spec.Configs = []addonv1alpha1.AddOnConfig{{ConfigGroupResource: addonv1alpha1.ConfigGroupResource{Group: v1alpha1.GroupVersion.Group, Resource: "hostingconfigs"},
-				ConfigReferent: addonv1alpha1.ConfigReferent{Namespace: addon.DefaultHubNamespace, Name: "small"}}}
-			if err = admin.Update(ctx, mca); err == nil {
-				break
-			}
+		if lastErr = admin.Get(ctx, types.NamespacedName{Namespace: smallHost, Name: addon.Name}, mca); lastErr != nil {
+			return false, nil
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("override on %s: %w", smallHost, err)
-		}
-		time.Sleep(500 * time.Millisecond)
+		mca.Spec.Configs = []addonv1alpha1.AddOnConfig{{ConfigGroupResource: addonv1alpha1.ConfigGroupResource{Group: v1alpha1.GroupVersion.Group, Resource: "hostingconfigs"},
+			ConfigReferent: addonv1alpha1.ConfigReferent{Namespace: addon.DefaultHubNamespace, Name: "small"}}}
+		lastErr = admin.Update(ctx, mca)
+		return lastErr == nil, nil
+	})
+	if err != nil {
+		return fmt.Errorf("override on %s: %w", smallHost, lastErr)
 	}
 	return waitHostsSettled(ctx, 3*time.Minute)
 }
@@ -136,17 +135,14 @@ func placement(namespace, name string, strategy scheduling.Strategy) *clusterv1b
 // available with the operator installed and supported versions reported,
 // and cluster-2 runs with the override: the inputs the tests expect.
 func waitHostsSettled(ctx context.Context, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		err := hostsSettled(ctx)
-		if err == nil {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return err
-		}
-		time.Sleep(250 * time.Millisecond)
+	var lastErr error
+	if err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		lastErr = hostsSettled(ctx)
+		return lastErr == nil, nil
+	}); err != nil {
+		return lastErr
 	}
+	return nil
 }
 
 func hostsSettled(ctx context.Context) error {

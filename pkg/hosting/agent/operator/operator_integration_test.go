@@ -24,7 +24,6 @@ import (
 	"k8s.io/utils/ptr"
 	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned"
 	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/fleettest"
@@ -426,28 +425,10 @@ func TestOperatorLifecycle(t *testing.T) {
 // (optionally only the series with controller=<controller>).
 func metric(t *testing.T, name, controller string) float64 {
 	t.Helper()
-	families, err := ctrlmetrics.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
+	if controller == "" {
+		return fleettest.Metric(t, name, nil)
 	}
-	sum := 0.0
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			match := controller == ""
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "controller" && l.GetValue() == controller {
-					match = true
-				}
-			}
-			if match {
-				sum += m.GetCounter().GetValue()
-			}
-		}
-	}
-	return sum
+	return fleettest.Metric(t, name, map[string]string{"controller": controller})
 }
 
 func countPrefix(m map[string]string, prefix string) int {
