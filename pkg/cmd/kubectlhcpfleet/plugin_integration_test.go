@@ -105,8 +105,9 @@ func setUp(ctx context.Context) error {
 	var lastErr error
 	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
 		mca := &addonv1alpha1.ManagedClusterAddOn{}
-		if lastErr = admin.Get(ctx, types.NamespacedName{Namespace: smallHost, Name: addon.Name}, mca); lastErr != nil {
-			return false, nil
+		lastErr = admin.Get(ctx, types.NamespacedName{Namespace: smallHost, Name: addon.Name}, mca)
+		if lastErr != nil {
+			return false, nil //nolint:nilerr // not there yet: poll again; lastErr says why at the deadline
 		}
 		mca.Spec.Configs = []addonv1alpha1.AddOnConfig{{ConfigGroupResource: addonv1alpha1.ConfigGroupResource{Group: v1alpha1.GroupVersion.Group, Resource: "hostingconfigs"},
 			ConfigReferent: addonv1alpha1.ConfigReferent{Namespace: addon.DefaultHubNamespace, Name: "small"}}}
