@@ -155,6 +155,10 @@ test: vet ## Unit, integration and end-to-end tests against real kube-apiservers
 	  if [[ -f $(HOSTILE_TABLE) ]]; then echo; cat $(HOSTILE_TABLE); fi; exit $$status
 	$(GO) test -C hack/images $(TEST_FLAGS) ./...
 
+.PHONY: resilience
+resilience: ## The resilience suite (test/resilience): failures injected into one local fleet; prints a table. RESILIENCE_HCDS, RESILIENCE_KILLS, RESILIENCE_OUTAGE, RESILIENCE_SEED size it.
+	HCPFLEET_RESILIENCE=1 KUBEBUILDER_ASSETS="$(K8S_BINS)" $(GO) test ./test/resilience -run '^TestResilience$$' -count=1 -v -timeout 45m $(TEST_FLAGS)
+
 .PHONY: bench
 bench: ## Benchmarks; they print their own figures.
 	KUBEBUILDER_ASSETS="$(K8S_BINS)" $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m $(TEST_PKGS)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -87,9 +88,15 @@ type Cluster struct {
 	KubeconfigPath string
 
 	ca        *certificateAuthority
-	apiserver *process
-	kcm       *process
 	admin     *rest.Config
+	kcm       *process
+
+	// apiserverMu guards apiserver, which StopAPIServer and StartAPIServer
+	// replace; apiserverStart is how to start it again (same port, same
+	// arguments, same log file).
+	apiserverMu    sync.Mutex
+	apiserver      *process
+	apiserverStart func() (*process, error)
 }
 
 // Config returns a copy of the admin rest.Config.
@@ -196,19 +203,15 @@ func startCluster(ctx context.Context, binDir, dir, name, etcdURL string, port i
 		"--profiling=false",
 		"--v=1",
 	}
-	c.apiserver, err = startProcess(apiserverName, filepath.Join(binDir, "kube-apiserver"), apiArgs,
-		filepath.Join(logs, name+"-kube-apiserver.log"))
-	if err != nil {
+	c.apiserverStart = func() (*process, error) {
+		return startProcess(apiserverName, filepath.Join(binDir, "kube-apiserver"), apiArgs,
+			filepath.Join(logs, name+"-kube-apiserver.log"))
+	}
+	if err := c.StartAPIServer(ctx); err != nil {
 		return nil, err
 	}
 	client, err := kubernetes.NewForConfig(c.admin)
 	if err != nil {
-		c.stop()
-		return nil, err
-	}
-	if err := c.apiserver.waitReady(ctx, 90*time.Second, func(ctx context.Context) error {
-		return client.Discovery().RESTClient().Get().AbsPath("/readyz").Do(ctx).Error()
-	}); err != nil {
 		c.stop()
 		return nil, err
 	}
@@ -244,9 +247,54 @@ func startCluster(ctx context.Context, binDir, dir, name, etcdURL string, port i
 	return c, nil
 }
 
+// StopAPIServer stops the cluster's kube-apiserver (SIGTERM, then SIGKILL),
+// as an outage would: everything else (etcd, the controller manager, the
+// agents and controllers that talk to it) keeps running and retrying. The
+// fleet does not report the stopped API server as a failure.
+func (c *Cluster) StopAPIServer() {
+	c.apiserverMu.Lock()
+	p := c.apiserver
+	c.apiserver = nil
+	c.apiserverMu.Unlock()
+	if p != nil {
+		p.stop(10 * time.Second)
+	}
+}
+
+// StartAPIServer starts the cluster's kube-apiserver again after
+// StopAPIServer, on the same address with the same arguments (its log file
+// grows), and waits until it is ready. It does nothing if it runs.
+func (c *Cluster) StartAPIServer(ctx context.Context) error {
+	c.apiserverMu.Lock()
+	defer c.apiserverMu.Unlock()
+	if c.apiserver != nil {
+		return nil
+	}
+	p, err := c.apiserverStart()
+	if err != nil {
+		return err
+	}
+	client, err := kubernetes.NewForConfig(c.admin)
+	if err != nil {
+		p.stop(10 * time.Second)
+		return err
+	}
+	if err := p.waitReady(ctx, 90*time.Second, func(ctx context.Context) error {
+		return client.Discovery().RESTClient().Get().AbsPath("/readyz").Do(ctx).Error()
+	}); err != nil {
+		p.stop(10 * time.Second)
+		return err
+	}
+	c.apiserver = p
+	return nil
+}
+
 // checkAlive reports a component of the cluster that has died.
 func (c *Cluster) checkAlive() error {
-	for _, p := range []*process{c.apiserver, c.kcm} {
+	c.apiserverMu.Lock()
+	apiserver := c.apiserver
+	c.apiserverMu.Unlock()
+	for _, p := range []*process{apiserver, c.kcm} {
 		if p == nil {
 			continue
 		}
@@ -261,9 +309,7 @@ func (c *Cluster) stop() {
 	if c.kcm != nil {
 		c.kcm.stop(5 * time.Second)
 	}
-	if c.apiserver != nil {
-		c.apiserver.stop(10 * time.Second)
-	}
+	c.StopAPIServer()
 }
 
 func writeKubeconfig(path, name, host string, caPEM []byte, kp keyPair) error {

@@ -33,7 +33,9 @@ func startProcess(name, binary string, args []string, logPath string) (*process,
 	if _, err := os.Stat(binary); err != nil {
 		return nil, fmt.Errorf("%s: binary %s not found (run `make k8s-bins`): %w", name, binary, err)
 	}
-	logFile, err := os.Create(logPath)
+	// Appended to: a component started again (Cluster.StartAPIServer) keeps
+	// one log.
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("%s: creating log file: %w", name, err)
 	}

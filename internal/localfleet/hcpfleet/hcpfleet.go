@@ -12,11 +12,14 @@ package hcpfleet
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -119,6 +122,25 @@ type Product struct {
 type hubReplica struct {
 	cancel context.CancelFunc
 	done   chan struct{}
+	// killed cuts the replica off from the API server at once (KillHub).
+	killed atomic.Bool
+}
+
+// errKilled is what every request of a killed hub replica gets.
+var errKilled = errors.New("hub replica killed")
+
+// severable is a replica's transport: once killed, no request leaves it,
+// as none leaves a killed process (in-flight ones may still land).
+type severable struct {
+	next   http.RoundTripper
+	killed *atomic.Bool
+}
+
+func (s severable) RoundTrip(req *http.Request) (*http.Response, error) {
+	if s.killed.Load() {
+		return nil, errKilled
+	}
+	return s.next.RoundTrip(req)
 }
 
 // AgentImage is the agent image the local fleet runs (in-process).
@@ -266,12 +288,16 @@ func (p *Product) StartHub() int {
 	if p.opts.Hub != nil {
 		p.opts.Hub(opts)
 	}
+	// Every client of the replica (its manager, the add-on manager) is built
+	// from this configuration, so KillHub silences all of them.
+	cfg := rest.CopyConfig(p.hubConfig)
+	cfg.Wrap(func(next http.RoundTripper) http.RoundTripper { return severable{next: next, killed: &r.killed} })
 	go func() {
 		defer close(r.done)
 		// Like a pod, a replica that exits (e.g. it lost its leader lease on
 		// an overloaded machine) is restarted; its error is recorded.
 		for backoff := time.Second; ; backoff = min(2*backoff, 30*time.Second) {
-			err := hub.Run(ctx, p.hubConfig, opts)
+			err := hub.Run(ctx, cfg, opts)
 			if ctx.Err() != nil {
 				return
 			}
@@ -292,13 +318,35 @@ func (p *Product) StartHub() int {
 // and the HyperShift stand-in), as if their pods were deleted.
 func (p *Product) RestartAgent(cluster string) { p.kubelets[cluster].RestartAll() }
 
-// StopHub stops hub replica i (as if its pod were killed).
+// KillHub kills hub replica i at once, as SIGKILL would: from this instant
+// it sends nothing more (no status write, no lease release), then it stops.
+// A standby takes over only once the leader lease expires.
+func (p *Product) KillHub(i int) {
+	p.mu.Lock()
+	r := p.hubs[i]
+	p.mu.Unlock()
+	r.killed.Store(true)
+	r.cancel()
+	<-r.done
+}
+
+// StopHub stops hub replica i gracefully (its pod deleted: it finishes, and
+// releases the leader lease, so a standby takes over at once).
 func (p *Product) StopHub(i int) {
 	p.mu.Lock()
 	r := p.hubs[i]
 	p.mu.Unlock()
 	r.cancel()
 	<-r.done
+}
+
+// HubExits counts the times a hub replica exited on its own (and was
+// restarted), e.g. after losing its leader lease while the API server was
+// away.
+func (p *Product) HubExits() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.errs)
 }
 
 // Err reports the first failure of a hub replica.

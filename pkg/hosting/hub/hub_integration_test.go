@@ -17,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
-	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -39,7 +38,7 @@ var (
 	npGVR   = schema.GroupVersionResource{Group: "hypershift.openshift.io", Version: "v1beta1", Resource: "nodepools"}
 	scGVR   = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
 	nsGVR   = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
-	release = "quay.io/openshift-release-dev/ocp-release:4.18.5-multi"
+	release = fleettest.Release
 )
 
 const lostHostTimeout = 3 * time.Second
@@ -97,45 +96,14 @@ func TestMain(m *testing.M) {
 // Placement of the management clusters and a pull secret.
 func tenant(t *testing.T, name string) {
 	t.Helper()
-	ctx := context.Background()
-	for _, o := range []client.Object{
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}},
-		&clusterv1beta2.ManagedClusterSetBinding{ObjectMeta: metav1.ObjectMeta{Name: "global", Namespace: name}, Spec: clusterv1beta2.ManagedClusterSetBindingSpec{ClusterSet: "global"}},
-		&clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "hosts", Namespace: name}, Spec: clusterv1beta1.PlacementSpec{
-			ClusterSets: []string{"global"},
-			Predicates: []clusterv1beta1.ClusterPredicate{{RequiredClusterSelector: clusterv1beta1.ClusterSelector{
-				LabelSelector: metav1.LabelSelector{MatchLabels: map[string]string{hcpfleet.HostLabel: "true"}}}}},
-		}},
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "pull-secret", Namespace: name}, StringData: map[string]string{".dockerconfigjson": `{"auths":{}}`}},
-	} {
-		if err := hubc.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
-			t.Fatal(err)
-		}
+	if err := fleettest.Tenant(context.Background(), hubc, name); err != nil {
+		t.Fatal(err)
 	}
 }
 
-// hcd is a HostedClusterDeployment with one node pool, as unstructured
-// (the way a user's YAML arrives, unknown fields included).
+// hcd is a HostedClusterDeployment with one node pool (fleettest.HCD).
 func hcd(namespace, name string, mutate ...func(spec map[string]any)) *unstructured.Unstructured {
-	hc := fleettest.HostedCluster(v1alpha1.DefaultHostingNamespace, name).Object["spec"].(map[string]any)
-	spec := map[string]any{
-		"placement":     "hosts",
-		"hostedCluster": map[string]any{"labels": map[string]any{"team": "a"}, "spec": hc},
-		"nodePools": []any{map[string]any{"name": name + "-workers", "spec": map[string]any{
-			"clusterName": name, "replicas": int64(2), "release": map[string]any{"image": release},
-			"management": map[string]any{"upgradeType": "Replace"},
-			"platform":   map[string]any{"type": "None"},
-		}}},
-	}
-	for _, m := range mutate {
-		m(spec)
-	}
-	u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
-	u.SetAPIVersion(v1alpha1.GroupVersion.String())
-	u.SetKind("HostedClusterDeployment")
-	u.SetNamespace(namespace)
-	u.SetName(name)
-	return u
+	return fleettest.HCD(namespace, name, mutate...)
 }
 
 func getHCD(ctx context.Context, namespace, name string) (*v1alpha1.HostedClusterDeployment, error) {
