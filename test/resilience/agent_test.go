@@ -6,16 +6,13 @@ import (
 	"testing"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
 	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/fleettest"
-	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/agent/operator"
 )
@@ -160,18 +157,11 @@ func agentRestarts(t *testing.T, r *row) {
 	r.figure("%d restarts, each back and reconciled in %s on average, 0 writes", restarts, (converged / restarts).Round(100*time.Millisecond))
 }
 
-// agentLeaseHolder is the holder of the agent's leader-election lease on a
-// management cluster ("" when none holds it).
 func agentLeaseHolder(t *testing.T, cluster string) string {
 	t.Helper()
-	leases, err := spokes[cluster].CoordinationV1().Leases(metav1.NamespaceAll).List(context.Background(), metav1.ListOptions{
-		FieldSelector: fields.OneTermEqualSelector("metadata.name", addon.Name+"-agent").String(),
-	})
-	if err != nil && !apierrors.IsNotFound(err) {
+	h, err := fleettest.AgentLeaseHolder(context.Background(), spokes[cluster])
+	if err != nil {
 		t.Fatal(err)
 	}
-	if len(leases.Items) == 0 || leases.Items[0].Spec.HolderIdentity == nil {
-		return ""
-	}
-	return *leases.Items[0].Spec.HolderIdentity
+	return h
 }

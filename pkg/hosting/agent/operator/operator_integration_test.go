@@ -197,12 +197,21 @@ func TestOperatorLifecycle(t *testing.T) {
 		// the apply-writes counter counts every object the agent writes.
 		writes0, reconciles0 := metric(t, "hcpfleet_agent_hypershift_operator_apply_writes_total", ""), metric(t, "controller_runtime_reconcile_total", "hypershift-operator")
 		before := managedObjects(t, "cluster-1")
+		holder, err := fleettest.AgentLeaseHolder(ctx, spoke1)
+		if err != nil {
+			t.Fatal(err)
+		}
 		product.RestartAgent("cluster-1")
 		// Wait for the restarted agent's first reconcile before nudging it:
 		// a nudge that arrives while that reconcile is still queued would be
 		// folded into it (one request), and the wait below would never see
-		// a second one.
-		eventually(t, time.Minute, "the restarted agent reconciled once", func(context.Context) error {
+		// a second one. The agents share the process's metrics registry; the
+		// lease, taken under a new identity, is this agent's own signal that
+		// it is back, and nothing else changes on the other cluster now.
+		eventually(t, time.Minute, "the restarted agent leads and reconciled once", func(ctx context.Context) error {
+			if h, err := fleettest.AgentLeaseHolder(ctx, spoke1); err != nil || h == "" || h == holder {
+				return fmt.Errorf("agent lease held by %q (%v), before the restart by %q", h, err, holder)
+			}
 			if r := metric(t, "controller_runtime_reconcile_total", "hypershift-operator"); r < reconciles0+1 {
 				return fmt.Errorf("%v reconciles since", r-reconciles0)
 			}
