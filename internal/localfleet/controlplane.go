@@ -87,9 +87,9 @@ type Cluster struct {
 	// KubeconfigPath is an admin (system:masters) kubeconfig file.
 	KubeconfigPath string
 
-	ca        *certificateAuthority
-	admin     *rest.Config
-	kcm       *process
+	ca    *certificateAuthority
+	admin *rest.Config
+	kcm   *process
 
 	// apiserverMu guards apiserver, which StopAPIServer and StartAPIServer
 	// replace; apiserverStart is how to start it again (same port, same

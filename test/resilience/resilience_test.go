@@ -117,7 +117,9 @@ func (tb *table) scenario(t *testing.T, name, injected, checked string, run func
 	})
 }
 
-func (r *row) figure(format string, args ...any) { r.figures = append(r.figures, fmt.Sprintf(format, args...)) }
+func (r *row) figure(format string, args ...any) {
+	r.figures = append(r.figures, fmt.Sprintf(format, args...))
+}
 
 func TestResilience(t *testing.T) {
 	if env == nil {
@@ -213,4 +215,6 @@ func waitHCD(t *testing.T, timeout time.Duration, ns, name string, checks ...hcd
 	return h
 }
 
-func objectMeta(ns, name string) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: ns, Name: name} }
+func objectMeta(ns, name string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Namespace: ns, Name: name}
+}
