@@ -48,16 +48,14 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
-	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
-	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hcpfleet"
 	"github.com/hcp-fleet/hcp-fleet/manifests"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 )
 
 const (
@@ -76,12 +74,9 @@ const (
 var scheme = runtime.NewScheme()
 
 func init() {
-	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(hosting.AddHubAPIs(scheme))
 	utilruntime.Must(operatorsv1alpha1.AddToScheme(scheme))
 	utilruntime.Must(operatorsv1.AddToScheme(scheme))
-	utilruntime.Must(v1alpha1.AddToScheme(scheme))
-	utilruntime.Must(clusterv1.Install(scheme))
-	utilruntime.Must(addonv1alpha1.Install(scheme))
 }
 
 // TestInstalledByOLM: OLM installs the bundle (CSV Succeeded), the hub runs

@@ -7,12 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
-	clusterv1 "open-cluster-management.io/api/cluster/v1"
-	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
-	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
-	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	workv1 "open-cluster-management.io/api/work/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -25,23 +20,12 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/fleetmetrics"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/importer"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/scheduling"
-
-	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 )
 
 // Scheme holds every API the hub controllers read or write.
 var Scheme = runtime.NewScheme()
 
-func init() {
-	utilruntime.Must(clientgoscheme.AddToScheme(Scheme))
-	utilruntime.Must(v1alpha1.AddToScheme(Scheme))
-	utilruntime.Must(clusterv1.Install(Scheme))
-	utilruntime.Must(clusterv1alpha1.Install(Scheme))
-	utilruntime.Must(clusterv1beta1.Install(Scheme))
-	utilruntime.Must(clusterv1beta2.Install(Scheme))
-	utilruntime.Must(workv1.Install(Scheme))
-	utilruntime.Must(addonv1alpha1.Install(Scheme))
-}
+func init() { utilruntime.Must(hosting.AddHubAPIs(Scheme)) }
 
 // setupControllers registers the hub's HostedClusterDeployment controllers
 // with the manager; they run on the leader only.

@@ -6,32 +6,18 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
-	clusterv1 "open-cluster-management.io/api/cluster/v1"
-	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
-	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
-	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
-	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/pkg/fleetview"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 )
 
 // Scheme holds the hub types the plugin reads.
 var Scheme = runtime.NewScheme()
 
-func init() {
-	utilruntime.Must(clientgoscheme.AddToScheme(Scheme))
-	utilruntime.Must(v1alpha1.AddToScheme(Scheme))
-	utilruntime.Must(clusterv1.Install(Scheme))
-	utilruntime.Must(clusterv1alpha1.Install(Scheme))
-	utilruntime.Must(clusterv1beta1.Install(Scheme))
-	utilruntime.Must(clusterv1beta2.Install(Scheme))
-	utilruntime.Must(addonv1alpha1.Install(Scheme))
-}
+func init() { utilruntime.Must(hosting.AddHubAPIs(Scheme)) }
 
 // NewReader is a reader of the hub as cfg's identity whose errors name the
 // read that failed (fleetview.ReadError): a missing permission as RBAC
