@@ -1,9 +1,6 @@
 package fleetview
 
 import (
-	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/internal/golden"
 )
 
 func cond(t string, s metav1.ConditionStatus, reason, msg string) metav1.Condition {
@@ -57,29 +55,6 @@ func TestDeploymentOf(t *testing.T) {
 	}
 }
 
-var update = flag.Bool("update", false, "rewrite testdata/*.golden from the renderers' output")
-
-// golden compares got with testdata/name.golden (rewritten with -update).
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test -run %s -update writes it)", err, t.Name())
-	}
-	if got != string(want) {
-		t.Errorf("output differs from %s (go test -update rewrites it after a wanted change):\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
-}
-
 func TestRender(t *testing.T) {
 	now := time.Date(2025, 1, 1, 12, 30, 5, 0, time.UTC)
 	s := Snapshot{
@@ -106,7 +81,7 @@ func TestRender(t *testing.T) {
 			if err := Render(&b, "hcp-fleet", tc.s, now); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, tc.name, b.String())
+			golden.Compare(t, tc.name, b.String())
 			for _, line := range strings.Split(b.String(), "\n") {
 				if n := len([]rune(line)); n > 200 {
 					t.Errorf("line of %d characters (problems are truncated): %q", n, line)

@@ -1,9 +1,6 @@
 package kubectlhcpfleet
 
 import (
-	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,32 +9,10 @@ import (
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/internal/golden"
 	"github.com/hcp-fleet/hcp-fleet/pkg/fleetview"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/scheduling"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden from the renderers' output")
-
-// golden compares got with testdata/name.golden (rewritten with -update).
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test -run %s -update writes it)", err, t.Name())
-	}
-	if got != string(want) {
-		t.Errorf("output differs from %s (go test -update rewrites it after a wanted change):\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
-}
 
 func candidate(name string, load, capacity int32) scheduling.Candidate {
 	return scheduling.Candidate{Name: name, ClusterAvailable: true, AddOnAvailable: true, OperatorInstalled: true,
@@ -81,7 +56,7 @@ func TestRenderExplanation(t *testing.T) {
 			if err := RenderExplanation(&b, tc.x); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, tc.name, b.String())
+			golden.Compare(t, tc.name, b.String())
 		})
 	}
 }
@@ -111,7 +86,7 @@ func TestRenderHost(t *testing.T) {
 			if err := RenderHost(&b, tc.h, now); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, tc.name, b.String())
+			golden.Compare(t, tc.name, b.String())
 		})
 	}
 }
