@@ -297,32 +297,15 @@ func boundOnceAndDelivered(t *testing.T, ns string, want int) map[string]int {
 		perCluster = count
 		return nil
 	})
-	ctx := context.Background()
-	var works workv1.ManifestWorkList
-	if err := hubc.List(ctx, &works, client.MatchingLabels{hosting.LabelHCDNamespace: ns}); err != nil {
+	works, problems, err := fleettest.OneManifestWorkEach(context.Background(), hubc, ns)
+	if err != nil {
 		t.Fatal(err)
 	}
-	seen := map[string]string{}
-	for _, w := range works.Items {
-		name := w.Labels[hosting.LabelHCDName]
-		if other, dup := seen[name]; dup {
-			t.Errorf("%s/%s has ManifestWorks on %s and %s", ns, name, other, w.Namespace)
-		}
-		seen[name] = w.Namespace
-		h, err := getHCD(ctx, ns, name)
-		if apierrors.IsNotFound(err) {
-			t.Errorf("orphaned ManifestWork %s/%s: no HostedClusterDeployment %s/%s", w.Namespace, w.Name, ns, name)
-			continue
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if h.Status.HostingCluster != w.Namespace {
-			t.Errorf("%s bound to %s but delivered to %s", name, h.Status.HostingCluster, w.Namespace)
-		}
+	for _, p := range problems {
+		t.Error(p)
 	}
-	if len(seen) != want {
-		t.Errorf("%d ManifestWorks for %d HostedClusterDeployments", len(seen), want)
+	if works != want {
+		t.Errorf("%d ManifestWorks for %d HostedClusterDeployments", works, want)
 	}
 	return perCluster
 }

@@ -2,17 +2,21 @@ package fleettest
 
 import (
 	"context"
+	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
+	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hcpfleet"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 )
 
 // Release is the release image test HostedClusterDeployments run.
@@ -62,4 +66,35 @@ func HCD(namespace, name string, mutate ...func(spec map[string]any)) *unstructu
 	u.SetNamespace(namespace)
 	u.SetName(name)
 	return u
+}
+
+// OneManifestWorkEach checks the ManifestWorks hcp-fleet keeps on the hub for
+// a namespace's HostedClusterDeployments: none has two, each is in the
+// namespace of the cluster its HostedClusterDeployment is bound to, and none
+// is left without its HostedClusterDeployment. It returns how many there
+// are and every problem found.
+func OneManifestWorkEach(ctx context.Context, hub client.Reader, namespace string) (works int, problems []string, err error) {
+	var list workv1.ManifestWorkList
+	if err := hub.List(ctx, &list, client.MatchingLabels{hosting.LabelHCDNamespace: namespace}); err != nil {
+		return 0, nil, err
+	}
+	seen := map[string]string{}
+	for _, w := range list.Items {
+		name := w.Labels[hosting.LabelHCDName]
+		if other, dup := seen[name]; dup {
+			problems = append(problems, fmt.Sprintf("%s/%s has ManifestWorks on %s and %s", namespace, name, other, w.Namespace))
+		}
+		seen[name] = w.Namespace
+		h := &v1alpha1.HostedClusterDeployment{}
+		err := hub.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, h)
+		switch {
+		case apierrors.IsNotFound(err):
+			problems = append(problems, fmt.Sprintf("orphaned ManifestWork %s/%s: no HostedClusterDeployment %s/%s", w.Namespace, w.Name, namespace, name))
+		case err != nil:
+			return 0, nil, err
+		case h.Status.HostingCluster != w.Namespace:
+			problems = append(problems, fmt.Sprintf("%s/%s bound to %q but delivered to %s", namespace, name, h.Status.HostingCluster, w.Namespace))
+		}
+	}
+	return len(seen), problems, nil
 }
