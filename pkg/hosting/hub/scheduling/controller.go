@@ -28,6 +28,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	hcdac "github.com/hcp-fleet/hcp-fleet/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hcdstatus"
 )
 
@@ -230,15 +231,60 @@ func claimInt(claims map[string]string, name string) int32 {
 
 // Capacity is how many hosted clusters the scheduler lets a management
 // cluster take: maxHostedClusters of the HostingConfig its add-on runs with
-// (the desired one while a change rolls out), or the API default while none
-// is resolved. The fleet view shows the same number.
-func Capacity(ctx context.Context, c client.Reader, mca *addonv1alpha1.ManagedClusterAddOn, namespaces ConfigNamespaces) (int32, error) {
+// (the desired one while a change rolls out; the API default while none is
+// resolved), or the capacity its agent reports when that is smaller (what
+// the cluster's Nodes take at the size of one hosted control plane; see
+// ReportedCapacity). mc may be nil (no claims). The fleet view shows the
+// same number.
+func Capacity(ctx context.Context, c client.Reader, mc *clusterv1.ManagedCluster, mca *addonv1alpha1.ManagedClusterAddOn, namespaces ConfigNamespaces) (int32, error) {
 	hc, err := HostingConfigOf(ctx, c, mca, namespaces)
-	if err != nil || hc == nil {
+	if err != nil {
 		return v1alpha1.DefaultMaxHostedClusters, err
 	}
-	maxHosted, _ := hc.Spec.Limits()
-	return maxHosted, nil
+	var spec *v1alpha1.HostingConfigSpec
+	if hc != nil {
+		spec = &hc.Spec
+	}
+	maxHosted, _ := spec.Limits()
+	var claims []clusterv1.ManagedClusterClaim
+	if mc != nil {
+		claims = mc.Status.ClusterClaims
+	}
+	return EffectiveCapacity(maxHosted, ClaimsMap(claims)), nil
+}
+
+// EffectiveCapacity is the smaller of maxHosted (what the hub resolves from
+// the HostingConfig) and the agent's reported capacity, if it reports one.
+// The agent can only lower its own cluster's capacity this way, never raise
+// it above what the hub's HostingConfig allows.
+func EffectiveCapacity(maxHosted int32, claims map[string]string) int32 {
+	if reported, ok := ReportedCapacity(claims); ok {
+		return min(maxHosted, reported)
+	}
+	return maxHosted
+}
+
+// ReportedCapacity is the capacity the agent reports (hosting.ClaimCapacity),
+// if it reports a valid one.
+func ReportedCapacity(claims map[string]string) (int32, bool) {
+	v, ok := claims[hosting.ClaimCapacity]
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(v, 10, 32)
+	if err != nil || n < 0 {
+		return 0, false
+	}
+	return int32(n), true
+}
+
+// ClaimsMap indexes a ManagedCluster's claims by name.
+func ClaimsMap(claims []clusterv1.ManagedClusterClaim) map[string]string {
+	m := make(map[string]string, len(claims))
+	for _, cl := range claims {
+		m[cl.Name] = cl.Value
+	}
+	return m
 }
 
 // HostingConfigOf returns the HostingConfig a management cluster's add-on

@@ -185,10 +185,7 @@ func (in Inputs) Candidate(ctx context.Context, name string) (Candidate, error) 
 	var claims map[string]string
 	if err := in.Client.Get(ctx, types.NamespacedName{Name: name}, mc); err == nil {
 		c.ClusterAvailable = meta.IsStatusConditionTrue(mc.Status.Conditions, clusterv1.ManagedClusterConditionAvailable)
-		claims = make(map[string]string, len(mc.Status.ClusterClaims))
-		for _, cl := range mc.Status.ClusterClaims {
-			claims[cl.Name] = cl.Value
-		}
+		claims = ClaimsMap(mc.Status.ClusterClaims)
 	} else if !apierrors.IsNotFound(err) {
 		return c, err
 	}
@@ -207,7 +204,8 @@ func (in Inputs) Candidate(ctx context.Context, name string) (Candidate, error) 
 			c.HostingNamespaces = hc.Spec.HostingNamespaces
 			spec = &hc.Spec
 		}
-		c.Capacity, _ = spec.Limits()
+		maxHosted, _ := spec.Limits()
+		c.Capacity = EffectiveCapacity(maxHosted, claims)
 	} else if !apierrors.IsNotFound(err) {
 		return c, err
 	}
