@@ -63,7 +63,9 @@ var (
 		Buckets: prometheus.ExponentialBuckets(0.25, 2, 15)})
 )
 
-func init() { metrics.Registry.MustRegister(attempts, bindings, conflicts, unschedulable, bindingLatency) }
+func init() {
+	metrics.Registry.MustRegister(attempts, bindings, conflicts, unschedulable, bindingLatency)
+}
 
 // Options configure the scheduler.
 type Options struct {
