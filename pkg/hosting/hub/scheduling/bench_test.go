@@ -110,6 +110,7 @@ func BenchmarkScheduling(b *testing.B) {
 	removeHostedClusters(b, env, hubc, hostClients)
 	ours := runOurs(b, env, hubc, requests, capacity)
 	p50, p99 := statusLatency(b, hubc, hostClients, "bench", min(requests, 100))
+	restPerMinute, restTop := atRest(b, env)
 
 	b.StopTimer()
 	fmt.Printf("\n%d hosted clusters requested at once over %d management clusters of capacity %d\n", requests, clusters, capacity)
@@ -136,6 +137,8 @@ func BenchmarkScheduling(b *testing.B) {
 		recipe.bound.Round(100*time.Millisecond), ratio(recipe.bound, floorBind), recipe.spread, recipe.overCapacity)
 	fmt.Printf("status latency: p50 %s, p99 %s (host HostedCluster → HCD status, %d clusters)\n",
 		p50.Round(time.Millisecond), p99.Round(time.Millisecond), clusters)
+	fmt.Printf("footprint: hub API %d requests/min at rest, all clients (top: %s); process peak RSS %s (hub, OCM and %d agents in one process)\n",
+		restPerMinute, strings.Join(restTop, ", "), peakRSS(), clusters)
 	b.ReportMetric(ours.elapsed.Seconds(), "s-ours")
 	b.ReportMetric(recipe.bound.Seconds(), "s-recipe")
 }

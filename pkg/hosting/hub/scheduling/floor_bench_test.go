@@ -3,6 +3,10 @@ package scheduling_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
 	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -103,4 +108,77 @@ func floor(b *testing.B, env *fleettest.Env, hubc client.WithWatch, n int) (bind
 		return nil
 	})
 	return bind, deliver
+}
+
+// atRest counts the requests the hub API server serves over one minute
+// while nothing changes (every HostedClusterDeployment delivered, no user
+// writing), by verb and resource: every client's (the OCM controllers',
+// the klusterlets' and agents' leases included), not only hcp-fleet's hub.
+func atRest(b *testing.B, env *fleettest.Env) (perMinute int, top []string) {
+	before := apiserverRequests(b, env)
+	time.Sleep(time.Minute)
+	after := apiserverRequests(b, env)
+	type kv struct {
+		k string
+		v int
+	}
+	var all []kv
+	for k, v := range after {
+		if d := v - before[k]; d > 0 {
+			perMinute += d
+			all = append(all, kv{k, d})
+		}
+	}
+	slices.SortFunc(all, func(a, b kv) int { return b.v - a.v })
+	for i := range min(5, len(all)) {
+		top = append(top, fmt.Sprintf("%s %d", all[i].k, all[i].v))
+	}
+	return perMinute, top
+}
+
+// apiserverRequests reads apiserver_request_total from the hub API server,
+// summed by verb and resource (watches left out: they are long-running).
+func apiserverRequests(b *testing.B, env *fleettest.Env) map[string]int {
+	kc := kubernetes.NewForConfigOrDie(env.Fleet.Hub.Config())
+	raw, err := kc.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	out := map[string]int{}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if !strings.HasPrefix(line, "apiserver_request_total{") {
+			continue
+		}
+		verb, resource := promLabel(line, "verb"), promLabel(line, "resource")
+		if verb == "WATCH" || resource == "" {
+			continue
+		}
+		f := strings.Fields(line)
+		v, _ := strconv.ParseFloat(f[len(f)-1], 64)
+		out[verb+" "+resource] += int(v)
+	}
+	return out
+}
+
+func promLabel(line, k string) string {
+	i := strings.Index(line, k+`="`)
+	if i < 0 {
+		return ""
+	}
+	rest := line[i+len(k)+2:]
+	return rest[:strings.Index(rest, `"`)]
+}
+
+// peakRSS is this process's peak resident set (VmHWM), or "unknown".
+func peakRSS() string {
+	raw, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return "unknown"
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if strings.HasPrefix(line, "VmHWM:") {
+			return strings.Join(strings.Fields(line)[1:], " ")
+		}
+	}
+	return "unknown"
 }
