@@ -160,13 +160,16 @@ test: vet ## Unit, integration and end-to-end tests against real kube-apiservers
 # scheduler and through one Placement per hosted cluster, status latency;
 # it ends with one summary line per figure (docs/performance.md). Sizes:
 # BENCH_CLUSTERS (default 10), BENCH_HOSTED (default 300); the goal is 20 / 1000.
+# Then the hub-only harness (BenchmarkHubOnly): BENCH_HUBONLY sizes as
+# HCDs/clusters, the goal 1000/50,5000/100,10000/200.
 BENCH_CLUSTERS ?= 10
 BENCH_HOSTED   ?= 300
+BENCH_HUBONLY  ?= 1000/50,5000/100
 
 .PHONY: bench
 bench: ## Fleet-scale benchmark (~15 min at the defaults; BENCH_CLUSTERS, BENCH_HOSTED); one summary line per figure.
-	BENCH_CLUSTERS=$(BENCH_CLUSTERS) BENCH_HOSTED=$(BENCH_HOSTED) KUBEBUILDER_ASSETS="$(K8S_BINS)" \
-	  $(GO) test -run '^$$' -bench '^BenchmarkScheduling$$' -benchtime 1x -timeout 90m ./pkg/hosting/hub/scheduling
+	BENCH_CLUSTERS=$(BENCH_CLUSTERS) BENCH_HOSTED=$(BENCH_HOSTED) BENCH_HUBONLY=$(BENCH_HUBONLY) KUBEBUILDER_ASSETS="$(K8S_BINS)" \
+	  $(GO) test -run '^$$' -bench '^Benchmark(Scheduling|HubOnly)$$' -benchtime 1x -timeout 90m ./pkg/hosting/hub/scheduling
 
 .PHONY: bench-micro
 bench-micro: ## The other (in-process) benchmarks, e.g. the CAPI proxy's.
