@@ -131,16 +131,26 @@ func hubOnly(b *testing.B, n, clusters int) (time.Duration, float64) {
 			b.Error(err)
 		}
 	})
+	lastProgress := time.Now()
 	err = wait.PollUntilContextTimeout(ctx, time.Second, 60*time.Minute, false, func(ctx context.Context) (bool, error) {
 		var hcds v1alpha1.HostedClusterDeploymentList
 		if err := c.List(ctx, &hcds, client.InNamespace(ns)); err != nil {
 			return false, nil //nolint:nilerr // retried
 		}
-		done := 0
+		bound, done, example := 0, 0, ""
 		for _, h := range hcds.Items {
+			if h.Status.HostingCluster != "" {
+				bound++
+			}
 			if h.Status.HostingCluster != "" && h.Status.ManifestWork != "" {
 				done++
+			} else if example == "" {
+				example = fmt.Sprintf("%s: %+v", h.Name, h.Status.Conditions)
 			}
+		}
+		if time.Since(lastProgress) > 15*time.Second {
+			lastProgress = time.Now()
+			fmt.Printf("  hub-only %d/%d: %d created, %d bound, %d delivered after %s; e.g. %s\n", n, clusters, len(hcds.Items), bound, done, time.Since(start).Round(time.Second), example)
 		}
 		return done == n, nil
 	})
