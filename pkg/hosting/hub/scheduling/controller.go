@@ -82,6 +82,13 @@ type Options struct {
 	Workers int
 }
 
+// bindTimeout bounds one binding write.
+const bindTimeout = 30 * time.Second
+
+// snapshotSyncWait is how long a decision waits for the bound snapshot's
+// initial sync before it looks again.
+const snapshotSyncWait = 200 * time.Millisecond
+
 // DefaultWorkers: see Options.Workers. Writes to the hub's API server are
 // what a burst waits for, and it accepts parallel writes many times faster
 // than serial ones.
@@ -111,6 +118,11 @@ type Reconciler struct {
 	snapshot *BoundSnapshot
 	inputs   Inputs
 	recorder record.EventRecorder
+	// snapshotSynced reports whether the snapshot has seen every object
+	// the informer listed at start: the manager waits for its caches, not
+	// for this handler, and a decision on a partial snapshot would
+	// undercount (after a takeover, say).
+	snapshotSynced func() bool
 	// decide serializes decisions and their assumptions, so that each
 	// decision sees every binding decided before it, written or not; the
 	// writes run outside it, in parallel.
@@ -146,9 +158,11 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if err != nil {
 		return err
 	}
-	if _, err := informer.AddEventHandler(r.snapshot.Handler()); err != nil {
+	registration, err := informer.AddEventHandler(r.snapshot.Handler())
+	if err != nil {
 		return err
 	}
+	r.snapshotSynced = registration.HasSynced
 	r.inputs = Inputs{Client: r.client, Strategy: opts.Strategy, ConfigNamespaces: opts.ConfigNamespaces,
 		Snapshot: r.snapshot, Assumed: r.assumed.on}
 	retryUnscheduled := handler.EnqueueRequestsFromMapFunc(r.unscheduled)
@@ -212,6 +226,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// Bound (the snapshot forgets our assumption when it records the
 		// binding), or going.
 		return ctrl.Result{}, nil
+	}
+	if r.snapshotSynced != nil && !r.snapshotSynced() {
+		return ctrl.Result{RequeueAfter: snapshotSyncWait}, nil
 	}
 	key := req.NamespacedName
 	r.decide.Lock()
@@ -382,7 +399,13 @@ func (r *Reconciler) bind(ctx context.Context, hcd *v1alpha1.HostedClusterDeploy
 		WithStatus(hcdac.HostedClusterDeploymentStatus().
 			WithHostingCluster(cluster).
 			WithConditions(hcdstatus.ApplyConditions(conds)...))
-	if err := hcdstatus.Apply(ctx, r.client, apply, FieldManager); err != nil {
+	// A binding decided is written even while the replica stops (it
+	// finishes before the manager releases the leader lease): a write
+	// abandoned mid-flight may still land, unseen by the next leader's
+	// first decisions.
+	writeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), bindTimeout)
+	defer cancel()
+	if err := hcdstatus.Apply(writeCtx, r.client, apply, FieldManager); err != nil {
 		return fmt.Errorf("binding %s/%s: %w", hcd.Namespace, hcd.Name, err)
 	}
 	bindings.Inc()
