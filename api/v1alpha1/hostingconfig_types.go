@@ -328,9 +328,10 @@ type CapacityConfig struct {
 	// +kubebuilder:validation:Minimum=1
 	AboveThreshold int32 `json:"aboveThreshold,omitempty"`
 
-	// perHostedControlPlane is the resource baseline of one hosted control plane. When
-	// set, a management cluster's free slots are also limited by its allocatable CPU
-	// and memory divided by this baseline.
+	// perHostedControlPlane is the resource baseline of one hosted control plane. A
+	// management cluster's capacity is also limited by the allocatable CPU and memory
+	// of its schedulable Nodes divided by the size of one hosted control plane: the
+	// average the running ones request once there are some, this baseline before.
 	// +optional
 	PerHostedControlPlane *ResourceBaseline `json:"perHostedControlPlane,omitempty"`
 }

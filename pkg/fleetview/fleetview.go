@@ -78,6 +78,10 @@ type Host struct {
 	// Capacity is the capacity the scheduler uses (scheduling.Capacity; 0
 	// when the cluster has no add-on).
 	Capacity int32 `json:"capacity"`
+	// CapacityBasis is what the agent computed the cluster's capacity from
+	// (Nodes, allocatable resources, size per hosted control plane); "" when
+	// not reported.
+	CapacityBasis string `json:"capacityBasis,omitempty"`
 	// FreeScore is the AddOnPlacementScore's free-capacity item ("-" when
 	// not reported).
 	FreeScore string `json:"freeScore"`
@@ -183,6 +187,8 @@ func collectHost(ctx context.Context, c client.Reader, mc *clusterv1.ManagedClus
 			h.Platforms = claim.Value
 		case hosting.ClaimSupportedVersions:
 			h.Versions = claim.Value
+		case hosting.ClaimCapacityBasis:
+			h.CapacityBasis = claim.Value
 		}
 	}
 	mca := &addonv1alpha1.ManagedClusterAddOn{}
@@ -193,7 +199,7 @@ func collectHost(ctx context.Context, c client.Reader, mc *clusterv1.ManagedClus
 		if c := meta.FindStatusCondition(mca.Status.Conditions, addon.ConditionCAPITypes); c != nil {
 			h.CAPI = c.Reason
 		}
-		capacity, err := scheduling.Capacity(ctx, c, mca, scheduling.ConfigNamespaces{})
+		capacity, err := scheduling.Capacity(ctx, c, mc, mca, scheduling.ConfigNamespaces{})
 		if err != nil {
 			return h, err
 		}
@@ -315,7 +321,15 @@ func renderHosts(b *strings.Builder, hosts []Host) error {
 		_, _ = fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", h.Name, h.Available, h.AddOn, h.Operator, dash(h.CAPI), hosted, h.FreeScore,
 			dash(h.Platforms), dash(h.Versions))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, h := range hosts {
+		if h.CapacityBasis != "" {
+			fmt.Fprintf(b, "  %s capacity: %s\n", h.Name, truncate(h.CapacityBasis, 160))
+		}
+	}
+	return nil
 }
 
 // conditionSummary names the key conditions that are True, and those that

@@ -59,7 +59,8 @@ func TestRender(t *testing.T) {
 	now := time.Date(2025, 1, 1, 12, 30, 5, 0, time.UTC)
 	s := Snapshot{
 		Hosts: []Host{
-			{Name: "cluster-1", Available: "True", AddOn: "Available", Operator: "Installed", CAPI: "Private", Hosted: "1", Capacity: 80, FreeScore: "97", Platforms: "Agent,KubeVirt,None", Versions: "4.19,4.18"},
+			{Name: "cluster-1", Available: "True", AddOn: "Available", Operator: "Installed", CAPI: "Private", Hosted: "1", Capacity: 9, FreeScore: "78",
+				CapacityBasis: "min(maxHostedClusters 80, 3 nodes: cpu 48, memory 192Gi; per hosted control plane cpu 5, memory 18Gi (HostingConfig) = 9) = 9", Platforms: "Agent,KubeVirt,None", Versions: "4.19,4.18"},
 			{Name: "cluster-2", Available: "True", AddOn: "-", Operator: "-", Hosted: "-", FreeScore: "-"},
 		},
 		Deployments: []Deployment{{Namespace: "hcp-demo", Name: "demo-agent", Host: "cluster-1", Phase: "Available", Version: "4.18.5",

@@ -59,6 +59,16 @@ const (
 	// ClaimPlatforms lists the HostedCluster platforms the cluster can host,
 	// comma separated.
 	ClaimPlatforms = "platforms.hostingcluster.hcpfleet.io"
+	// ClaimCapacity is how many hosted clusters the cluster takes: the smaller
+	// of its HostingConfig's maxHostedClusters and what the allocatable CPU
+	// and memory of its Nodes take at the size of one hosted control plane
+	// (ClaimCapacityBasis says which). The scheduler takes the smaller of this
+	// and the maxHostedClusters it resolves itself.
+	ClaimCapacity = "capacity.hostingcluster.hcpfleet.io"
+	// ClaimCapacityBasis says what ClaimCapacity was computed from (Nodes,
+	// allocatable resources, size per hosted control plane and where that
+	// size came from), for people and the fleet view.
+	ClaimCapacityBasis = "capacity-basis.hostingcluster.hcpfleet.io"
 )
 
 // KubeconfigKey is the data key of the admin kubeconfig in every kubeconfig

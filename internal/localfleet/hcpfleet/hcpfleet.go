@@ -99,6 +99,10 @@ type Options struct {
 	// address to scrape. It is called at each start of the agent (not of
 	// its cleanup Job).
 	AgentArgs func(cluster string) []string
+	// Nodes are the worker Nodes the kubelet stand-in registers on a
+	// management cluster (with allocatable CPU and memory, which the
+	// agent's capacity report reads); kubeletsim.DefaultNodes when nil.
+	Nodes func(cluster string) []kubeletsim.Node
 }
 
 // Product is hcp-fleet running on a local fleet.
@@ -206,6 +210,14 @@ func Start(fleet *localfleet.Fleet, opts Options) (*Product, error) {
 		if err != nil {
 			cancel()
 			return nil, err
+		}
+		nodes := kubeletsim.DefaultNodes()
+		if opts.Nodes != nil {
+			nodes = opts.Nodes(m.Name)
+		}
+		if err := k.RegisterNodes(ctx, nodes...); err != nil {
+			cancel()
+			return nil, fmt.Errorf("%s: %w", m.Name, err)
 		}
 		p.kubelets[m.Name] = k
 		p.wg.Add(1)
@@ -328,6 +340,12 @@ func (p *Product) KillHub(i int) {
 	r.killed.Store(true)
 	r.cancel()
 	<-r.done
+}
+
+// RegisterNodes registers (or updates) worker Nodes on a management
+// cluster, as kubelets joining or being resized would.
+func (p *Product) RegisterNodes(ctx context.Context, cluster string, nodes ...kubeletsim.Node) error {
+	return p.kubelets[cluster].RegisterNodes(ctx, nodes...)
 }
 
 // StopHub stops hub replica i gracefully (its pod deleted: it finishes, and

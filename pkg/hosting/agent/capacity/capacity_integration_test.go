@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -16,14 +17,20 @@ import (
 	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/fleettest"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hcpfleet"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hypershiftsim"
+	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/kubeletsim"
 	addonhub "github.com/hcp-fleet/hcp-fleet/pkg/addon/hub"
+	"github.com/hcp-fleet/hcp-fleet/pkg/cmd/hub"
+	"github.com/hcp-fleet/hcp-fleet/pkg/fleetview"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/agent/capacity"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/scheduling"
 )
 
 var (
@@ -166,4 +173,77 @@ func TestReportFollowsHostedClusters(t *testing.T) {
 		t.Fatal(err)
 	}
 	expect("unmanaged one labelled", 2, map[string]string{capacity.ClaimHostedClusters: "2", capacity.ClaimUnmanagedHostedClusters: "0"}, -33, true)
+}
+
+// TestCapacityFromNodes: with a size per hosted control plane in the
+// HostingConfig, the agent reports the capacity the kubelet stand-in's
+// Nodes (real Node objects with allocatable resources) take, with its
+// inputs; the scheduler's inputs and the fleet view read that capacity on
+// the hub, and it follows Nodes joining and being cordoned.
+func TestCapacityFromNodes(t *testing.T) {
+	ctx := context.Background()
+	hubDyn := dynamic.NewForConfigOrDie(fleet.Hub.Config())
+	hubc, err := client.New(fleet.Hub.Config(), client.Options{Scheme: hub.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := hcpfleet.EnableOnAll(ctx, fleet); err != nil {
+		t.Fatal(err)
+	}
+	// 3 default workers: cpu 48 / 5 = 9, memory 192Gi / 18Gi = 10.
+	patch := []byte(`{"spec":{"capacity":{"maxHostedClusters":80,"aboveThreshold":60,"perHostedControlPlane":{"cpu":"5","memory":"18Gi"}}}}`)
+	if _, err := hubDyn.Resource(addonhub.HostingConfigGVR).Namespace("hcp-fleet").Patch(ctx, "default", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		undo := []byte(`{"spec":{"capacity":{"perHostedControlPlane":null}}}`)
+		if _, err := hubDyn.Resource(addonhub.HostingConfigGVR).Namespace("hcp-fleet").Patch(ctx, "default", types.MergePatchType, undo, metav1.PatchOptions{}); err != nil {
+			t.Error(err)
+		}
+	})
+	expect := func(what string, capacity int32, basis string) {
+		t.Helper()
+		eventually(t, 2*time.Minute, what, func(ctx context.Context) error {
+			snapshot, err := fleetview.Collect(ctx, hubc, "")
+			if err != nil {
+				return err
+			}
+			var host *fleetview.Host
+			for i := range snapshot.Hosts {
+				if snapshot.Hosts[i].Name == "cluster-1" {
+					host = &snapshot.Hosts[i]
+				}
+			}
+			switch {
+			case host == nil:
+				return fmt.Errorf("fleet view shows no cluster-1: %+v", snapshot.Hosts)
+			case host.Capacity != capacity || host.CapacityBasis != basis:
+				return fmt.Errorf("fleet view: capacity %d (%q), want %d (%q)", host.Capacity, host.CapacityBasis, capacity, basis)
+			}
+			c, err := (scheduling.Inputs{Client: hubc, Bound: func(context.Context, string) ([]v1alpha1.HostedClusterDeployment, error) { return nil, nil }}).Candidate(ctx, "cluster-1")
+			if err != nil {
+				return err
+			}
+			if c.Capacity != capacity {
+				return fmt.Errorf("scheduler's candidate capacity %d, want %d", c.Capacity, capacity)
+			}
+			return nil
+		})
+	}
+	expect("capacity from 3 workers at 5 CPU / 18Gi", 9,
+		"min(maxHostedClusters 80, 3 nodes: cpu 48, memory 192Gi; per hosted control plane cpu 5, memory 18Gi (HostingConfig) = 9) = 9")
+
+	worker := kubeletsim.Node{Name: "worker-3", CPU: resource.MustParse("16"), Memory: resource.MustParse("64Gi")}
+	if err := env.Product.RegisterNodes(ctx, "cluster-1", worker); err != nil {
+		t.Fatal(err)
+	}
+	expect("a fourth worker joins", 12,
+		"min(maxHostedClusters 80, 4 nodes: cpu 64, memory 256Gi; per hosted control plane cpu 5, memory 18Gi (HostingConfig) = 12) = 12")
+
+	worker.Unschedulable = true
+	if err := env.Product.RegisterNodes(ctx, "cluster-1", worker); err != nil {
+		t.Fatal(err)
+	}
+	expect("it is cordoned", 9,
+		"min(maxHostedClusters 80, 3 nodes: cpu 48, memory 192Gi; per hosted control plane cpu 5, memory 18Gi (HostingConfig) = 9) = 9")
 }

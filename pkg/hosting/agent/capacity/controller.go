@@ -18,8 +18,12 @@ import (
 	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
@@ -34,7 +38,9 @@ var (
 	managedHostedClustersGauge = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "hcpfleet_agent_managed_hosted_clusters", Help: "HostedClusters on this management cluster that hcp-fleet delivered."})
 	capacityGauge = prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: "hcpfleet_agent_hosted_cluster_capacity", Help: "maxHostedClusters from the HostingConfig."})
+		Name: "hcpfleet_agent_hosted_cluster_capacity", Help: "HostedClusters this management cluster takes: maxHostedClusters from the HostingConfig, or fewer when its Nodes' allocatable CPU and memory take fewer hosted control planes."})
+	resourceSlotsGauge = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "hcpfleet_agent_hosted_cluster_resource_slots", Help: "Hosted control planes the allocatable CPU and memory of the schedulable Nodes take at the size of one (the observed average, or the HostingConfig's perHostedControlPlane); -1 when no size is known."})
 	freeSlotsGauge = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "hcpfleet_agent_hosted_cluster_free_slots", Help: "HostedClusters that still fit on this management cluster."})
 	supportedVersionsGauge = prometheus.NewGauge(prometheus.GaugeOpts{
@@ -42,7 +48,7 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(hostedClustersGauge, managedHostedClustersGauge, capacityGauge, freeSlotsGauge, supportedVersionsGauge)
+	metrics.Registry.MustRegister(hostedClustersGauge, managedHostedClustersGauge, capacityGauge, resourceSlotsGauge, freeSlotsGauge, supportedVersionsGauge)
 	utilruntime.Must(clusterv1alpha1.Install(agent.Scheme))
 }
 
@@ -52,9 +58,14 @@ var hostedClusterGVK = schema.GroupVersionKind{Group: "hypershift.openshift.io",
 // how soon counting starts once the operator installed the CRD).
 const resyncPeriod = 10 * time.Second
 
+// observePeriod is how often the requests of the running hosted control
+// planes are listed again: with 80 of them that is thousands of pods, read
+// uncached (no pod informer in the agent), and their average moves slowly.
+const observePeriod = 5 * time.Minute
+
 // Feature is the hosting report as an agent feature.
 func Feature() agent.Feature {
-	return agent.Feature{Name: "hosting-report", Setup: setup, Cleanup: Cleanup}
+	return agent.Feature{Name: "hosting-report", ConfigureCache: configureCache, Setup: setup, Cleanup: Cleanup}
 }
 
 type reconciler struct {
@@ -63,6 +74,12 @@ type reconciler struct {
 	mapper meta.RESTMapper
 	env    *agent.Env
 	scores clusterclient.Interface
+
+	// observed is the last average per hosted control plane (nil while
+	// none runs), listed at observedAt.
+	observed       *v1alpha1.ResourceBaseline
+	observedPlanes int
+	observedAt     time.Time
 }
 
 var reportKey = reconcile.Request{NamespacedName: types.NamespacedName{Name: "hosting-report"}}
@@ -80,6 +97,13 @@ func setup(mgr ctrl.Manager, env *agent.Env) error {
 		// starts once the operator feature installed the CRD.
 		WatchesRawSource(agent.WatchMetadataWhenServed(mgr, hostedClusterGVK, func(client.Object) []reconcile.Request {
 			return []reconcile.Request{reportKey}
+		})).
+		// Nodes coming, going, cordoned or resized change the resource
+		// part of the capacity; their frequent heartbeats do not.
+		Watches(&corev1.Node{}, report.Handler(), builder.WithPredicates(predicate.Funcs{
+			UpdateFunc: func(e event.UpdateEvent) bool {
+				return nodeCapacityChanged(e.ObjectOld.(*corev1.Node), e.ObjectNew.(*corev1.Node))
+			},
 		})).
 		Complete(r)
 }
@@ -100,6 +124,10 @@ func (r *reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	report.Platforms = Platforms(spec.HostsAWS())
 
 	var err error
+	report.Resources, err = r.resources(ctx, spec)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
 	report.HostedClusters, report.ManagedHostedClusters, err = r.countHostedClusters(ctx)
 	if err != nil {
 		return reconcile.Result{}, err
@@ -117,7 +145,12 @@ func (r *reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	}
 	hostedClustersGauge.Set(float64(report.HostedClusters))
 	managedHostedClustersGauge.Set(float64(report.ManagedHostedClusters))
-	capacityGauge.Set(float64(report.MaxHostedClusters))
+	capacityGauge.Set(float64(report.Capacity()))
+	if slots, ok := report.Resources.Slots(); ok {
+		resourceSlotsGauge.Set(float64(slots))
+	} else {
+		resourceSlotsGauge.Set(-1)
+	}
 	freeSlotsGauge.Set(float64(report.FreeSlots()))
 	supportedVersionsGauge.Set(float64(len(report.SupportedVersions)))
 	return reconcile.Result{RequeueAfter: resyncPeriod}, nil
@@ -143,6 +176,54 @@ func (r *reconciler) countHostedClusters(ctx context.Context) (total, managed in
 		}
 	}
 	return int32(len(list.Items)), managed, nil
+}
+
+// resources reads what the Nodes offer (from the cache) and the size of one
+// hosted control plane: the observed average of the running ones (listed
+// every observePeriod), or spec's perHostedControlPlane.
+func (r *reconciler) resources(ctx context.Context, spec *v1alpha1.HostingConfigSpec) (ResourceBasis, error) {
+	var nodes corev1.NodeList
+	if err := r.client.List(ctx, &nodes); err != nil {
+		return ResourceBasis{}, fmt.Errorf("listing Nodes: %w", err)
+	}
+	if r.observedAt.IsZero() || time.Since(r.observedAt) >= observePeriod {
+		var pods corev1.PodList
+		if err := r.reader.List(ctx, &pods, client.HasLabels{ControlPlaneLabel}); err != nil {
+			return ResourceBasis{}, fmt.Errorf("listing hosted control-plane pods: %w", err)
+		}
+		r.observed, r.observedPlanes = ObservedPerControlPlane(pods.Items)
+		r.observedAt = time.Now()
+	}
+	var configured *v1alpha1.ResourceBaseline
+	if spec.Capacity != nil {
+		configured = spec.Capacity.PerHostedControlPlane
+	}
+	return NewResourceBasis(NodesAllocatable(nodes.Items), configured, r.observed, r.observedPlanes), nil
+}
+
+// nodeCapacityChanged tells whether a Node update changes what
+// NodesAllocatable counts.
+func nodeCapacityChanged(old, cur *corev1.Node) bool {
+	return schedulable(old) != schedulable(cur) ||
+		!old.Status.Allocatable.Cpu().Equal(*cur.Status.Allocatable.Cpu()) ||
+		!old.Status.Allocatable.Memory().Equal(*cur.Status.Allocatable.Memory())
+}
+
+// configureCache keeps only what the report reads of a Node: a Node's
+// images and managed fields are most of its size.
+func configureCache(opts *cache.Options) {
+	if opts.ByObject == nil {
+		opts.ByObject = map[client.Object]cache.ByObject{}
+	}
+	opts.ByObject[&corev1.Node{}] = cache.ByObject{Transform: func(o any) (any, error) {
+		if n, ok := o.(*corev1.Node); ok {
+			n.ManagedFields = nil
+			n.Status.Images = nil
+			n.Status.VolumesAttached = nil
+			n.Status.VolumesInUse = nil
+		}
+		return o, nil
+	}}
 }
 
 // supportedVersions reads the operator's supported-versions ConfigMap.

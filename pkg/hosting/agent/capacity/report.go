@@ -11,6 +11,7 @@
 package capacity
 
 import (
+	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -30,6 +31,8 @@ const (
 	ClaimUnmanagedHostedClusters = hosting.ClaimUnmanagedHostedClusters
 	ClaimSupportedVersions       = hosting.ClaimSupportedVersions
 	ClaimPlatforms               = hosting.ClaimPlatforms
+	ClaimCapacity                = hosting.ClaimCapacity
+	ClaimCapacityBasis           = hosting.ClaimCapacityBasis
 )
 
 // AddOnPlacementScore name and score names.
@@ -56,34 +59,55 @@ type Report struct {
 	AboveThreshold        int32
 	SupportedVersions     []string
 	Platforms             []string
+	// Resources is what the Nodes offer and the size of one hosted control
+	// plane; the capacity is limited by it when it gives a size.
+	Resources ResourceBasis
+}
+
+// Capacity is how many HostedClusters the cluster takes: maxHostedClusters,
+// or fewer when the allocatable resources at the size of one hosted control
+// plane take fewer.
+func (r Report) Capacity() int32 {
+	if slots, ok := r.Resources.Slots(); ok {
+		return min(r.MaxHostedClusters, slots)
+	}
+	return r.MaxHostedClusters
+}
+
+// CapacityBasis says how Capacity was computed.
+func (r Report) CapacityBasis() string {
+	return fmt.Sprintf("min(maxHostedClusters %d, %s) = %d", r.MaxHostedClusters, r.Resources, r.Capacity())
 }
 
 // FreeSlots is how many more HostedClusters fit.
 func (r Report) FreeSlots() int32 {
-	return max(0, r.MaxHostedClusters-r.HostedClusters)
+	return max(0, r.Capacity()-r.HostedClusters)
 }
 
 // FreeCapacityScore scales free capacity to −100..100 (see
 // ScoreFreeCapacity).
 func (r Report) FreeCapacityScore() int32 {
-	if r.MaxHostedClusters <= 0 {
+	capacity := r.Capacity()
+	if capacity <= 0 {
 		return -100
 	}
-	used := min(r.HostedClusters, r.MaxHostedClusters)
-	return 100 - (200*used+r.MaxHostedClusters/2)/r.MaxHostedClusters
+	used := min(r.HostedClusters, capacity)
+	return 100 - (200*used+capacity/2)/capacity
 }
 
 // Claims returns the ClusterClaims' desired values.
 func (r Report) Claims() map[string]string {
 	return map[string]string{
 		ClaimHostingCluster:          "true",
-		ClaimFull:                    strconv.FormatBool(r.HostedClusters >= r.MaxHostedClusters),
+		ClaimFull:                    strconv.FormatBool(r.HostedClusters >= r.Capacity()),
 		ClaimAboveThreshold:          strconv.FormatBool(r.HostedClusters >= r.AboveThreshold),
 		ClaimZero:                    strconv.FormatBool(r.HostedClusters == 0),
 		ClaimHostedClusters:          strconv.Itoa(int(r.HostedClusters)),
 		ClaimUnmanagedHostedClusters: strconv.Itoa(int(r.HostedClusters - r.ManagedHostedClusters)),
 		ClaimSupportedVersions:       strings.Join(r.SupportedVersions, ","),
 		ClaimPlatforms:               strings.Join(r.Platforms, ","),
+		ClaimCapacity:                strconv.Itoa(int(r.Capacity())),
+		ClaimCapacityBasis:           r.CapacityBasis(),
 	}
 }
 

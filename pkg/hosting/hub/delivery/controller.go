@@ -119,9 +119,16 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	secret.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
 	configMap := &metav1.PartialObjectMetadata{}
 	configMap.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMap"))
+	// Reconcile reads HostedClusterDeployments unstructured; its events
+	// must come from that same informer. Events from the typed one can run
+	// ahead of it: a binding seen there but not yet in the unstructured
+	// cache was read as unbound and, with nothing else changing, never
+	// delivered.
+	hcd := &unstructured.Unstructured{}
+	hcd.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("HostedClusterDeployment"))
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("hcd-delivery").
-		For(&v1alpha1.HostedClusterDeployment{}).
+		For(hcd).
 		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(workOwner)).
 		Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(r.boundTo(func(o client.Object) string { return o.GetName() }))).
 		Watches(&addonv1alpha1.ManagedClusterAddOn{}, handler.EnqueueRequestsFromMapFunc(r.boundTo(func(o client.Object) string { return o.GetNamespace() })),

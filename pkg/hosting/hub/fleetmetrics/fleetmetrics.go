@@ -201,13 +201,13 @@ func (s *source) collect(ctx context.Context, ch chan<- prometheus.Metric) error
 			continue
 		}
 		cluster := mca.Namespace
-		capacity, err := scheduling.Capacity(ctx, s.reader, mca, s.namespaces)
-		if err != nil {
-			return err
-		}
 		reported := -1.0
 		mc := &clusterv1.ManagedCluster{}
 		if err := s.reader.Get(ctx, types.NamespacedName{Name: cluster}, mc); client.IgnoreNotFound(err) != nil {
+			return err
+		}
+		capacity, err := scheduling.Capacity(ctx, s.reader, mc, mca, s.namespaces)
+		if err != nil {
 			return err
 		}
 		for _, claim := range mc.Status.ClusterClaims {

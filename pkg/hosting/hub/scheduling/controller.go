@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -28,6 +29,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	hcdac "github.com/hcp-fleet/hcp-fleet/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hcdstatus"
 )
 
@@ -51,6 +53,8 @@ var (
 	unschedulable = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "hcpfleet_hub_scheduler_unschedulable_total", Help: "Scheduling attempts that found no management cluster, by the Scheduled condition's reason."},
 		[]string{"reason"})
+	conflicts = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "hcpfleet_hub_scheduler_binding_conflicts_total", Help: "Bindings refused because the HostedClusterDeployment changed since the decision (retried on the new copy)."})
 	bindingLatency = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name: "hcpfleet_hub_scheduler_binding_latency_seconds",
 		Help: "Time from a HostedClusterDeployment's creation to its binding to a management cluster.",
@@ -59,7 +63,9 @@ var (
 		Buckets: prometheus.ExponentialBuckets(0.25, 2, 15)})
 )
 
-func init() { metrics.Registry.MustRegister(attempts, bindings, unschedulable, bindingLatency) }
+func init() {
+	metrics.Registry.MustRegister(attempts, bindings, conflicts, unschedulable, bindingLatency)
+}
 
 // Options configure the scheduler.
 type Options struct {
@@ -70,7 +76,23 @@ type Options struct {
 	RetryInterval time.Duration
 	// ConfigNamespaces are where a cluster's HostingConfig may come from.
 	ConfigNamespaces ConfigNamespaces
+	// Workers is how many HostedClusterDeployments are scheduled at once
+	// (DefaultWorkers when 0). Decisions stay one at a time; the binding
+	// writes, which take most of the time, overlap.
+	Workers int
 }
+
+// bindTimeout bounds one binding write.
+const bindTimeout = 30 * time.Second
+
+// snapshotSyncWait is how long a decision waits for the bound snapshot's
+// initial sync before it looks again.
+const snapshotSyncWait = 200 * time.Millisecond
+
+// DefaultWorkers: see Options.Workers. Writes to the hub's API server are
+// what a burst waits for, and it accepts parallel writes many times faster
+// than serial ones.
+const DefaultWorkers = 8
 
 // ConfigNamespaces are the namespaces the hub takes HostingConfigs from: its
 // own (Hub; addon.DefaultHubNamespace when empty) and those the admin lists
@@ -93,8 +115,18 @@ type Reconciler struct {
 	client   client.Client
 	opts     Options
 	assumed  *assumeCache
+	snapshot *BoundSnapshot
 	inputs   Inputs
 	recorder record.EventRecorder
+	// snapshotSynced reports whether the snapshot has seen every object
+	// the informer listed at start: the manager waits for its caches, not
+	// for this handler, and a decision on a partial snapshot would
+	// undercount (after a takeover, say).
+	snapshotSynced func() bool
+	// decide serializes decisions and their assumptions, so that each
+	// decision sees every binding decided before it, written or not; the
+	// writes run outside it, in parallel.
+	decide sync.Mutex
 }
 
 // AddIndexes registers the cache index the hub's HostedClusterDeployment
@@ -106,8 +138,10 @@ func AddIndexes(mgr ctrl.Manager) error {
 		})
 }
 
-// Setup registers the scheduler with mgr (after AddIndexes). It runs one reconcile at a time:
-// each decision must see every binding made before it.
+// Setup registers the scheduler with mgr (after AddIndexes). Decisions are
+// made one at a time, each seeing every binding decided before it (the
+// assume cache holds those not written or not yet in the cache); the
+// bindings are written by several workers at once.
 func Setup(mgr ctrl.Manager, opts Options) error {
 	if opts.Strategy == "" {
 		opts.Strategy = StrategySpread
@@ -115,9 +149,22 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if opts.RetryInterval == 0 {
 		opts.RetryInterval = time.Minute
 	}
+	if opts.Workers <= 0 {
+		opts.Workers = DefaultWorkers
+	}
 	r := &Reconciler{client: mgr.GetClient(), opts: opts, assumed: newAssumeCache(time.Now), recorder: mgr.GetEventRecorderFor(hcdstatus.EventSource)}
+	r.snapshot = NewBoundSnapshot(r.assumed.forget)
+	informer, err := mgr.GetCache().GetInformer(context.Background(), &v1alpha1.HostedClusterDeployment{})
+	if err != nil {
+		return err
+	}
+	registration, err := informer.AddEventHandler(r.snapshot.Handler())
+	if err != nil {
+		return err
+	}
+	r.snapshotSynced = registration.HasSynced
 	r.inputs = Inputs{Client: r.client, Strategy: opts.Strategy, ConfigNamespaces: opts.ConfigNamespaces,
-		Bound: r.bound, Assumed: r.assumed.on}
+		Snapshot: r.snapshot, Assumed: r.assumed.on}
 	retryUnscheduled := handler.EnqueueRequestsFromMapFunc(r.unscheduled)
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("hcd-scheduler").
@@ -129,13 +176,16 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 			UpdateFunc: func(event.UpdateEvent) bool { return false },
 			DeleteFunc: func(event.DeleteEvent) bool { return true },
 		})).
-		Watches(&clusterv1.ManagedCluster{}, retryUnscheduled).
+		// What other objects say re-enqueues every unscheduled one, but only
+		// when it changes what a decision reads (schedulingChanged): not on
+		// heartbeats, not on the status churn of imported hosted clusters.
+		Watches(&clusterv1.ManagedCluster{}, retryUnscheduled, builder.WithPredicates(schedulingChanged(managedClusterFacts))).
 		Watches(&addonv1alpha1.ManagedClusterAddOn{}, retryUnscheduled, builder.WithPredicates(predicate.NewPredicateFuncs(
-			func(o client.Object) bool { return o.GetName() == addon.Name }))).
-		Watches(&v1alpha1.HostingConfig{}, retryUnscheduled).
-		Watches(&clusterv1beta1.PlacementDecision{}, retryUnscheduled).
-		Watches(&clusterv1beta2.ManagedClusterSetBinding{}, retryUnscheduled).
-		WithOptions(controller.Options{MaxConcurrentReconciles: 1}).
+			func(o client.Object) bool { return o.GetName() == addon.Name }), schedulingChanged(addOnFacts))).
+		Watches(&v1alpha1.HostingConfig{}, retryUnscheduled, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&clusterv1beta1.PlacementDecision{}, retryUnscheduled, builder.WithPredicates(schedulingChanged(decisionFacts))).
+		Watches(&clusterv1beta2.ManagedClusterSetBinding{}, retryUnscheduled, builder.WithPredicates(schedulingChanged(bindingFacts))).
+		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers}).
 		Complete(r)
 }
 
@@ -172,25 +222,34 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		return ctrl.Result{}, err
 	}
-	if hcd.Status.HostingCluster != "" {
-		// The cache caught up with our binding (or someone else's).
-		r.assumed.forget(req.NamespacedName, "")
+	if hcd.Status.HostingCluster != "" || hcd.DeletionTimestamp != nil {
+		// Bound (the snapshot forgets our assumption when it records the
+		// binding), or going.
 		return ctrl.Result{}, nil
 	}
-	if r.assumed.holds(req.NamespacedName, hcd.UID) || hcd.DeletionTimestamp != nil {
-		return ctrl.Result{}, nil
+	if r.snapshotSynced != nil && !r.snapshotSynced() {
+		return ctrl.Result{RequeueAfter: snapshotSyncWait}, nil
+	}
+	key := req.NamespacedName
+	r.decide.Lock()
+	if r.assumed.holds(key, hcd.UID) {
+		r.decide.Unlock()
+		return ctrl.Result{}, nil // a worker is writing its binding
 	}
 	in, err := r.inputs.Gather(ctx, hcd)
 	if err != nil {
+		r.decide.Unlock()
 		return ctrl.Result{}, err
 	}
 	attempts.Inc()
 	if in.Candidates == nil {
+		r.decide.Unlock()
 		return ctrl.Result{RequeueAfter: r.opts.RetryInterval}, r.setUnscheduled(ctx, hcd, in.Reason, in.Message)
 	}
 	candidates, strategy := in.Candidates, in.Strategy
 	decision := Schedule(in.Request, candidates, strategy)
 	if decision.Cluster == "" {
+		r.decide.Unlock()
 		return ctrl.Result{RequeueAfter: r.opts.RetryInterval}, r.setUnscheduled(ctx, hcd, decision.Reason(), decision.Message())
 	}
 	var chosen Candidate
@@ -199,16 +258,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			chosen = c
 		}
 	}
-	return ctrl.Result{}, r.bind(ctx, hcd, chosen, strategy)
-}
-
-// bound lists the HostedClusterDeployments bound to cluster from the cache's
-// index; read-only, so without the cache's deep copies (this runs once per
-// candidate per decision).
-func (r *Reconciler) bound(ctx context.Context, cluster string) ([]v1alpha1.HostedClusterDeployment, error) {
-	var list v1alpha1.HostedClusterDeploymentList
-	err := r.client.List(ctx, &list, client.MatchingFields{IndexHostingCluster: cluster}, client.UnsafeDisableDeepCopy)
-	return list.Items, err
+	// Assumed before it is written, so the next decision counts it.
+	r.assumed.assume(key, hcd.UID, chosen.Name, Occupies(hcd))
+	r.decide.Unlock()
+	if err := r.bind(ctx, hcd, chosen, strategy); err != nil {
+		r.assumed.forget(key, hcd.UID)
+		if apierrors.IsConflict(err) {
+			// Decided on a stale copy (the HostedClusterDeployment changed,
+			// or another scheduler bound it): decide again on the new one.
+			conflicts.Inc()
+			return ctrl.Result{Requeue: true}, nil
+		}
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{}, nil
 }
 
 // Load is a management cluster's load: the hub's own bindings are exact and
@@ -230,15 +293,60 @@ func claimInt(claims map[string]string, name string) int32 {
 
 // Capacity is how many hosted clusters the scheduler lets a management
 // cluster take: maxHostedClusters of the HostingConfig its add-on runs with
-// (the desired one while a change rolls out), or the API default while none
-// is resolved. The fleet view shows the same number.
-func Capacity(ctx context.Context, c client.Reader, mca *addonv1alpha1.ManagedClusterAddOn, namespaces ConfigNamespaces) (int32, error) {
+// (the desired one while a change rolls out; the API default while none is
+// resolved), or the capacity its agent reports when that is smaller (what
+// the cluster's Nodes take at the size of one hosted control plane; see
+// ReportedCapacity). mc may be nil (no claims). The fleet view shows the
+// same number.
+func Capacity(ctx context.Context, c client.Reader, mc *clusterv1.ManagedCluster, mca *addonv1alpha1.ManagedClusterAddOn, namespaces ConfigNamespaces) (int32, error) {
 	hc, err := HostingConfigOf(ctx, c, mca, namespaces)
-	if err != nil || hc == nil {
+	if err != nil {
 		return v1alpha1.DefaultMaxHostedClusters, err
 	}
-	maxHosted, _ := hc.Spec.Limits()
-	return maxHosted, nil
+	var spec *v1alpha1.HostingConfigSpec
+	if hc != nil {
+		spec = &hc.Spec
+	}
+	maxHosted, _ := spec.Limits()
+	var claims []clusterv1.ManagedClusterClaim
+	if mc != nil {
+		claims = mc.Status.ClusterClaims
+	}
+	return EffectiveCapacity(maxHosted, ClaimsMap(claims)), nil
+}
+
+// EffectiveCapacity is the smaller of maxHosted (what the hub resolves from
+// the HostingConfig) and the agent's reported capacity, if it reports one.
+// The agent can only lower its own cluster's capacity this way, never raise
+// it above what the hub's HostingConfig allows.
+func EffectiveCapacity(maxHosted int32, claims map[string]string) int32 {
+	if reported, ok := ReportedCapacity(claims); ok {
+		return min(maxHosted, reported)
+	}
+	return maxHosted
+}
+
+// ReportedCapacity is the capacity the agent reports (hosting.ClaimCapacity),
+// if it reports a valid one.
+func ReportedCapacity(claims map[string]string) (int32, bool) {
+	v, ok := claims[hosting.ClaimCapacity]
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(v, 10, 32)
+	if err != nil || n < 0 {
+		return 0, false
+	}
+	return int32(n), true
+}
+
+// ClaimsMap indexes a ManagedCluster's claims by name.
+func ClaimsMap(claims []clusterv1.ManagedClusterClaim) map[string]string {
+	m := make(map[string]string, len(claims))
+	for _, cl := range claims {
+		m[cl.Name] = cl.Value
+	}
+	return m
 }
 
 // HostingConfigOf returns the HostingConfig a management cluster's add-on
@@ -291,15 +399,15 @@ func (r *Reconciler) bind(ctx context.Context, hcd *v1alpha1.HostedClusterDeploy
 		WithStatus(hcdac.HostedClusterDeploymentStatus().
 			WithHostingCluster(cluster).
 			WithConditions(hcdstatus.ApplyConditions(conds)...))
-	if err := hcdstatus.Apply(ctx, r.client, apply, FieldManager); err != nil {
-		if apierrors.IsConflict(err) {
-			// The decision was based on a stale copy; the next reconcile
-			// sees the new one.
-			return fmt.Errorf("binding %s/%s: %w", hcd.Namespace, hcd.Name, err)
-		}
-		return err
+	// A binding decided is written even while the replica stops (it
+	// finishes before the manager releases the leader lease): a write
+	// abandoned mid-flight may still land, unseen by the next leader's
+	// first decisions.
+	writeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), bindTimeout)
+	defer cancel()
+	if err := hcdstatus.Apply(writeCtx, r.client, apply, FieldManager); err != nil {
+		return fmt.Errorf("binding %s/%s: %w", hcd.Namespace, hcd.Name, err)
 	}
-	r.assumed.assume(client.ObjectKeyFromObject(hcd), hcd.UID, cluster, Occupies(hcd))
 	bindings.Inc()
 	bindingLatency.Observe(time.Since(hcd.CreationTimestamp.Time).Seconds())
 	hcdstatus.RecordTransitions(r.recorder, hcd, cluster, hcd.Status.Conditions, conds)

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 )
 
 // A ManagedClusterAddOn (which a tenant may be able to edit) naming a
@@ -51,9 +52,26 @@ func TestHostingConfigOfHonoursConfigNamespaces(t *testing.T) {
 		if (hc != nil) != tc.taken {
 			t.Errorf("HostingConfig in %s: taken=%v, want %v", tc.ns, hc != nil, tc.taken)
 		}
-		capacity, err := Capacity(context.Background(), c, mcaNaming(tc.ns), namespaces)
+		capacity, err := Capacity(context.Background(), c, nil, mcaNaming(tc.ns), namespaces)
 		if err != nil || capacity != tc.capacity {
 			t.Errorf("HostingConfig in %s: capacity %d (%v), want %d", tc.ns, capacity, err, tc.capacity)
+		}
+	}
+}
+
+func TestEffectiveCapacity(t *testing.T) {
+	for _, tc := range []struct {
+		claim string // "" for none
+		want  int32
+	}{
+		{"", 80}, {"12", 12}, {"0", 0}, {"200", 80}, {"-3", 80}, {"many", 80}, {"99999999999", 80},
+	} {
+		claims := map[string]string{}
+		if tc.claim != "" {
+			claims[hosting.ClaimCapacity] = tc.claim
+		}
+		if got := EffectiveCapacity(80, claims); got != tc.want {
+			t.Errorf("EffectiveCapacity(80, claim %q) = %d, want %d", tc.claim, got, tc.want)
 		}
 	}
 }

@@ -37,6 +37,11 @@ type Inputs struct {
 	// Bound lists the HostedClusterDeployments bound to a management
 	// cluster (status.hostingCluster).
 	Bound func(ctx context.Context, cluster string) ([]v1alpha1.HostedClusterDeployment, error)
+	// Snapshot, if set, is read instead of Bound: the scheduler's
+	// incrementally kept bound HostedClusterDeployments per cluster. With it,
+	// a Candidate's Occupied holds only the keys of the request Gather reads
+	// for (Candidate leaves it empty).
+	Snapshot *BoundSnapshot
 	// Assumed, if set, returns bindings made but not yet seen by Bound, and
 	// what each occupies (the scheduler's assume cache).
 	// Keyed by object (UID): a name may be reused before the cache shows it.
@@ -72,8 +77,9 @@ func (in Inputs) Gather(ctx context.Context, hcd *v1alpha1.HostedClusterDeployme
 		return g, nil
 	}
 	g.Candidates = make([]Candidate, 0, len(names))
+	requestKeys := requestKeys(g.Request)
 	for _, name := range names {
-		c, err := in.Candidate(ctx, name)
+		c, err := in.candidate(ctx, name, requestKeys)
 		if err != nil {
 			return g, err
 		}
@@ -178,17 +184,29 @@ func (in Inputs) boundToNamespace(ctx context.Context, mc *clusterv1.ManagedClus
 	return false, nil
 }
 
+// requestKeys are the Candidate.Occupied keys req would take.
+func requestKeys(req Request) []string {
+	keys := []string{HostedClusterKey(req.HostingNamespace, req.Name)}
+	for _, np := range req.NodePools {
+		keys = append(keys, NodePoolKey(req.HostingNamespace, np))
+	}
+	return keys
+}
+
 // Candidate gathers what the scheduler knows about one management cluster.
 func (in Inputs) Candidate(ctx context.Context, name string) (Candidate, error) {
+	return in.candidate(ctx, name, nil)
+}
+
+// candidate: see Candidate; with a Snapshot, Occupied is filled for keys
+// only.
+func (in Inputs) candidate(ctx context.Context, name string, keys []string) (Candidate, error) {
 	c := Candidate{Name: name, Capacity: v1alpha1.DefaultMaxHostedClusters, Occupied: map[string]bool{}}
 	mc := &clusterv1.ManagedCluster{}
 	var claims map[string]string
 	if err := in.Client.Get(ctx, types.NamespacedName{Name: name}, mc); err == nil {
 		c.ClusterAvailable = meta.IsStatusConditionTrue(mc.Status.Conditions, clusterv1.ManagedClusterConditionAvailable)
-		claims = make(map[string]string, len(mc.Status.ClusterClaims))
-		for _, cl := range mc.Status.ClusterClaims {
-			claims[cl.Name] = cl.Value
-		}
+		claims = ClaimsMap(mc.Status.ClusterClaims)
 	} else if !apierrors.IsNotFound(err) {
 		return c, err
 	}
@@ -207,7 +225,8 @@ func (in Inputs) Candidate(ctx context.Context, name string) (Candidate, error) 
 			c.HostingNamespaces = hc.Spec.HostingNamespaces
 			spec = &hc.Spec
 		}
-		c.Capacity, _ = spec.Limits()
+		maxHosted, _ := spec.Limits()
+		c.Capacity = EffectiveCapacity(maxHosted, claims)
 	} else if !apierrors.IsNotFound(err) {
 		return c, err
 	}
@@ -216,6 +235,28 @@ func (in Inputs) Candidate(ctx context.Context, name string) (Candidate, error) 
 	}
 	if v := claims[hosting.ClaimPlatforms]; v != "" {
 		c.Platforms = strings.Split(v, ",")
+	}
+	var assumed map[types.UID][]string
+	if in.Assumed != nil {
+		assumed = in.Assumed(name)
+	}
+	if in.Snapshot != nil {
+		count := in.Snapshot.Count(name)
+		for _, k := range keys {
+			if in.Snapshot.Occupied(name, k) {
+				c.Occupied[k] = true
+			}
+		}
+		for uid, occupies := range assumed {
+			if !in.Snapshot.Holds(name, uid) {
+				count++
+				for _, k := range occupies {
+					c.Occupied[k] = true
+				}
+			}
+		}
+		c.Load = Load(claimInt(claims, hosting.ClaimHostedClusters), claimInt(claims, hosting.ClaimUnmanagedHostedClusters), count)
+		return c, nil
 	}
 	bound, err := in.Bound(ctx, name)
 	if err != nil {
@@ -233,10 +274,6 @@ func (in Inputs) Candidate(ctx context.Context, name string) (Candidate, error) 
 		for _, k := range Occupies(&bound[i]) {
 			c.Occupied[k] = true
 		}
-	}
-	var assumed map[types.UID][]string
-	if in.Assumed != nil {
-		assumed = in.Assumed(name)
 	}
 	for uid, occupies := range assumed {
 		if !seen[uid] {

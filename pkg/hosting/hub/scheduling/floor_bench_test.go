@@ -1,0 +1,184 @@
+package scheduling_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	workv1 "open-cluster-management.io/api/work/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+	hcdac "github.com/hcp-fleet/hcp-fleet/api/v1alpha1/applyconfiguration/api/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/fleettest"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hcdstatus"
+)
+
+// floorWorkers is how many parallel writers measure the floor: enough that
+// the API server, not the client, is the limit.
+const floorWorkers = 16
+
+// floor measures the hub API server's own limit for the writes hcp-fleet
+// makes per hosted cluster, with parallel writers and nothing to decide:
+// bind is one status apply per HostedClusterDeployment (the binding), and
+// deliver adds the ManifestWork's creation and the status apply that
+// records it. The HostedClusterDeployments are pinned to a cluster that
+// does not exist, so the hub writes them once (Scheduled=False) before the
+// measurement and not during it; the ManifestWorks go to a namespace no
+// work agent serves, with the size of a real delivery's.
+func floor(b *testing.B, env *fleettest.Env, hubc client.WithWatch, n int) (bind, deliver time.Duration) {
+	ctx := context.Background()
+	ns := "floor"
+	tenant(b, hubc, ns)
+	parallel(n, floorWorkers, func(i int) {
+		h := benchHCD(ns, fmt.Sprintf("f-%04d", i))
+		h.Object["spec"].(map[string]any)["hostingCluster"] = "no-such-cluster"
+		delete(h.Object["spec"].(map[string]any), "placement")
+		if err := hubc.Create(ctx, h); err != nil {
+			b.Error(err)
+		}
+	})
+	env.Eventually(b, 10*time.Minute, "the hub reports every floor HostedClusterDeployment unschedulable", func(ctx context.Context) error {
+		var list v1alpha1.HostedClusterDeploymentList
+		if err := hubc.List(ctx, &list, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		waiting := 0
+		for _, h := range list.Items {
+			if meta.FindStatusCondition(h.Status.Conditions, v1alpha1.ConditionScheduled) == nil {
+				waiting++
+			}
+		}
+		if waiting > 0 || len(list.Items) != n {
+			return fmt.Errorf("%d of %d not reported yet", waiting, len(list.Items))
+		}
+		return nil
+	})
+	statusApply := func(i int, reason string) {
+		cond := metav1.Condition{Type: "BenchFloor", Status: metav1.ConditionTrue, Reason: reason,
+			Message: "a status write of the size of a binding", LastTransitionTime: metav1.Now()}
+		apply := hcdac.HostedClusterDeployment(fmt.Sprintf("f-%04d", i), ns).
+			WithStatus(hcdac.HostedClusterDeploymentStatus().WithConditions(hcdstatus.ApplyConditions([]metav1.Condition{cond})...))
+		if err := hcdstatus.Apply(ctx, hubc, apply, "bench-floor"); err != nil {
+			b.Error(err)
+		}
+	}
+	start := time.Now()
+	parallel(n, floorWorkers, func(i int) { statusApply(i, "Bound") })
+	bind = time.Since(start)
+	payload := hostedCluster("payload")
+	start = time.Now()
+	parallel(n, floorWorkers, func(i int) {
+		work := &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("f-%04d", i), Namespace: ns},
+			Spec: workv1.ManifestWorkSpec{Workload: workv1.ManifestsTemplate{Manifests: []workv1.Manifest{
+				{RawExtension: runtime.RawExtension{Object: &corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: metav1.ObjectMeta{Name: "clusters"}}}},
+				{RawExtension: runtime.RawExtension{Object: payload}},
+			}}}}
+		if err := hubc.Create(ctx, work); err != nil {
+			b.Error(err)
+		}
+		statusApply(i, "Delivered")
+	})
+	deliver = bind + time.Since(start)
+	// Out of the way of what is measured next.
+	if err := hubc.DeleteAllOf(ctx, &workv1.ManifestWork{}, client.InNamespace(ns)); err != nil {
+		b.Error(err)
+	}
+	if err := hubc.DeleteAllOf(ctx, &v1alpha1.HostedClusterDeployment{}, client.InNamespace(ns)); err != nil {
+		b.Error(err)
+	}
+	env.Eventually(b, 10*time.Minute, "the floor's objects deleted", func(ctx context.Context) error {
+		var list v1alpha1.HostedClusterDeploymentList
+		if err := hubc.List(ctx, &list, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		if len(list.Items) > 0 {
+			return fmt.Errorf("%d left", len(list.Items))
+		}
+		return nil
+	})
+	return bind, deliver
+}
+
+// atRest counts the requests the hub API server serves over one minute
+// while nothing changes (every HostedClusterDeployment delivered, no user
+// writing), by verb and resource: every client's (the OCM controllers',
+// the klusterlets' and agents' leases included), not only hcp-fleet's hub.
+func atRest(b *testing.B, env *fleettest.Env) (perMinute int, top []string) {
+	before := apiserverRequests(b, env)
+	time.Sleep(time.Minute)
+	after := apiserverRequests(b, env)
+	type kv struct {
+		k string
+		v int
+	}
+	var all []kv
+	for k, v := range after {
+		if d := v - before[k]; d > 0 {
+			perMinute += d
+			all = append(all, kv{k, d})
+		}
+	}
+	slices.SortFunc(all, func(a, b kv) int { return b.v - a.v })
+	for i := range min(5, len(all)) {
+		top = append(top, fmt.Sprintf("%s %d", all[i].k, all[i].v))
+	}
+	return perMinute, top
+}
+
+// apiserverRequests reads apiserver_request_total from the hub API server,
+// summed by verb and resource (watches left out: they are long-running).
+func apiserverRequests(b *testing.B, env *fleettest.Env) map[string]int {
+	kc := kubernetes.NewForConfigOrDie(env.Fleet.Hub.Config())
+	raw, err := kc.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	out := map[string]int{}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if !strings.HasPrefix(line, "apiserver_request_total{") {
+			continue
+		}
+		verb, resource := promLabel(line, "verb"), promLabel(line, "resource")
+		if verb == "WATCH" || resource == "" {
+			continue
+		}
+		f := strings.Fields(line)
+		v, _ := strconv.ParseFloat(f[len(f)-1], 64)
+		out[verb+" "+resource] += int(v)
+	}
+	return out
+}
+
+func promLabel(line, k string) string {
+	i := strings.Index(line, k+`="`)
+	if i < 0 {
+		return ""
+	}
+	rest := line[i+len(k)+2:]
+	return rest[:strings.Index(rest, `"`)]
+}
+
+// peakRSS is this process's peak resident set (VmHWM), or "unknown".
+func peakRSS() string {
+	raw, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return "unknown"
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if strings.HasPrefix(line, "VmHWM:") {
+			return strings.Join(strings.Fields(line)[1:], " ")
+		}
+	}
+	return "unknown"
+}

@@ -1,0 +1,280 @@
+package scheduling_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hypershiftsim"
+	"github.com/hcp-fleet/hcp-fleet/internal/testenv"
+	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
+	"github.com/hcp-fleet/hcp-fleet/pkg/cmd/hub"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/delivery"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/scheduling"
+)
+
+// BenchmarkHubOnly is the hub side toward fleet scale: one real hub API
+// server with the OCM and hcp-fleet CRDs, hcp-fleet's scheduler and delivery,
+// and management clusters that exist only as what the hub reads of them
+// (ManagedClusters with status and claims, add-ons reporting Available and
+// the operator installed, a Placement's decisions), written directly — no
+// klusterlets, no agents. For each size it measures the time until every
+// HostedClusterDeployment is bound and its ManifestWork written, the hub
+// writes per HostedClusterDeployment and the process's RSS, and prints the
+// slope of the time per HostedClusterDeployment. BENCH_HUBONLY lists the
+// sizes as HCDs/clusters ("1000/50,5000/100,10000/200").
+func BenchmarkHubOnly(b *testing.B) {
+	sizes := os.Getenv("BENCH_HUBONLY")
+	if sizes == "" {
+		sizes = "1000/50,5000/100"
+	}
+	type result struct {
+		n, clusters int
+		elapsed     time.Duration
+		writes      float64
+		rss         string
+	}
+	var results []result
+	for _, size := range strings.Split(sizes, ",") {
+		var n, clusters int
+		if _, err := fmt.Sscanf(size, "%d/%d", &n, &clusters); err != nil {
+			b.Fatalf("BENCH_HUBONLY %q: %v", size, err)
+		}
+		b.Run(size, func(b *testing.B) {
+			elapsed, writes := hubOnly(b, n, clusters)
+			results = append(results, result{n, clusters, elapsed, writes, currentRSS()})
+		})
+	}
+	for _, r := range results {
+		fmt.Printf("hub-only: %d HCDs / %d clusters bound and delivered in %s = %.2f ms per HCD, %.2f hub writes per HCD, process RSS %s\n",
+			r.n, r.clusters, r.elapsed.Round(100*time.Millisecond), float64(r.elapsed.Milliseconds())/float64(r.n), r.writes, r.rss)
+	}
+	if len(results) >= 2 {
+		first, last := results[0], results[len(results)-1]
+		perFirst := first.elapsed.Seconds() / float64(first.n)
+		perLast := last.elapsed.Seconds() / float64(last.n)
+		fmt.Printf("hub-only slope: %.2f ms per HCD at %d, %.2f ms at %d (x%.2f per HCD for x%.1f HCDs; flat = 1)\n",
+			perFirst*1000, first.n, perLast*1000, last.n, perLast/perFirst, float64(last.n)/float64(first.n))
+	}
+}
+
+func hubOnly(b *testing.B, n, clusters int) (time.Duration, float64) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cfg := testenv.Start(b, testenv.Options{CRDPaths: []string{"../../../../internal/localfleet/crds/hub", "../../../../manifests/crds"},
+		ErrorIfCRDPathMissing: true})
+	cfg.QPS, cfg.Burst = 1000, 2000
+	c, err := client.New(cfg, client.Options{Scheme: hub.Scheme})
+	if err != nil {
+		b.Fatal(err)
+	}
+	const ns = "bench"
+	for _, o := range []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: addon.DefaultHubNamespace}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "pull-secret", Namespace: ns}, StringData: map[string]string{".dockerconfigjson": `{"auths":{}}`}},
+		&clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "hosts", Namespace: ns}},
+	} {
+		if err := c.Create(ctx, o); err != nil {
+			b.Fatal(err)
+		}
+	}
+	names := make([]string, clusters)
+	parallel(clusters, floorWorkers, func(i int) {
+		names[i] = fmt.Sprintf("mc-%03d", i)
+		if err := seedCluster(ctx, c, names[i]); err != nil {
+			b.Error(err)
+		}
+	})
+	// A Placement's decisions, 100 clusters per PlacementDecision as OCM
+	// writes them.
+	for i := 0; i*100 < clusters; i++ {
+		pd := &clusterv1beta1.PlacementDecision{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("hosts-decision-%d", i), Namespace: ns,
+			Labels: map[string]string{clusterv1beta1.PlacementLabel: "hosts"}}}
+		if err := c.Create(ctx, pd); err != nil {
+			b.Fatal(err)
+		}
+		for _, name := range names[i*100 : min(clusters, (i+1)*100)] {
+			pd.Status.Decisions = append(pd.Status.Decisions, clusterv1beta1.ClusterDecision{ClusterName: name})
+		}
+		if err := c.Status().Update(ctx, pd); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if b.Failed() {
+		return 0, 0
+	}
+	startHubControllers(ctx, b, cfg)
+
+	before := hubWrites(b, cfg)
+	start := time.Now()
+	parallel(n, floorWorkers, func(i int) {
+		if err := c.Create(ctx, benchHCD(ns, fmt.Sprintf("hc-%05d", i))); err != nil {
+			b.Error(err)
+		}
+	})
+	lastProgress := time.Now()
+	err = wait.PollUntilContextTimeout(ctx, time.Second, 60*time.Minute, false, func(ctx context.Context) (bool, error) {
+		var hcds v1alpha1.HostedClusterDeploymentList
+		if err := c.List(ctx, &hcds, client.InNamespace(ns)); err != nil {
+			return false, nil //nolint:nilerr // retried
+		}
+		bound, done, example := 0, 0, ""
+		for _, h := range hcds.Items {
+			if h.Status.HostingCluster != "" {
+				bound++
+			}
+			if h.Status.HostingCluster != "" && h.Status.ManifestWork != "" {
+				done++
+			} else if example == "" {
+				example = fmt.Sprintf("%s: %+v", h.Name, h.Status.Conditions)
+			}
+		}
+		if time.Since(lastProgress) > 15*time.Second {
+			lastProgress = time.Now()
+			fmt.Printf("  hub-only %d/%d: %d created, %d bound, %d delivered after %s; e.g. %s\n", n, clusters, len(hcds.Items), bound, done, time.Since(start).Round(time.Second), example)
+		}
+		return done == n, nil
+	})
+	elapsed := time.Since(start)
+	if err != nil {
+		b.Fatalf("not all %d bound and delivered: %v", n, err)
+	}
+	return elapsed, float64(hubWrites(b, cfg)-before) / float64(n)
+}
+
+// seedCluster writes what the hub reads of a management cluster whose agent
+// reports it ready to host.
+func seedCluster(ctx context.Context, c client.Client, name string) error {
+	now := metav1.Now()
+	mc := &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: clusterv1.ManagedClusterSpec{HubAcceptsClient: true}}
+	if err := c.Create(ctx, mc); err != nil {
+		return err
+	}
+	mc.Status.Conditions = []metav1.Condition{{Type: clusterv1.ManagedClusterConditionAvailable, Status: metav1.ConditionTrue, Reason: "Bench", LastTransitionTime: now}}
+	mc.Status.ClusterClaims = []clusterv1.ManagedClusterClaim{
+		{Name: hosting.ClaimHostingCluster, Value: "true"}, {Name: hosting.ClaimHostedClusters, Value: "0"},
+		{Name: hosting.ClaimUnmanagedHostedClusters, Value: "0"},
+		{Name: hosting.ClaimSupportedVersions, Value: strings.Join(hypershiftsim.SupportedVersions, ",")},
+		{Name: hosting.ClaimPlatforms, Value: "Agent,KubeVirt,None"},
+	}
+	mc.Status.Version = clusterv1.ManagedClusterVersion{Kubernetes: "v1.34.3"}
+	if err := c.Status().Update(ctx, mc); err != nil {
+		return err
+	}
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+		return err
+	}
+	mca := &addonv1alpha1.ManagedClusterAddOn{ObjectMeta: metav1.ObjectMeta{Name: addon.Name, Namespace: name}}
+	if err := c.Create(ctx, mca); err != nil {
+		return err
+	}
+	mca.Status.Namespace = "open-cluster-management-agent-addon"
+	mca.Status.Conditions = []metav1.Condition{
+		{Type: addonv1alpha1.ManagedClusterAddOnConditionAvailable, Status: metav1.ConditionTrue, Reason: "Bench", LastTransitionTime: now},
+		{Type: addon.ConditionHyperShiftOperatorInstalled, Status: metav1.ConditionTrue, Reason: "Installed", LastTransitionTime: now},
+	}
+	return c.Status().Update(ctx, mca)
+}
+
+// startHubControllers runs the hub's scheduler and delivery as cmd/hub
+// configures them, until ctx ends.
+func startHubControllers(ctx context.Context, b *testing.B, cfg *rest.Config) {
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme: hub.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
+		Client: client.Options{Cache: &client.CacheOptions{Unstructured: true}},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := scheduling.AddIndexes(mgr); err != nil {
+		b.Fatal(err)
+	}
+	if err := scheduling.Setup(mgr, scheduling.Options{}); err != nil {
+		b.Fatal(err)
+	}
+	annotations, err := delivery.ParseAnnotationPolicy(delivery.DefaultHostedClusterAnnotations)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := delivery.Setup(mgr, delivery.Options{Annotations: annotations}); err != nil {
+		b.Fatal(err)
+	}
+	go func() {
+		if err := mgr.Start(ctx); err != nil {
+			b.Error(err)
+		}
+	}()
+	if !mgr.GetCache().WaitForCacheSync(ctx) {
+		b.Fatal("hub caches did not sync")
+	}
+}
+
+// hubWrites counts what hubWriteBreakdown counts, on the API server behind
+// cfg.
+func hubWrites(b *testing.B, cfg *rest.Config) int {
+	client, err := clientFor(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	body, err := client.Get().AbsPath("/metrics").DoRaw(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	total := 0
+	for _, line := range strings.Split(string(body), "\n") {
+		if !strings.HasPrefix(line, "apiserver_request_total{") {
+			continue
+		}
+		verb, resource, sub := promLabel(line, "verb"), promLabel(line, "resource"), promLabel(line, "subresource")
+		if verb == "GET" || verb == "LIST" || verb == "WATCH" {
+			continue
+		}
+		if (resource == "hostedclusterdeployments" && verb != "POST") || (resource == "manifestworks" && sub == "" && verb != "PATCH") {
+			f := strings.Fields(line)
+			v, _ := strconv.ParseFloat(f[len(f)-1], 64)
+			total += int(v)
+		}
+	}
+	return total
+}
+
+// currentRSS is this process's resident set (VmRSS), or "unknown".
+func currentRSS() string {
+	raw, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return "unknown"
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if strings.HasPrefix(line, "VmRSS:") {
+			return strings.Join(strings.Fields(line)[1:], " ")
+		}
+	}
+	return "unknown"
+}
+
+func clientFor(cfg *rest.Config) (rest.Interface, error) {
+	kc, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return kc.CoreV1().RESTClient(), nil
+}
