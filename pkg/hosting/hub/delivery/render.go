@@ -48,6 +48,10 @@ type Spec struct {
 	// Annotations decides which of spec.hostedCluster's annotations reach
 	// the HostedCluster (the zero value: none of a restricted domain).
 	Annotations AnnotationPolicy
+	// FleetAnnotations are added to the HostedCluster by the fleet admin's
+	// policy (the OLM catalogs of the host's HostingConfig, pkg/olm/hub);
+	// the HostedClusterDeployment's own annotations of the same keys win.
+	FleetAnnotations map[string]string
 }
 
 // SpecFrom reads the Spec of an unstructured HostedClusterDeployment.
@@ -162,8 +166,8 @@ func Render(s Spec, cluster string, referenced map[string]*unstructured.Unstruct
 	hc.SetNamespace(s.HostingNamespace)
 	hc.SetName(s.Name)
 	hc.SetLabels(merged(stringMap(s.HostedCluster["labels"]), labels))
-	if a, _ := s.HostedClusterAnnotations(); len(a) > 0 {
-		hc.SetAnnotations(a)
+	if a, _ := s.HostedClusterAnnotations(); len(a)+len(s.FleetAnnotations) > 0 {
+		hc.SetAnnotations(merged(s.FleetAnnotations, a))
 	}
 	spec, _ := runtime.DeepCopyJSONValue(s.HostedCluster["spec"]).(map[string]any)
 	references(spec, hostedClusterRefs, "", rename)
@@ -301,7 +305,8 @@ const RenderVersion = 2
 // resourceVersion), so an unchanged input is recognized without reading the
 // objects themselves. The annotation keys the policy drops count only when
 // there are any, so the admin's policy changes the hash only where it
-// changes what reaches the host.
+// changes what reaches the host; so do the fleet's annotations, so a
+// HostingConfig change rewrites exactly the ManifestWorks it changes.
 func InputHash(s Spec, cluster string, refVersions map[string]string) (string, error) {
 	dropped := s.DroppedAnnotations()
 	b, err := json.Marshal(struct {
@@ -312,8 +317,9 @@ func InputHash(s Spec, cluster string, refVersions map[string]string) (string, e
 		HostedCluster      map[string]any
 		NodePools          []map[string]any
 		Refs               map[string]string
-		DroppedAnnotations []string `json:",omitempty"`
-	}{RenderVersion, cluster, s.HostingNamespace, s.DeletionPolicy, s.HostedCluster, s.NodePools, refVersions, dropped})
+		DroppedAnnotations []string          `json:",omitempty"`
+		FleetAnnotations   map[string]string `json:",omitempty"`
+	}{RenderVersion, cluster, s.HostingNamespace, s.DeletionPolicy, s.HostedCluster, s.NodePools, refVersions, dropped, s.FleetAnnotations})
 	if err != nil {
 		return "", err
 	}
