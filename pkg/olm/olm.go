@@ -35,3 +35,25 @@ var CatalogImageAnnotations = []string{
 // the hosted cluster runs the catalogs. Anything else (unset, "management")
 // runs them in the hosted control plane.
 const PlacementGuest = "guest"
+
+// Upgrade gating between the hub and the agent.
+const (
+	// AnnotationOperatorLimits is written by the agent on each delivered
+	// HostedCluster on the management cluster: the JSON list of the guest's
+	// operator limits ([]Limit, at most MaxReportedLimits), read back by the
+	// hub through the ManifestWork's status feedback. An hcpfleet.io key, so
+	// no HostedClusterDeployment can set it.
+	AnnotationOperatorLimits = "hcpfleet.io/olm-operator-limits"
+	// MaxReportedLimits bounds the report: enough to name what blocks, small
+	// enough for the feedback.
+	MaxReportedLimits = 20
+
+	// AnnotationAllowUpgradeTo on a HostedClusterDeployment releases the
+	// hub's hold of a minor upgrade for exactly the release image it names,
+	// and has the hub set HyperShift's AnnotationForceUpgradeTo to it.
+	AnnotationAllowUpgradeTo = "hcpfleet.io/allow-upgrade-to"
+	// AnnotationForceUpgradeTo is HyperShift's: the HyperShift operator
+	// upgrades a HostedCluster whose ClusterVersionUpgradeable is False only
+	// to the release image this annotation names exactly.
+	AnnotationForceUpgradeTo = "hypershift.openshift.io/force-upgrade-to"
+)
