@@ -60,7 +60,7 @@ func Decide(u Upgrade) Decision {
 		return Decision{Force: force, Reason: v1alpha1.ReasonAsExpected, Message: fmt.Sprintf(
 			"the upgrade to %s is not checked against the hosted cluster's operators: the OpenShift minor of %s or %s is not known",
 			u.Target, u.Delivered, u.Target)}
-	case !minorAbove(u.TargetMinor, u.DeliveredMinor):
+	case !MinorAbove(u.TargetMinor, u.DeliveredMinor):
 		return Decision{Force: force, Reason: v1alpha1.ReasonAsExpected, Message: fmt.Sprintf(
 			"the release change within or below OpenShift %s is not held (only minor upgrades are)", u.DeliveredMinor)}
 	case !u.Reported:
@@ -92,8 +92,8 @@ func Decide(u Upgrade) Decision {
 		u.DeliveredMinor, u.TargetMinor, u.Target, u.Delivered, u.TargetMinor, strings.Join(names, ", "), olm.AnnotationAllowUpgradeTo, u.Target)}
 }
 
-// minorAbove reports whether minor a is above minor b ("4.19" > "4.18").
-func minorAbove(a, b string) bool {
+// MinorAbove reports whether minor a is above minor b ("4.19" > "4.18").
+func MinorAbove(a, b string) bool {
 	va, errA := semver.ParseTolerant(a)
 	vb, errB := semver.ParseTolerant(b)
 	return errA == nil && errB == nil && va.GT(vb)

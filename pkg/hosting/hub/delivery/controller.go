@@ -37,6 +37,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hcdstatus"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/scheduling"
 	"github.com/hcp-fleet/hcp-fleet/pkg/kubeutil"
+	"github.com/hcp-fleet/hcp-fleet/pkg/olm"
 	olmhub "github.com/hcp-fleet/hcp-fleet/pkg/olm/hub"
 )
 
@@ -250,9 +251,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	problem := hostingNamespaceNotAllowed(hcd, cluster, config)
+	upgrade, current := upgradeDecision(hcd, work)
+	observed.Upgrade = &upgrade
 	var w *workv1.ManifestWork
 	if problem == nil {
-		w, observed.DroppedAnnotations, problem, err = r.deliver(ctx, hcd, u, cluster, work, config.olm())
+		w, observed.DroppedAnnotations, problem, err = r.deliver(ctx, hcd, u, cluster, work, config.olm(), upgrade, current)
 		if err != nil && problem == nil {
 			return ctrl.Result{}, err
 		}
@@ -274,20 +277,35 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // deliver creates or updates the ManifestWork when its input changed.
 // u is hcd as read, with every field of its spec.
 // olmPolicy is the OLM catalog policy of the host's HostingConfig (nil:
-// none).
-func (r *Reconciler) deliver(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment, u *unstructured.Unstructured, cluster string, existing *workv1.ManifestWork, olmPolicy *v1alpha1.OLMConfig) (*workv1.ManifestWork, []string, *Problem, error) {
+// none); upgrade is the upgrade gate's decision about what existing
+// delivers now (current).
+func (r *Reconciler) deliver(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment, u *unstructured.Unstructured, cluster string, existing *workv1.ManifestWork,
+	olmPolicy *v1alpha1.OLMConfig, upgrade olmhub.Decision, current delivered) (*workv1.ManifestWork, []string, *Problem, error) {
 	spec, err := SpecFrom(u)
 	if err != nil {
 		// Reported in status; the next change of the spec retries.
 		return nil, nil, &Problem{Reason: v1alpha1.ReasonApplyFailed, Message: err.Error()}, nil //nolint:nilerr // see above
 	}
 	spec.Annotations = r.opts.Annotations
+	release := hcd.Spec.HostedCluster.Spec.Release.Image
+	if upgrade.Hold {
+		spec.hold(hcd, current)
+		release = spec.HeldRelease
+	}
 	own, _ := spec.HostedClusterAnnotations()
 	spec.FleetAnnotations = olmhub.CatalogAnnotations(olmPolicy, olmhub.HostedCluster{
-		Minor:       deliveredMinor(hcd),
+		Minor:       releaseMinor(hcd, release),
 		Placement:   string(hcd.Spec.HostedCluster.Spec.OLMCatalogPlacement),
 		Annotations: own,
 	})
+	if upgrade.Force {
+		// HyperShift's own gate: its operator upgrades past
+		// ClusterVersionUpgradeable=False only to exactly this image.
+		if spec.FleetAnnotations == nil {
+			spec.FleetAnnotations = map[string]string{}
+		}
+		spec.FleetAnnotations[olm.AnnotationForceUpgradeTo] = hcd.Spec.HostedCluster.Spec.Release.Image
+	}
 	dropped := spec.DroppedAnnotations()
 	refs := spec.References()
 	versions := make(map[string]string, len(refs))
@@ -384,24 +402,6 @@ func (r *Reconciler) hostingConfig(ctx context.Context, cluster string) (hostCon
 		return hostConfig{name: "the default HostingConfig", found: true}, nil
 	}
 	return hostConfig{spec: &hc.Spec, name: "HostingConfig " + hc.Namespace + "/" + hc.Name, found: true}, nil
-}
-
-// deliveredMinor is the OpenShift minor of the release hcd's HostedCluster
-// is delivered with: from the release image's tag, or, for an image pinned
-// by digest, from the version the hosted cluster reports for that image.
-func deliveredMinor(hcd *v1alpha1.HostedClusterDeployment) string {
-	image := hcd.Spec.HostedCluster.Spec.Release.Image
-	if m := scheduling.ReleaseMinor(image); m != "" {
-		return m
-	}
-	if v := hcd.Status.Version; v != nil && v.Desired.Image == image {
-		if major, rest, ok := strings.Cut(v.Desired.Version, "."); ok {
-			if minor, _, _ := strings.Cut(rest, "."); minor != "" {
-				return major + "." + minor
-			}
-		}
-	}
-	return ""
 }
 
 // hostingNamespaceNotAllowed is a Problem when the HostingConfig the hosting

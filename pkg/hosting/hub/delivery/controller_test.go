@@ -8,7 +8,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 )
 
-func TestDeliveredMinor(t *testing.T) {
+func TestReleaseMinor(t *testing.T) {
 	const byDigest = "quay.io/openshift-release-dev/ocp-release@sha256:0123"
 	for _, tc := range []struct {
 		image  string
@@ -25,8 +25,8 @@ func TestDeliveredMinor(t *testing.T) {
 		hcd := &v1alpha1.HostedClusterDeployment{}
 		hcd.Spec.HostedCluster.Spec.Release = hyperv1.Release{Image: tc.image}
 		hcd.Status.Version = tc.status
-		if got := deliveredMinor(hcd); got != tc.want {
-			t.Errorf("deliveredMinor(%s, %+v) = %q, want %q", tc.image, tc.status, got, tc.want)
+		if got := releaseMinor(hcd, tc.image); got != tc.want {
+			t.Errorf("releaseMinor(%s, %+v) = %q, want %q", tc.image, tc.status, got, tc.want)
 		}
 	}
 }
