@@ -13,6 +13,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
 
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hypershiftsim"
@@ -28,7 +29,19 @@ type GuestControlPlanes struct {
 	Fleet *localfleet.Fleet
 }
 
-var _ hypershiftsim.ControlPlanes = GuestControlPlanes{}
+var (
+	_ hypershiftsim.ControlPlanes = GuestControlPlanes{}
+	_ hypershiftsim.Guests        = GuestControlPlanes{}
+)
+
+// GuestConfig implements hypershiftsim.Guests.
+func (g GuestControlPlanes) GuestConfig(hc *hyperv1.HostedCluster) (*rest.Config, bool) {
+	c, ok := g.Fleet.Guest(guestName(hc))
+	if !ok {
+		return nil, false
+	}
+	return c.Config(), true
+}
 
 // guestName names a HostedCluster's control plane after its UID (unique
 // across management clusters), so a HostedCluster deleted and created again

@@ -131,29 +131,7 @@ func TestOperatorAwareUpgrades(t *testing.T) {
 		return host.Resource(hcGVR).Namespace(v1alpha1.DefaultHostingNamespace).Get(ctx, "gated", metav1.GetOptions{})
 	}
 	// The guest, as its admin (the kubeconfig the stand-in publishes).
-	var guest dynamic.Interface
-	env.Eventually(t, 3*time.Minute, "the hosted cluster's guest API server", func(ctx context.Context) error {
-		s, err := host.Resource(schema.GroupVersionResource{Version: "v1", Resource: "secrets"}).Namespace(v1alpha1.DefaultHostingNamespace).
-			Get(ctx, hypershiftsim.KubeconfigSecretName("gated"), metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		data, _, _ := unstructured.NestedString(s.Object, "data", hosting.KubeconfigKey)
-		kubeconfig, err := decodeBase64(data)
-		if err != nil {
-			return err
-		}
-		cfg, err := clientcmd.RESTConfigFromKubeConfig(kubeconfig)
-		if err != nil {
-			return err
-		}
-		guest, err = dynamic.NewForConfig(cfg)
-		if err != nil {
-			return err
-		}
-		_, err = guest.Resource(csvGVR).List(ctx, metav1.ListOptions{})
-		return err // OLM's CRDs are served
-	})
+	guest := guestOf(t, v1alpha1.DefaultHostingNamespace, "gated")
 	waitReport := func(want string) {
 		t.Helper()
 		env.Eventually(t, time.Minute, "the agent's report "+want, func(ctx context.Context) error {
@@ -269,3 +247,130 @@ func TestOperatorAwareUpgrades(t *testing.T) {
 }
 
 func decodeBase64(s string) ([]byte, error) { return base64.StdEncoding.DecodeString(s) }
+
+// TestStandInRefusesUngatedUpgrade is the same situation without the hub's
+// gate: a HostedCluster made directly on the management cluster, whose
+// guest runs an operator limited to 4.17, is asked for 4.18 together with
+// another change. The HyperShift stand-in, like the operator, reports
+// ClusterVersionUpgradeable=False, refuses the upgrade and skips the rest of
+// the reconcile, so the other change does not go through either — until
+// force-upgrade-to names the release.
+func TestStandInRefusesUngatedUpgrade(t *testing.T) {
+	ctx := context.Background()
+	ns := "ungated"
+	nsGVR := schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+	secretGVR := schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+	if _, err := host.Resource(nsGVR).Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := host.Resource(secretGVR).Namespace(ns).Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "pull-secret"},
+		"stringData": map[string]any{".dockerconfigjson": `{"auths":{}}`}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	hc := fleettest.HostedCluster(ns, "direct")
+	_ = unstructured.SetNestedField(hc.Object, rel4175, "spec", "release", "image")
+	if _, err := host.Resource(hcGVR).Namespace(ns).Create(ctx, hc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	guest := guestOf(t, ns, "direct")
+	if _, err := guest.Resource(nsGVR).Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "operators"}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := guest.Resource(csvGVR).Namespace("operators").Create(ctx, csv("operators", "old-db.v1", "4.17", nil), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	condition := func(h *unstructured.Unstructured, condType string) map[string]any {
+		conds, _, _ := unstructured.NestedSlice(h.Object, "status", "conditions")
+		for _, c := range conds {
+			if m, ok := c.(map[string]any); ok && m["type"] == condType {
+				return m
+			}
+		}
+		return nil
+	}
+	waitHC := func(what string, cond func(h *unstructured.Unstructured) error) *unstructured.Unstructured {
+		t.Helper()
+		var h *unstructured.Unstructured
+		env.Eventually(t, time.Minute, what, func(ctx context.Context) error {
+			var err error
+			if h, err = host.Resource(hcGVR).Namespace(ns).Get(ctx, "direct", metav1.GetOptions{}); err != nil {
+				return err
+			}
+			return cond(h)
+		})
+		return h
+	}
+	waitHC("ClusterVersionUpgradeable=False from the guest's operator", func(h *unstructured.Unstructured) error {
+		if c := condition(h, "ClusterVersionUpgradeable"); c == nil || c["status"] != "False" || c["reason"] != "IncompatibleOperatorsInstalled" {
+			return fmt.Errorf("ClusterVersionUpgradeable %v", c)
+		}
+		return nil
+	})
+
+	// 4.18 and, in the same change, an unrelated one (a degraded control
+	// plane the stand-in would report).
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"injected"}},"spec":{"release":{"image":%q}}}`, hypershiftsim.AnnotationDegraded, rel4180)
+	h, err := host.Resource(hcGVR).Namespace(ns).Patch(ctx, "direct", types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	generation := h.GetGeneration()
+	// The positive signal: the stand-in reconciled this generation.
+	h = waitHC("the stand-in saw the upgrade request", func(h *unstructured.Unstructured) error {
+		if c := condition(h, "ClusterVersionUpgradeable"); c == nil || c["observedGeneration"] != generation {
+			return fmt.Errorf("ClusterVersionUpgradeable %v, generation %d", c, generation)
+		}
+		return nil
+	})
+	if desired, _, _ := unstructured.NestedString(h.Object, "status", "version", "desired", "image"); desired != rel4175 {
+		t.Errorf("the refused upgrade rolled out: desired %s", desired)
+	}
+	if c := condition(h, "Degraded"); c != nil && c["status"] == "True" {
+		t.Errorf("the rest of the reconcile ran although the upgrade was refused: Degraded %v", c)
+	}
+
+	// force-upgrade-to naming exactly 4.18 lets both through.
+	patch = fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, olm.AnnotationForceUpgradeTo, rel4180)
+	if _, err := host.Resource(hcGVR).Namespace(ns).Patch(ctx, "direct", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitHC("the forced upgrade and the other change", func(h *unstructured.Unstructured) error {
+		desired, _, _ := unstructured.NestedString(h.Object, "status", "version", "desired", "image")
+		if c := condition(h, "Degraded"); desired != rel4180 || c == nil || c["status"] != "True" {
+			return fmt.Errorf("desired %s, Degraded %v", desired, c)
+		}
+		return nil
+	})
+}
+
+// guestOf is a client of the hosted cluster namespace/name's guest API
+// server as its admin, once OLM's CRDs are served there.
+func guestOf(t *testing.T, namespace, name string) dynamic.Interface {
+	t.Helper()
+	var guest dynamic.Interface
+	env.Eventually(t, 3*time.Minute, "the guest API server of "+namespace+"/"+name, func(ctx context.Context) error {
+		s, err := host.Resource(schema.GroupVersionResource{Version: "v1", Resource: "secrets"}).Namespace(namespace).
+			Get(ctx, hypershiftsim.KubeconfigSecretName(name), metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		data, _, _ := unstructured.NestedString(s.Object, "data", hosting.KubeconfigKey)
+		kubeconfig, err := decodeBase64(data)
+		if err != nil {
+			return err
+		}
+		cfg, err := clientcmd.RESTConfigFromKubeConfig(kubeconfig)
+		if err != nil {
+			return err
+		}
+		if guest, err = dynamic.NewForConfig(cfg); err != nil {
+			return err
+		}
+		_, err = guest.Resource(csvGVR).List(ctx, metav1.ListOptions{})
+		return err
+	})
+	return guest
+}
