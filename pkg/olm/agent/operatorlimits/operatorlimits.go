@@ -78,10 +78,18 @@ func Feature() agent.Feature {
 	return agent.Feature{Name: "olm-operator-limits", Setup: setup}
 }
 
+// guestRetry is how long a hosted cluster whose guest API server could not
+// be read is left alone (its last report stands), so unreachable guests
+// (a control plane still coming up, a network problem) cost one attempt per
+// period instead of one per pass.
+const guestRetry = time.Minute
+
 type reconciler struct {
 	managed dynamic.Interface
 	secrets client.Reader // uncached: kubeconfig Secrets by name
 	binder  *kubeutil.Binder
+	// failed: when reading a hosted cluster (by UID) last failed.
+	failed map[types.UID]time.Time
 }
 
 func setup(mgr ctrl.Manager, env *agent.Env) error {
@@ -89,7 +97,7 @@ func setup(mgr ctrl.Manager, env *agent.Env) error {
 	if err != nil {
 		return err
 	}
-	r := &reconciler{managed: dyn, secrets: mgr.GetAPIReader(),
+	r := &reconciler{managed: dyn, secrets: mgr.GetAPIReader(), failed: map[types.UID]time.Time{},
 		binder: &kubeutil.Binder{Client: mgr.GetClient(), ClusterRole: addon.AgentHostingNamespaceRole,
 			Probe: authorizationv1.ResourceAttributes{Verb: "get", Resource: "secrets"}}}
 	trigger := agent.NewSingleRequest(key)
@@ -112,9 +120,24 @@ func (r *reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		return reconcile.Result{}, err
 	}
 	var errs []error
+	now := time.Now()
+	seen := make(map[types.UID]bool, len(list.Items))
 	for i := range list.Items {
-		if err := r.report(ctx, &list.Items[i]); err != nil {
+		hc := &list.Items[i]
+		seen[hc.GetUID()] = true
+		if at, ok := r.failed[hc.GetUID()]; ok && now.Sub(at) < guestRetry {
+			continue
+		}
+		if err := r.report(ctx, hc); err != nil {
+			r.failed[hc.GetUID()] = now
 			errs = append(errs, err)
+			continue
+		}
+		delete(r.failed, hc.GetUID())
+	}
+	for uid := range r.failed {
+		if !seen[uid] {
+			delete(r.failed, uid)
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
