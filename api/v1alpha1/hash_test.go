@@ -26,7 +26,7 @@ func baseHostingConfigSpec() hcpv1.HostingConfigSpec {
 			PerHostedControlPlane: &hcpv1.ResourceBaseline{CPU: &cpu, Memory: &mem},
 		},
 		CAPIMode: hcpv1.CAPIModeAuto,
-		OLM: &hcpv1.OLMConfig{Mirrors: []hcpv1.ImageMirror{
+		OLM: &hcpv1.OLMConfig{RegistryOverrides: []hcpv1.RegistryOverride{
 			{Source: "registry.redhat.io", Mirrors: []string{"m1.example.com", "m2.example.com"}},
 		}},
 		AgentProviders: &hcpv1.AgentProvidersConfig{Bootstrap: true},
@@ -62,7 +62,7 @@ func TestHashChangesOnlyWithSpec(t *testing.T) {
 		},
 		"capi mode": func(s *hcpv1.HostingConfigSpec) { s.CAPIMode = hcpv1.CAPIModePrivate },
 		"mirror order": func(s *hcpv1.HostingConfigSpec) {
-			s.OLM.Mirrors[0].Mirrors = []string{"m2.example.com", "m1.example.com"}
+			s.OLM.RegistryOverrides[0].Mirrors = []string{"m2.example.com", "m1.example.com"}
 		},
 		"agent providers": func(s *hcpv1.HostingConfigSpec) { s.AgentProviders.ControlPlane = true },
 		"install options": func(s *hcpv1.HostingConfigSpec) {

@@ -375,6 +375,7 @@ type NodePoolStatus struct {
 // +kubebuilder:printcolumn:name="Hosting Cluster",type="string",JSONPath=".status.hostingCluster",description="The management cluster the hosted cluster runs on"
 // +kubebuilder:printcolumn:name="Version",type="string",JSONPath=".status.version.current",description="The OpenShift version completely rolled out"
 // +kubebuilder:printcolumn:name="Available",type="string",JSONPath=".status.conditions[?(@.type==\"Available\")].status",description="Whether the hosted cluster's API is available"
+// +kubebuilder:printcolumn:name="Upgrade Blocked",type="string",JSONPath=".status.conditions[?(@.type==\"UpgradeBlocked\")].status",description="Whether a requested minor upgrade is held because installed operators do not support it"
 // +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
 // +kubebuilder:printcolumn:name="Placement",type="string",JSONPath=".spec.placement",priority=1
 // +kubebuilder:printcolumn:name="Desired",type="string",JSONPath=".status.version.desired.version",priority=1,description="The OpenShift version being rolled out"

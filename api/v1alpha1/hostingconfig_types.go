@@ -123,7 +123,9 @@ type HostingConfigSpec struct {
 	// +kubebuilder:default=Auto
 	CAPIMode CAPIMode `json:"capiMode,omitempty"`
 
-	// olm configures the OLM catalogs HyperShift serves from the hosted control planes.
+	// olm is the fleet's policy for the OLM catalogs of the hosted clusters on these
+	// management clusters: catalog images per OpenShift minor and registry overrides,
+	// delivered onto each HostedCluster as HyperShift's annotations.
 	// +optional
 	OLM *OLMConfig `json:"olm,omitempty"`
 
@@ -350,70 +352,92 @@ type ResourceBaseline struct {
 	Memory *resource.Quantity `json:"memory,omitempty"`
 }
 
-// OLMConfig configures the OLM catalogs HyperShift runs for hosted clusters whose
-// catalogs are placed on the management side (HostedCluster olmCatalogPlacement:
-// management).
+// OLMConfig is the fleet's policy for the OLM catalogs of the hosted clusters on the
+// management clusters that run with this configuration. The hub delivers it onto each
+// HostedCluster as HyperShift's annotations (hypershift.openshift.io/<catalog>-catalog-image
+// and hypershift.openshift.io/olm-catalogs-is-registry-overrides); annotations of the same
+// names that a HostedClusterDeployment sets itself, and the hub lets through, win over it.
+// Changing it updates the running hosted clusters it applies to, and no others.
 type OLMConfig struct {
-	// catalogImages replaces the images of the default catalogs; unset ones follow the
-	// hosted cluster's release.
+	// catalogs pins the images of the four default catalogs (redhat-operators,
+	// certified-operators, community-operators, redhat-marketplace), by digest, for
+	// hosted clusters of one OpenShift minor version each. It applies to hosted clusters
+	// whose catalogs run on the management side (olmCatalogPlacement management, the
+	// default); with guest placement OLM in the hosted cluster runs the catalogs. A hosted
+	// cluster of a minor not listed here gets the catalogs its release selects.
 	// +optional
-	CatalogImages *OLMCatalogImages `json:"catalogImages,omitempty"`
+	// +listType=map
+	// +listMapKey=openShiftVersion
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	Catalogs []OLMCatalogImages `json:"catalogs,omitempty"`
 
-	// mirrors redirects catalog image pulls in disconnected environments: an image
-	// under a source is pulled from its mirrors instead, tried in order.
+	// registryOverrides redirects the catalog images of every hosted cluster (either
+	// placement) in disconnected environments: a catalog image under a source is pulled
+	// from its mirrors instead. HyperShift replaces the source string in the image
+	// reference, so the catalogs must be mirrored under their original names and tags.
 	// +optional
 	// +listType=map
 	// +listMapKey=source
 	// +kubebuilder:validation:MinItems=1
-	// +kubebuilder:validation:MaxItems=64
-	Mirrors []ImageMirror `json:"mirrors,omitempty"`
+	// +kubebuilder:validation:MaxItems=16
+	RegistryOverrides []RegistryOverride `json:"registryOverrides,omitempty"`
 }
 
-// OLMCatalogImages are images of the default OLM catalogs.
-// +kubebuilder:validation:MinProperties=1
+// OLMCatalogImages are the images of the default OLM catalogs for one OpenShift minor
+// version. HyperShift uses all four images or none, and only by digest.
+// +kubebuilder:validation:XValidation:rule="has(self.redHatOperators) && has(self.certifiedOperators) && has(self.communityOperators) && has(self.redHatMarketplace)",message="spec.olm.catalogs[] must set all four catalog images (redHatOperators, certifiedOperators, communityOperators, redHatMarketplace): HyperShift overrides all default catalogs or none"
 type OLMCatalogImages struct {
-	// redHatOperators is the image of the redhat-operators catalog.
+	// openShiftVersion is the OpenShift minor version ("4.18") of the hosted clusters
+	// these catalogs are for.
+	// +required
+	// +kubebuilder:validation:MaxLength=16
+	// +kubebuilder:validation:XValidation:rule=`self.matches('^[0-9]+[.][0-9]+$')`,message="spec.olm.catalogs[].openShiftVersion must be an OpenShift minor version such as 4.18"
+	OpenShiftVersion string `json:"openShiftVersion"`
+
+	// redHatOperators is the image of the redhat-operators catalog, by digest.
 	// +optional
-	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule=`self.matches('^[^\\s@]+@sha256:[a-f0-9]{64}$')`,message="spec.olm.catalogs[].redHatOperators must be an image by digest (repository@sha256:<64 hex digits>): HyperShift takes catalog images by digest only"
 	RedHatOperators string `json:"redHatOperators,omitempty"`
 
-	// certifiedOperators is the image of the certified-operators catalog.
+	// certifiedOperators is the image of the certified-operators catalog, by digest.
 	// +optional
-	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule=`self.matches('^[^\\s@]+@sha256:[a-f0-9]{64}$')`,message="spec.olm.catalogs[].certifiedOperators must be an image by digest (repository@sha256:<64 hex digits>): HyperShift takes catalog images by digest only"
 	CertifiedOperators string `json:"certifiedOperators,omitempty"`
 
-	// communityOperators is the image of the community-operators catalog.
+	// communityOperators is the image of the community-operators catalog, by digest.
 	// +optional
-	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule=`self.matches('^[^\\s@]+@sha256:[a-f0-9]{64}$')`,message="spec.olm.catalogs[].communityOperators must be an image by digest (repository@sha256:<64 hex digits>): HyperShift takes catalog images by digest only"
 	CommunityOperators string `json:"communityOperators,omitempty"`
 
-	// redHatMarketplace is the image of the redhat-marketplace catalog.
+	// redHatMarketplace is the image of the redhat-marketplace catalog, by digest.
 	// +optional
-	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule=`self.matches('^[^\\s@]+@sha256:[a-f0-9]{64}$')`,message="spec.olm.catalogs[].redHatMarketplace must be an image by digest (repository@sha256:<64 hex digits>): HyperShift takes catalog images by digest only"
 	RedHatMarketplace string `json:"redHatMarketplace,omitempty"`
 }
 
-// ImageMirror maps an image source to mirrors that serve the same images.
-type ImageMirror struct {
+// RegistryOverride maps a registry (or a repository in it) to mirrors serving the same
+// images under the same names.
+type RegistryOverride struct {
 	// source is a registry, or a repository in it, e.g. registry.redhat.io/redhat.
 	// +required
 	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=512
-	// +kubebuilder:validation:XValidation:rule=`!self.matches('\\s')`,message="spec.olm.mirrors[].source must be a registry or repository without white space"
+	// +kubebuilder:validation:MaxLength=256
+	// +kubebuilder:validation:XValidation:rule=`!self.matches('[\\s,=]')`,message="spec.olm.registryOverrides[].source must be a registry or repository without white space, ',' or '='"
 	Source string `json:"source"`
 
-	// mirrors are registries or repositories serving the same images as source, tried
-	// in order.
+	// mirrors are registries or repositories serving the same images as source.
 	// +required
 	// +listType=set
 	// +kubebuilder:validation:MinItems=1
-	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:MaxItems=4
 	// +kubebuilder:validation:items:MinLength=1
-	// +kubebuilder:validation:items:MaxLength=512
+	// +kubebuilder:validation:items:MaxLength=256
+	// +kubebuilder:validation:XValidation:rule=`self.all(m, !m.matches('[\\s,=]'))`,message="spec.olm.registryOverrides[].mirrors must be registries or repositories without white space, ',' or '='"
 	Mirrors []string `json:"mirrors"`
 }
 

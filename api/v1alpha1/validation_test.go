@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -99,8 +100,13 @@ spec:
     perHostedControlPlane: {cpu: "5", memory: 18Gi}
   capiMode: Private
   olm:
-    catalogImages: {redHatOperators: mirror.example.com/redhat-operator-index:v4.18}
-    mirrors:
+    catalogs:
+    - openShiftVersion: "4.18"
+      redHatOperators: mirror.example.com/redhat/redhat-operator-index@sha256:1111111111111111111111111111111111111111111111111111111111111111
+      certifiedOperators: mirror.example.com/redhat/certified-operator-index@sha256:2222222222222222222222222222222222222222222222222222222222222222
+      communityOperators: mirror.example.com/redhat/community-operator-index@sha256:3333333333333333333333333333333333333333333333333333333333333333
+      redHatMarketplace: mirror.example.com/redhat/redhat-marketplace-index@sha256:4444444444444444444444444444444444444444444444444444444444444444
+    registryOverrides:
     - source: registry.redhat.io
       mirrors: [mirror.example.com]
   agentProviders: {bootstrap: true, controlPlane: true}
@@ -127,6 +133,20 @@ func TestValidationRejects(t *testing.T) {
 	}
 	del := func(path ...string) edit {
 		return func(obj map[string]any) { unstructured.RemoveNestedField(obj, path...) }
+	}
+	// first edits the first item of the list at path: set to value, or deleted
+	// when value is nil.
+	first := func(value any, key string, path ...string) edit {
+		return func(obj map[string]any) {
+			items, _, _ := unstructured.NestedSlice(obj, path...)
+			item := items[0].(map[string]any)
+			if value == nil {
+				delete(item, key)
+			} else {
+				item[key] = value
+			}
+			mustSet(t, obj, items, path...)
+		}
 	}
 	pool := func(name, cluster string) map[string]any {
 		return map[string]any{"name": name, "spec": map[string]any{
@@ -285,15 +305,41 @@ func TestValidationRejects(t *testing.T) {
 		{"empty resource baseline", validHostingConfig,
 			[]edit{set(map[string]any{}, "spec", "capacity", "perHostedControlPlane")},
 			"spec.capacity.perHostedControlPlane: Invalid value: 0: spec.capacity.perHostedControlPlane in body should have at least 1 properties"},
-		{"mirror without mirrors", validHostingConfig,
-			[]edit{set([]any{map[string]any{"source": "registry.redhat.io", "mirrors": []any{}}}, "spec", "olm", "mirrors")},
-			"spec.olm.mirrors[0].mirrors: Invalid value: 0: spec.olm.mirrors[0].mirrors in body should have at least 1 items"},
-		{"duplicate mirror sources", validHostingConfig,
+		{"registry override without mirrors", validHostingConfig,
+			[]edit{set([]any{map[string]any{"source": "registry.redhat.io", "mirrors": []any{}}}, "spec", "olm", "registryOverrides")},
+			"spec.olm.registryOverrides[0].mirrors: Invalid value: 0: spec.olm.registryOverrides[0].mirrors in body should have at least 1 items"},
+		{"duplicate registry override sources", validHostingConfig,
 			[]edit{set([]any{
 				map[string]any{"source": "registry.redhat.io", "mirrors": []any{"a.example.com"}},
 				map[string]any{"source": "registry.redhat.io", "mirrors": []any{"b.example.com"}},
-			}, "spec", "olm", "mirrors")},
-			`spec.olm.mirrors[1]: Duplicate value: {"source":"registry.redhat.io"}`},
+			}, "spec", "olm", "registryOverrides")},
+			`spec.olm.registryOverrides[1]: Duplicate value: {"source":"registry.redhat.io"}`},
+		// HyperShift's annotation is "src=dst,src=dst": a ',' or '=' would
+		// split one override into others.
+		{"registry override source with a separator", validHostingConfig,
+			[]edit{first("registry.redhat.io,evil.example.com=x", "source", "spec", "olm", "registryOverrides")},
+			"spec.olm.registryOverrides[].source must be a registry or repository without white space, ',' or '='"},
+		{"registry override mirror with a separator", validHostingConfig,
+			[]edit{first([]any{"mirror.example.com=evil.example.com"}, "mirrors", "spec", "olm", "registryOverrides")},
+			"spec.olm.registryOverrides[].mirrors must be registries or repositories without white space, ',' or '='"},
+		{"catalog image by tag", validHostingConfig,
+			[]edit{first("registry.redhat.io/redhat/redhat-operator-index:v4.18", "redHatOperators", "spec", "olm", "catalogs")},
+			"spec.olm.catalogs[].redHatOperators must be an image by digest (repository@sha256:<64 hex digits>): HyperShift takes catalog images by digest only"},
+		{"catalog image with a short digest", validHostingConfig,
+			[]edit{first("registry.redhat.io/redhat/community-operator-index@sha256:abc", "communityOperators", "spec", "olm", "catalogs")},
+			"spec.olm.catalogs[].communityOperators must be an image by digest"},
+		{"three of four catalog images", validHostingConfig,
+			[]edit{first(nil, "redHatMarketplace", "spec", "olm", "catalogs")},
+			"spec.olm.catalogs[] must set all four catalog images (redHatOperators, certifiedOperators, communityOperators, redHatMarketplace): HyperShift overrides all default catalogs or none"},
+		{"catalogs for a full version", validHostingConfig,
+			[]edit{first("4.18.5", "openShiftVersion", "spec", "olm", "catalogs")},
+			"spec.olm.catalogs[].openShiftVersion must be an OpenShift minor version such as 4.18"},
+		{"two catalog sets for one minor", validHostingConfig,
+			[]edit{func(o map[string]any) {
+				c, _, _ := unstructured.NestedSlice(o, "spec", "olm", "catalogs")
+				_ = unstructured.SetNestedSlice(o, append(c, runtime.DeepCopyJSONValue(c[0])), "spec", "olm", "catalogs")
+			}},
+			`spec.olm.catalogs[1]: Duplicate value: {"openShiftVersion":"4.18"}`},
 	}
 	for _, ns := range reservedNamespaces {
 		cases = append(cases, struct {

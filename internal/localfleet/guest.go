@@ -43,6 +43,14 @@ func (f *Fleet) StartGuest(ctx context.Context, name string) (*Cluster, error) {
 	return c, nil
 }
 
+// Guest is the running guest control plane name, if any.
+func (f *Fleet) Guest(name string) (*Cluster, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c, ok := f.guests[name]
+	return c, ok
+}
+
 // StopGuest stops the guest control plane name and removes its state
 // directory; unknown names are ignored.
 func (f *Fleet) StopGuest(name string) {

@@ -133,6 +133,9 @@ var keyConditions = []struct {
 	{v1alpha1.ConditionDegraded, false},
 	{v1alpha1.ConditionNodePoolsReady, true},
 	{v1alpha1.ConditionImported, true},
+	// A minor upgrade held because installed operators do not support it
+	// (pkg/olm): the problem line names them.
+	{v1alpha1.ConditionUpgradeBlocked, false},
 }
 
 // Collect reads a Snapshot from the hub: the HostedClusterDeployments of

@@ -39,6 +39,18 @@ func TestDeploymentOf(t *testing.T) {
 	deleting.Spec.DeletionPolicy = v1alpha1.DeletionPolicyOrphan
 	deleting.Status.HostingCluster = "cluster-2"
 
+	held := &v1alpha1.HostedClusterDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "held"}}
+	held.Status.HostingCluster = "cluster-1"
+	held.Status.Version = &v1alpha1.HostedClusterVersionStatus{Current: "4.17.6"}
+	held.Status.Version.Desired.Version = "4.17.6"
+	held.Status.Conditions = []metav1.Condition{
+		cond(v1alpha1.ConditionScheduled, metav1.ConditionTrue, "Scheduled", ""),
+		cond(v1alpha1.ConditionDelivered, metav1.ConditionTrue, "Applied", ""),
+		cond(v1alpha1.ConditionAvailable, metav1.ConditionTrue, "AsExpected", ""),
+		cond(v1alpha1.ConditionUpgradeBlocked, metav1.ConditionTrue, v1alpha1.ReasonOperatorIncompatible,
+			"the upgrade from OpenShift 4.17 to 4.18 is held: installed operators do not support OpenShift 4.18: operators/old-db.v1 (olm.maxOpenShiftVersion 4.17)"),
+	}
+
 	for _, tc := range []struct {
 		hcd                          *v1alpha1.HostedClusterDeployment
 		phase, version, conds, issue string
@@ -46,6 +58,8 @@ func TestDeploymentOf(t *testing.T) {
 		{upgrading, "Upgrading", "4.18.5 → 4.18.6", "Scheduled Delivered Available Progressing Imported", ""},
 		{pending, "Pending", "", "!Scheduled !Imported", "Scheduled HostingClusterNotFound: spec.hostingCluster names ManagedCluster mgmt-east, which does not exist"},
 		{deleting, "Orphaning", "", "-", ""},
+		{held, "Available", "4.17.6", "Scheduled Delivered Available UpgradeBlocked",
+			"UpgradeBlocked OperatorIncompatible: the upgrade from OpenShift 4.17 to 4.18 is held: installed operators do not support OpenShift 4.18: operators/old-db.v1 (olm.maxOpenShiftVersion 4.17)"},
 	} {
 		d := DeploymentOf(tc.hcd)
 		if d.Phase != tc.phase || d.Version != tc.version || conditionSummary(d.Conditions) != tc.conds || d.Problem != tc.issue {

@@ -44,8 +44,6 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.HostingConfigSpecApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("HyperShiftOperatorConfig"):
 		return &apiv1alpha1.HyperShiftOperatorConfigApplyConfiguration{}
-	case v1alpha1.SchemeGroupVersion.WithKind("ImageMirror"):
-		return &apiv1alpha1.ImageMirrorApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("InstallOptions"):
 		return &apiv1alpha1.InstallOptionsApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("NodePoolStatus"):
@@ -60,6 +58,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.OLMConfigApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("PrivatePlatformConfig"):
 		return &apiv1alpha1.PrivatePlatformConfigApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("RegistryOverride"):
+		return &apiv1alpha1.RegistryOverrideApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ReleaseStatus"):
 		return &apiv1alpha1.ReleaseStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ResourceBaseline"):

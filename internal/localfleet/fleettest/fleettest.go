@@ -36,6 +36,18 @@ func Main(m *testing.M, managementClusters int, use func(*Env)) {
 // MainWith is Main with the product's options (hub flags, stand-in
 // behaviour).
 func MainWith(m *testing.M, managementClusters int, opts hcpfleet.Options, use func(*Env)) {
+	mainWith(m, managementClusters, opts, false, use)
+}
+
+// MainWithGuests is MainWith where the HyperShift stand-in runs a real
+// guest API server for every available hosted cluster
+// (hcpfleet.GuestControlPlanes): tests that read or write inside hosted
+// clusters.
+func MainWithGuests(m *testing.M, managementClusters int, opts hcpfleet.Options, use func(*Env)) {
+	mainWith(m, managementClusters, opts, true, use)
+}
+
+func mainWith(m *testing.M, managementClusters int, opts hcpfleet.Options, guests bool, use func(*Env)) {
 	ctx := context.Background()
 	fleet, err := localfleet.Start(ctx, localfleet.Options{
 		ManagementClusters: managementClusters, StatusSyncInterval: time.Second, AddOnLeaseSyncInterval: time.Second,
@@ -47,6 +59,9 @@ func MainWith(m *testing.M, managementClusters int, opts hcpfleet.Options, use f
 	fmt.Printf("local fleet start-up took %s (hub + %d management clusters)\n", fleet.StartupDur.Round(time.Millisecond), len(fleet.Managed))
 	code := 1
 	var product *hcpfleet.Product
+	if guests {
+		opts.HyperShift.ControlPlanes = hcpfleet.GuestControlPlanes{Fleet: fleet}
+	}
 	if err = hcpfleet.Install(ctx, fleet); err == nil {
 		product, err = hcpfleet.Start(fleet, opts)
 	}

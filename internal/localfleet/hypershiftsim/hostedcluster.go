@@ -26,6 +26,10 @@ import (
 // historyLimit bounds status.version.history, as the operator does.
 const historyLimit = 10
 
+// upgradeRecheck is how often the guest's operators are read again while
+// the stand-in has a guest to read (a CSV change is no HostedCluster event).
+const upgradeRecheck = 2 * time.Second
+
 type hostedClusterReconciler struct {
 	client client.Client
 	reader client.Reader // uncached: Secrets and Namespaces
@@ -62,7 +66,26 @@ func (r *hostedClusterReconciler) Reconcile(ctx context.Context, req reconcile.R
 		return reconcile.Result{}, err
 	}
 
+	// HyperShift updates status first (ClusterVersionUpgradeable, copied
+	// from the guest's ClusterVersion), then refuses an upgrade the guest's
+	// operators forbid and skips the rest of the reconcile.
+	upgradeable := r.clusterVersionUpgradeable(ctx, hc)
+	seen := hc.DeepCopy()
+	if upgradeable != nil {
+		meta.SetStatusCondition(&seen.Status.Conditions, *upgradeable)
+	}
+	if err := upgradeBlocked(seen); err != nil {
+		ctrl.LoggerFrom(ctx).Info("reconciliation is blocked", "message", err.Error())
+		s := simStatus{Conditions: seen.Status.Conditions, Version: hc.Status.Version, ControlPlaneEndpoint: hc.Status.ControlPlaneEndpoint, KubeConfig: hc.Status.KubeConfig}
+		return reconcile.Result{RequeueAfter: upgradeRecheck}, patchHostedClusterStatus(ctx, r.client, hc, s)
+	}
 	status, requeue := desiredStatus(hc, r.now(), duration)
+	if upgradeable != nil {
+		meta.SetStatusCondition(&status.Conditions, *upgradeable)
+		if requeue == 0 || requeue > upgradeRecheck {
+			requeue = upgradeRecheck
+		}
+	}
 	if controlPlaneUp(status) {
 		cp, err := r.opts.ControlPlanes.Ensure(ctx, hc)
 		if err != nil {

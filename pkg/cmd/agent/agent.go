@@ -13,6 +13,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/agent/kubeconfigexport"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/agent/namespacegc"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/agent/operator"
+	"github.com/hcp-fleet/hcp-fleet/pkg/olm/agent/operatorlimits"
 )
 
 // Features are the parts of the agent, in setup order. Cleanup runs in
@@ -23,7 +24,7 @@ import (
 // after the operator's. The namespace janitor's cleanup runs after both, once
 // the hosted clusters are gone and the namespaces hcp-fleet created are empty.
 func Features() []addonagent.Feature {
-	return []addonagent.Feature{capacity.Feature(), namespacegc.Feature(), kubeconfigexport.Feature(), capifeature.Feature(capifeature.Options{}), operator.Feature()}
+	return []addonagent.Feature{capacity.Feature(), namespacegc.Feature(), kubeconfigexport.Feature(), operatorlimits.Feature(), capifeature.Feature(capifeature.Options{}), operator.Feature()}
 }
 
 // Main runs the agent command line (args without the program name),

@@ -37,6 +37,8 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hcdstatus"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/scheduling"
 	"github.com/hcp-fleet/hcp-fleet/pkg/kubeutil"
+	"github.com/hcp-fleet/hcp-fleet/pkg/olm"
+	olmhub "github.com/hcp-fleet/hcp-fleet/pkg/olm/hub"
 )
 
 // Finalizer keeps a delivered HostedClusterDeployment until its
@@ -134,7 +136,8 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		Watches(&addonv1alpha1.ManagedClusterAddOn{}, handler.EnqueueRequestsFromMapFunc(r.boundTo(func(o client.Object) string { return o.GetNamespace() })),
 			builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetName() == addon.Name }))).
 		// A HostingConfig's spec.hostingNamespaces may stop allowing what
-		// was delivered.
+		// was delivered, and its spec.olm changes the HostedClusters'
+		// catalog annotations.
 		Watches(&v1alpha1.HostingConfig{}, handler.EnqueueRequestsFromMapFunc(r.configuredBy)).
 		WatchesMetadata(secret, handler.EnqueueRequestsFromMapFunc(r.referencing(KindSecret))).
 		WatchesMetadata(configMap, handler.EnqueueRequestsFromMapFunc(r.referencing(KindConfigMap))).
@@ -250,13 +253,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	for _, np := range hcd.Spec.NodePools {
 		observed.NodePools = append(observed.NodePools, np.Name)
 	}
-	problem, err := r.hostingNamespaceNotAllowed(ctx, hcd, cluster)
+	config, err := r.hostingConfig(ctx, cluster)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	problem := hostingNamespaceNotAllowed(hcd, cluster, config)
+	upgrade, current := upgradeDecision(hcd, work)
+	observed.Upgrade = &upgrade
 	var w *workv1.ManifestWork
 	if problem == nil {
-		w, observed.DroppedAnnotations, problem, err = r.deliver(ctx, hcd, u, cluster, work)
+		w, observed.DroppedAnnotations, problem, err = r.deliver(ctx, hcd, u, cluster, work, config.olm(), upgrade, current)
 		if err != nil && problem == nil {
 			return ctrl.Result{}, err
 		}
@@ -277,13 +283,36 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 // deliver creates or updates the ManifestWork when its input changed.
 // u is hcd as read, with every field of its spec.
-func (r *Reconciler) deliver(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment, u *unstructured.Unstructured, cluster string, existing *workv1.ManifestWork) (*workv1.ManifestWork, []string, *Problem, error) {
+// olmPolicy is the OLM catalog policy of the host's HostingConfig (nil:
+// none); upgrade is the upgrade gate's decision about what existing
+// delivers now (current).
+func (r *Reconciler) deliver(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment, u *unstructured.Unstructured, cluster string, existing *workv1.ManifestWork,
+	olmPolicy *v1alpha1.OLMConfig, upgrade olmhub.Decision, current delivered) (*workv1.ManifestWork, []string, *Problem, error) {
 	spec, err := SpecFrom(u)
 	if err != nil {
 		// Reported in status; the next change of the spec retries.
 		return nil, nil, &Problem{Reason: v1alpha1.ReasonApplyFailed, Message: err.Error()}, nil //nolint:nilerr // see above
 	}
 	spec.Annotations = r.opts.Annotations
+	release := hcd.Spec.HostedCluster.Spec.Release.Image
+	if upgrade.Hold {
+		spec.hold(hcd, current)
+		release = spec.HeldRelease
+	}
+	own, _ := spec.HostedClusterAnnotations()
+	spec.FleetAnnotations = olmhub.CatalogAnnotations(olmPolicy, olmhub.HostedCluster{
+		Minor:       releaseMinor(hcd, release),
+		Placement:   string(hcd.Spec.HostedCluster.Spec.OLMCatalogPlacement),
+		Annotations: own,
+	})
+	if upgrade.Force {
+		// HyperShift's own gate: its operator upgrades past
+		// ClusterVersionUpgradeable=False only to exactly this image.
+		if spec.FleetAnnotations == nil {
+			spec.FleetAnnotations = map[string]string{}
+		}
+		spec.FleetAnnotations[olm.AnnotationForceUpgradeTo] = hcd.Spec.HostedCluster.Spec.Release.Image
+	}
 	dropped := spec.DroppedAnnotations()
 	refs := spec.References()
 	versions := make(map[string]string, len(refs))
@@ -348,35 +377,58 @@ func (r *Reconciler) deliver(ctx context.Context, hcd *v1alpha1.HostedClusterDep
 	return updated, dropped, nil, nil
 }
 
+// hostConfig is the HostingConfig a hosting cluster's add-on runs with.
+type hostConfig struct {
+	// spec is nil for the built-in default (no HostingConfig resolved).
+	spec *v1alpha1.HostingConfigSpec
+	name string
+	// found: the cluster has a ManagedClusterAddOn, so there is a policy
+	// to read.
+	found bool
+}
+
+func (c hostConfig) olm() *v1alpha1.OLMConfig {
+	if c.spec == nil {
+		return nil
+	}
+	return c.spec.OLM
+}
+
+// hostingConfig reads the HostingConfig the hosting cluster's add-on runs
+// with.
+func (r *Reconciler) hostingConfig(ctx context.Context, cluster string) (hostConfig, error) {
+	mca := &addonv1alpha1.ManagedClusterAddOn{}
+	if err := r.client.Get(ctx, types.NamespacedName{Namespace: cluster, Name: addon.Name}, mca); err != nil {
+		return hostConfig{}, client.IgnoreNotFound(err)
+	}
+	hc, err := scheduling.HostingConfigOf(ctx, r.client, mca, r.opts.ConfigNamespaces)
+	if err != nil {
+		return hostConfig{}, err
+	}
+	if hc == nil {
+		return hostConfig{name: "the default HostingConfig", found: true}, nil
+	}
+	return hostConfig{spec: &hc.Spec, name: "HostingConfig " + hc.Namespace + "/" + hc.Name, found: true}, nil
+}
+
 // hostingNamespaceNotAllowed is a Problem when the HostingConfig the hosting
 // cluster's add-on runs with does not allow hcd's hosting namespace (any
 // more: the scheduler bound it where it was allowed). The ManifestWork is
 // then neither written nor deleted: the hosted cluster keeps running as
 // last delivered, because a policy change must not tear it down. Without a
 // ManagedClusterAddOn there is no policy to read, and nothing is held back.
-func (r *Reconciler) hostingNamespaceNotAllowed(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment, cluster string) (*Problem, error) {
-	mca := &addonv1alpha1.ManagedClusterAddOn{}
-	if err := r.client.Get(ctx, types.NamespacedName{Namespace: cluster, Name: addon.Name}, mca); err != nil {
-		return nil, client.IgnoreNotFound(err)
-	}
-	hc, err := scheduling.HostingConfigOf(ctx, r.client, mca, r.opts.ConfigNamespaces)
-	if err != nil {
-		return nil, err
-	}
-	var policy *v1alpha1.HostingConfigSpec
-	configName := "the default HostingConfig"
-	if hc != nil {
-		policy = &hc.Spec
-		configName = "HostingConfig " + hc.Namespace + "/" + hc.Name
+func hostingNamespaceNotAllowed(hcd *v1alpha1.HostedClusterDeployment, cluster string, config hostConfig) *Problem {
+	if !config.found {
+		return nil
 	}
 	ns := scheduling.RequestFor(hcd).HostingNamespace
-	if policy.AllowsHostingNamespace(ns) {
-		return nil, nil
+	if config.spec.AllowsHostingNamespace(ns) {
+		return nil
 	}
 	return &Problem{Reason: v1alpha1.ReasonHostingNamespaceNotAllowed,
 		Message: fmt.Sprintf("not delivered: hosting namespace %s is not allowed on management cluster %s by %s (allows %s); "+
 			"what was delivered before is left running as it is, and changes are delivered once the HostingConfig's spec.hostingNamespaces lists %s again",
-			ns, cluster, configName, strings.Join(policy.AllowedHostingNamespaces(), ", "), ns)}, nil
+			ns, cluster, config.name, strings.Join(config.spec.AllowedHostingNamespaces(), ", "), ns)}
 }
 
 // host reads what the hub knows about the hosting cluster.

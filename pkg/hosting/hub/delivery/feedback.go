@@ -35,6 +35,7 @@ const (
 	fbKubeconfig         = "kubeconfig"
 	fbMigrationFailed    = "migration-failed"
 	fbMigrating          = "migration-in-progress"
+	fbOperatorLimits     = "olm-operator-limits"
 
 	fbReplicas        = "replicas"
 	fbDesiredReplicas = "desired-replicas"
@@ -73,6 +74,8 @@ var hostedClusterFeedback = concat(
 		{Name: fbKubeconfig, Path: ".status.kubeconfig.name"},
 		{Name: fbMigrationFailed, Path: ".metadata.annotations['hypershift\\.openshift\\.io/migration-failed']"},
 		{Name: fbMigrating, Path: ".metadata.annotations['hypershift\\.openshift\\.io/migration-in-progress']"},
+		// The guest's operator limits, as the agent reports them (pkg/olm).
+		{Name: fbOperatorLimits, Path: ".metadata.annotations['hcpfleet\\.io/olm-operator-limits']"},
 	},
 )
 

@@ -48,6 +48,16 @@ type Spec struct {
 	// Annotations decides which of spec.hostedCluster's annotations reach
 	// the HostedCluster (the zero value: none of a restricted domain).
 	Annotations AnnotationPolicy
+	// FleetAnnotations are added to the HostedCluster by the fleet admin's
+	// policy (the OLM catalogs of the host's HostingConfig, pkg/olm/hub);
+	// the HostedClusterDeployment's own annotations of the same keys win.
+	FleetAnnotations map[string]string
+	// HeldRelease, when set, is the release image the HostedCluster keeps
+	// while the hub holds its upgrade (pkg/olm/hub.Decide), and
+	// HeldNodePoolReleases the NodePools' (by name) that would otherwise
+	// move above its minor.
+	HeldRelease          string
+	HeldNodePoolReleases map[string]string
 }
 
 // SpecFrom reads the Spec of an unstructured HostedClusterDeployment.
@@ -162,11 +172,14 @@ func Render(s Spec, cluster string, referenced map[string]*unstructured.Unstruct
 	hc.SetNamespace(s.HostingNamespace)
 	hc.SetName(s.Name)
 	hc.SetLabels(merged(stringMap(s.HostedCluster["labels"]), labels))
-	if a, _ := s.HostedClusterAnnotations(); len(a) > 0 {
-		hc.SetAnnotations(a)
+	if a, _ := s.HostedClusterAnnotations(); len(a)+len(s.FleetAnnotations) > 0 {
+		hc.SetAnnotations(merged(s.FleetAnnotations, a))
 	}
 	spec, _ := runtime.DeepCopyJSONValue(s.HostedCluster["spec"]).(map[string]any)
 	references(spec, hostedClusterRefs, "", rename)
+	if s.HeldRelease != "" {
+		_ = unstructured.SetNestedField(spec, s.HeldRelease, "release", "image")
+	}
 	hc.Object["spec"] = spec
 	manifests = append(manifests, hc)
 	hcConfig := applyConfig(hyperShiftGroup, "hostedclusters", s.HostingNamespace, s.Name)
@@ -187,6 +200,9 @@ func Render(s Spec, cluster string, referenced map[string]*unstructured.Unstruct
 		}
 		spec, _ := runtime.DeepCopyJSONValue(p["spec"]).(map[string]any)
 		references(spec, nodePoolRefs, "", rename)
+		if held := s.HeldNodePoolReleases[name]; held != "" {
+			_ = unstructured.SetNestedField(spec, held, "release", "image")
+		}
 		np.Object["spec"] = spec
 		manifests = append(manifests, np)
 		npConfig := applyConfig(hyperShiftGroup, "nodepools", s.HostingNamespace, name)
@@ -294,14 +310,15 @@ func merged(a, b map[string]string) map[string]string {
 // changes for the same input (new copy names, apply options, filtering), so
 // that every ManifestWork is rendered again once after the hub is upgraded
 // instead of keeping what an older hub wrote until its HCD changes.
-const RenderVersion = 2
+const RenderVersion = 3
 
 // InputHash hashes what a ManifestWork is rendered from: the renderer's
 // version, the spec and the versions of the referenced objects (kind/name →
 // resourceVersion), so an unchanged input is recognized without reading the
 // objects themselves. The annotation keys the policy drops count only when
 // there are any, so the admin's policy changes the hash only where it
-// changes what reaches the host.
+// changes what reaches the host; so do the fleet's annotations, so a
+// HostingConfig change rewrites exactly the ManifestWorks it changes.
 func InputHash(s Spec, cluster string, refVersions map[string]string) (string, error) {
 	dropped := s.DroppedAnnotations()
 	b, err := json.Marshal(struct {
@@ -312,8 +329,12 @@ func InputHash(s Spec, cluster string, refVersions map[string]string) (string, e
 		HostedCluster      map[string]any
 		NodePools          []map[string]any
 		Refs               map[string]string
-		DroppedAnnotations []string `json:",omitempty"`
-	}{RenderVersion, cluster, s.HostingNamespace, s.DeletionPolicy, s.HostedCluster, s.NodePools, refVersions, dropped})
+		DroppedAnnotations []string          `json:",omitempty"`
+		FleetAnnotations   map[string]string `json:",omitempty"`
+		HeldRelease        string            `json:",omitempty"`
+		HeldNodePools      map[string]string `json:",omitempty"`
+	}{RenderVersion, cluster, s.HostingNamespace, s.DeletionPolicy, s.HostedCluster, s.NodePools, refVersions, dropped,
+		s.FleetAnnotations, s.HeldRelease, s.HeldNodePoolReleases})
 	if err != nil {
 		return "", err
 	}

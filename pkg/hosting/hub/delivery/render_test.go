@@ -218,3 +218,60 @@ func TestCopyName(t *testing.T) {
 		t.Errorf("long names collide: %s", a)
 	}
 }
+
+// TestRenderFleetAnnotations: the fleet's annotations reach the
+// HostedCluster (never its NodePools), the HCD's own keys win, and they
+// count in the input hash only when there are any, so ManifestWorks without
+// a fleet policy are not rewritten.
+func TestRenderFleetAnnotations(t *testing.T) {
+	s := testSpec(t)
+	s.Annotations, _ = ParseAnnotationPolicy("hypershift.openshift.io/olm-catalogs-is-registry-overrides")
+	s.HostedCluster["annotations"] = map[string]any{"hypershift.openshift.io/olm-catalogs-is-registry-overrides": "own=mine"}
+	s.NodePools[0]["spec"].(map[string]any)["config"] = nil
+	delete(s.HostedCluster["spec"].(map[string]any), "configuration")
+	referenced := map[string]*unstructured.Unstructured{}
+	for _, r := range s.References() {
+		referenced[r.Kind+"/"+r.Name] = &unstructured.Unstructured{Object: map[string]any{"data": map[string]any{}}}
+	}
+	before, _ := InputHash(s, "c1", nil)
+	s.FleetAnnotations = map[string]string{
+		"hypershift.openshift.io/olm-catalogs-is-registry-overrides": "fleet=mirror",
+		"hypershift.openshift.io/redhat-operators-catalog-image":     "r@sha256:1",
+	}
+	after, _ := InputHash(s, "c1", nil)
+	if before == after {
+		t.Error("the fleet's annotations do not change the input hash")
+	}
+	s.FleetAnnotations = map[string]string{}
+	if empty, _ := InputHash(s, "c1", nil); empty != before {
+		t.Error("no fleet annotations hash differently from none at all: every ManifestWork would be rewritten")
+	}
+	s.FleetAnnotations = map[string]string{
+		"hypershift.openshift.io/olm-catalogs-is-registry-overrides": "fleet=mirror",
+		"hypershift.openshift.io/redhat-operators-catalog-image":     "r@sha256:1",
+	}
+	work, err := Render(s, "c1", referenced, after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range work.Spec.Workload.Manifests {
+		o := &unstructured.Unstructured{}
+		if err := o.UnmarshalJSON(m.Raw); err != nil {
+			t.Fatal(err)
+		}
+		a := o.GetAnnotations()
+		switch o.GetKind() {
+		case "HostedCluster":
+			if a["hypershift.openshift.io/olm-catalogs-is-registry-overrides"] != "own=mine" {
+				t.Errorf("the HCD's own annotation lost to the fleet's: %v", a)
+			}
+			if a["hypershift.openshift.io/redhat-operators-catalog-image"] != "r@sha256:1" {
+				t.Errorf("the fleet's annotation is missing: %v", a)
+			}
+		case "NodePool":
+			if len(a) != 0 {
+				t.Errorf("NodePool annotations %v", a)
+			}
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	workv1 "open-cluster-management.io/api/work/v1"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+	olmhub "github.com/hcp-fleet/hcp-fleet/pkg/olm/hub"
 )
 
 // Host is what the hub knows about the hosting cluster.
@@ -51,6 +52,9 @@ type Observed struct {
 	Deleting        bool
 	DeletionReason  string
 	DeletionMessage string
+	// Upgrade is the upgrade gate's decision (nil: none made), reported as
+	// UpgradeBlocked.
+	Upgrade *olmhub.Decision
 }
 
 // Status is the part of HostedClusterDeployment status the delivery owns.
@@ -155,6 +159,14 @@ func ComputeStatus(o Observed) Status {
 		cond(v1alpha1.ConditionDegraded, metav1.ConditionFalse, "CAPIMigrationInProgress", "migrating the hosted cluster's CAPI objects to private types")
 	} else {
 		cond(v1alpha1.ConditionDegraded, metav1.ConditionFalse, v1alpha1.ReasonAsExpected, "no problems reported")
+	}
+
+	if u := o.Upgrade; u != nil && !o.Deleting {
+		status := metav1.ConditionFalse
+		if u.Status {
+			status = metav1.ConditionTrue
+		}
+		cond(v1alpha1.ConditionUpgradeBlocked, status, u.Reason, u.Message)
 	}
 
 	// Node pools.

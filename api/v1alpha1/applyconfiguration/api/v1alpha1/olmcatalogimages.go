@@ -5,6 +5,7 @@ package v1alpha1
 // OLMCatalogImagesApplyConfiguration represents a declarative configuration of the OLMCatalogImages type for use
 // with apply.
 type OLMCatalogImagesApplyConfiguration struct {
+	OpenShiftVersion   *string `json:"openShiftVersion,omitempty"`
 	RedHatOperators    *string `json:"redHatOperators,omitempty"`
 	CertifiedOperators *string `json:"certifiedOperators,omitempty"`
 	CommunityOperators *string `json:"communityOperators,omitempty"`
@@ -15,6 +16,14 @@ type OLMCatalogImagesApplyConfiguration struct {
 // apply.
 func OLMCatalogImages() *OLMCatalogImagesApplyConfiguration {
 	return &OLMCatalogImagesApplyConfiguration{}
+}
+
+// WithOpenShiftVersion sets the OpenShiftVersion field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the OpenShiftVersion field is set to the value of the last call.
+func (b *OLMCatalogImagesApplyConfiguration) WithOpenShiftVersion(value string) *OLMCatalogImagesApplyConfiguration {
+	b.OpenShiftVersion = &value
+	return b
 }
 
 // WithRedHatOperators sets the RedHatOperators field in the declarative configuration to the given value

@@ -5,8 +5,8 @@ package v1alpha1
 // OLMConfigApplyConfiguration represents a declarative configuration of the OLMConfig type for use
 // with apply.
 type OLMConfigApplyConfiguration struct {
-	CatalogImages *OLMCatalogImagesApplyConfiguration `json:"catalogImages,omitempty"`
-	Mirrors       []ImageMirrorApplyConfiguration     `json:"mirrors,omitempty"`
+	Catalogs          []OLMCatalogImagesApplyConfiguration `json:"catalogs,omitempty"`
+	RegistryOverrides []RegistryOverrideApplyConfiguration `json:"registryOverrides,omitempty"`
 }
 
 // OLMConfigApplyConfiguration constructs a declarative configuration of the OLMConfig type for use with
@@ -15,23 +15,28 @@ func OLMConfig() *OLMConfigApplyConfiguration {
 	return &OLMConfigApplyConfiguration{}
 }
 
-// WithCatalogImages sets the CatalogImages field in the declarative configuration to the given value
-// and returns the receiver, so that objects can be built by chaining "With" function invocations.
-// If called multiple times, the CatalogImages field is set to the value of the last call.
-func (b *OLMConfigApplyConfiguration) WithCatalogImages(value *OLMCatalogImagesApplyConfiguration) *OLMConfigApplyConfiguration {
-	b.CatalogImages = value
+// WithCatalogs adds the given value to the Catalogs field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Catalogs field.
+func (b *OLMConfigApplyConfiguration) WithCatalogs(values ...*OLMCatalogImagesApplyConfiguration) *OLMConfigApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithCatalogs")
+		}
+		b.Catalogs = append(b.Catalogs, *values[i])
+	}
 	return b
 }
 
-// WithMirrors adds the given value to the Mirrors field in the declarative configuration
+// WithRegistryOverrides adds the given value to the RegistryOverrides field in the declarative configuration
 // and returns the receiver, so that objects can be build by chaining "With" function invocations.
-// If called multiple times, values provided by each call will be appended to the Mirrors field.
-func (b *OLMConfigApplyConfiguration) WithMirrors(values ...*ImageMirrorApplyConfiguration) *OLMConfigApplyConfiguration {
+// If called multiple times, values provided by each call will be appended to the RegistryOverrides field.
+func (b *OLMConfigApplyConfiguration) WithRegistryOverrides(values ...*RegistryOverrideApplyConfiguration) *OLMConfigApplyConfiguration {
 	for i := range values {
 		if values[i] == nil {
-			panic("nil value passed to WithMirrors")
+			panic("nil value passed to WithRegistryOverrides")
 		}
-		b.Mirrors = append(b.Mirrors, *values[i])
+		b.RegistryOverrides = append(b.RegistryOverrides, *values[i])
 	}
 	return b
 }

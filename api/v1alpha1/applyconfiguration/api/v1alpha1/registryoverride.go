@@ -2,23 +2,23 @@
 
 package v1alpha1
 
-// ImageMirrorApplyConfiguration represents a declarative configuration of the ImageMirror type for use
+// RegistryOverrideApplyConfiguration represents a declarative configuration of the RegistryOverride type for use
 // with apply.
-type ImageMirrorApplyConfiguration struct {
+type RegistryOverrideApplyConfiguration struct {
 	Source  *string  `json:"source,omitempty"`
 	Mirrors []string `json:"mirrors,omitempty"`
 }
 
-// ImageMirrorApplyConfiguration constructs a declarative configuration of the ImageMirror type for use with
+// RegistryOverrideApplyConfiguration constructs a declarative configuration of the RegistryOverride type for use with
 // apply.
-func ImageMirror() *ImageMirrorApplyConfiguration {
-	return &ImageMirrorApplyConfiguration{}
+func RegistryOverride() *RegistryOverrideApplyConfiguration {
+	return &RegistryOverrideApplyConfiguration{}
 }
 
 // WithSource sets the Source field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the Source field is set to the value of the last call.
-func (b *ImageMirrorApplyConfiguration) WithSource(value string) *ImageMirrorApplyConfiguration {
+func (b *RegistryOverrideApplyConfiguration) WithSource(value string) *RegistryOverrideApplyConfiguration {
 	b.Source = &value
 	return b
 }
@@ -26,7 +26,7 @@ func (b *ImageMirrorApplyConfiguration) WithSource(value string) *ImageMirrorApp
 // WithMirrors adds the given value to the Mirrors field in the declarative configuration
 // and returns the receiver, so that objects can be build by chaining "With" function invocations.
 // If called multiple times, values provided by each call will be appended to the Mirrors field.
-func (b *ImageMirrorApplyConfiguration) WithMirrors(values ...string) *ImageMirrorApplyConfiguration {
+func (b *RegistryOverrideApplyConfiguration) WithMirrors(values ...string) *RegistryOverrideApplyConfiguration {
 	for i := range values {
 		b.Mirrors = append(b.Mirrors, values[i])
 	}

@@ -1,0 +1,135 @@
+package hypershiftsim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/blang/semver/v4"
+	hyperv1 "github.com/openshift/hypershift/api/hypershift/v1beta1"
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/hcp-fleet/hcp-fleet/pkg/olm"
+)
+
+// Guests is implemented by ControlPlanes that run real guest API servers:
+// the stand-in then plays the guest's olm-operator and cluster-version
+// operator for upgrades (ClusterVersionUpgradeable from the guest's CSVs).
+type Guests interface {
+	// GuestConfig is the admin config of hc's running guest API server.
+	GuestConfig(hc *hyperv1.HostedCluster) (*rest.Config, bool)
+}
+
+// ReasonIncompatibleOperatorsInstalled is olm-operator's reason on the
+// guest ClusterOperator operator-lifecycle-manager's Upgradeable=False,
+// which the cluster-version operator, and from it the HostedCluster's
+// ClusterVersionUpgradeable, carry.
+const ReasonIncompatibleOperatorsInstalled = "IncompatibleOperatorsInstalled"
+
+var guestScheme = runtime.NewScheme()
+
+func init() {
+	if err := operatorsv1alpha1.AddToScheme(guestScheme); err != nil {
+		panic(err)
+	}
+}
+
+// clusterVersionUpgradeable is the HostedCluster's ClusterVersionUpgradeable
+// condition as the guest's OLM and CVO would make it: False when a CSV
+// (not a copy) does not support the next minor after the version the
+// hosted cluster targets now (OLM's rule, pkg/olm), True otherwise; nil when
+// the stand-in has no guest to read.
+func (r *hostedClusterReconciler) clusterVersionUpgradeable(ctx context.Context, hc *hyperv1.HostedCluster) *metav1.Condition {
+	guests, ok := r.opts.ControlPlanes.(Guests)
+	if !ok || hc.Status.Version == nil || hc.Status.Version.Desired.Version == "" {
+		return nil
+	}
+	cfg, ok := guests.GuestConfig(hc)
+	if !ok {
+		return nil
+	}
+	c, err := client.New(cfg, client.Options{Scheme: guestScheme})
+	if err != nil {
+		return nil
+	}
+	var csvs operatorsv1alpha1.ClusterServiceVersionList
+	if err := c.List(ctx, &csvs); err != nil {
+		return nil
+	}
+	return upgradeableCondition(olm.Limits(csvs.Items), hc.Status.Version.Desired.Version, hc.Generation)
+}
+
+// upgradeableCondition applies OLM's rule to the current version: an
+// operator blocks when it does not support the next minor.
+func upgradeableCondition(limits []olm.Limit, current string, generation int64) *metav1.Condition {
+	v, err := semver.ParseTolerant(current)
+	if err != nil {
+		return nil
+	}
+	next := fmt.Sprintf("%d.%d", v.Major, v.Minor+1)
+	var blocking []string
+	for _, l := range limits {
+		if l.Blocks(next) {
+			blocking = append(blocking, l.String())
+		}
+	}
+	c := &metav1.Condition{Type: string(hyperv1.ClusterVersionUpgradeable), Status: metav1.ConditionTrue,
+		Reason: hyperv1.AsExpectedReason, Message: "The hosted cluster is upgradable", ObservedGeneration: generation}
+	if len(blocking) > 0 {
+		c.Status, c.Reason = metav1.ConditionFalse, ReasonIncompatibleOperatorsInstalled
+		c.Message = "Cluster operator operator-lifecycle-manager should not be upgraded between minor versions: ClusterServiceVersions blocking minor version upgrades: " +
+			strings.Join(blocking, ", ")
+	}
+	return c
+}
+
+// errNotUpgradeable is the HyperShift operator's refusal.
+var errNotUpgradeable = errors.New("cluster version is not upgradeable")
+
+// upgradeBlocked is the HyperShift operator's rule (hostedcluster
+// controller, isUpgradeable): a requested release other than the one the
+// hosted cluster targets now, while ClusterVersionUpgradeable is False, is
+// refused — and with it the rest of the HostedCluster's reconcile — unless
+// hypershift.openshift.io/force-upgrade-to names exactly that release,
+// spec.controlPlaneRelease is set, or it stays within the minor (a
+// z-stream). A force-upgrade-to naming another release refuses too.
+func upgradeBlocked(hc *hyperv1.HostedCluster) error {
+	if hc.Status.Version == nil || hc.Status.Version.Desired.Image == hc.Spec.Release.Image {
+		return nil
+	}
+	upgradeable := meta.FindStatusCondition(hc.Status.Conditions, string(hyperv1.ClusterVersionUpgradeable))
+	if upgradeable == nil || upgradeable.Status == metav1.ConditionTrue {
+		return nil
+	}
+	if forced, ok := hc.Annotations[hyperv1.ForceUpgradeToAnnotation]; ok {
+		if forced != hc.Spec.Release.Image {
+			return errors.New("force upgrade annotation is present but does not match desired release image")
+		}
+		return nil
+	}
+	if hc.Spec.ControlPlaneRelease != nil {
+		return nil
+	}
+	current, err := semver.Parse(hc.Status.Version.Desired.Version)
+	if err != nil {
+		return fmt.Errorf("cluster is %s=%s, and its current target %q is not a version: %w", upgradeable.Type, upgradeable.Status, hc.Status.Version.Desired.Version, err)
+	}
+	requested, invalid := releaseVersion(hc.Spec.Release.Image)
+	if invalid != nil {
+		return invalid
+	}
+	v, err := semver.Parse(requested)
+	if err != nil {
+		return err
+	}
+	if v.Major == current.Major && v.Minor == current.Minor {
+		return nil
+	}
+	return errNotUpgradeable
+}

@@ -1,0 +1,376 @@
+package hub_test
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/tools/clientcmd"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/fleettest"
+	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hcpfleet"
+	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hypershiftsim"
+	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
+	"github.com/hcp-fleet/hcp-fleet/pkg/cmd/hub"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
+	"github.com/hcp-fleet/hcp-fleet/pkg/olm"
+	"github.com/hcp-fleet/hcp-fleet/pkg/olm/agent/operatorlimits"
+	olmhub "github.com/hcp-fleet/hcp-fleet/pkg/olm/hub"
+)
+
+// One local fleet for the package: a hub and one management cluster whose
+// HyperShift stand-in runs a real guest API server (with OLM's CRDs) for
+// every hosted cluster.
+var (
+	env   *fleettest.Env
+	hubc  client.Client
+	host  dynamic.Interface
+	hcGVR = schema.GroupVersionResource{Group: "hypershift.openshift.io", Version: "v1beta1", Resource: "hostedclusters"}
+)
+
+func TestMain(m *testing.M) {
+	// The agents run in this process: read the guests' operators often.
+	operatorlimits.ResyncPeriod = time.Second
+	opts := hcpfleet.Options{}
+	fleettest.MainWithGuests(m, 1, opts, func(e *fleettest.Env) {
+		env = e
+		var err error
+		if hubc, err = client.New(e.Fleet.Hub.Config(), client.Options{Scheme: hub.Scheme}); err != nil {
+			panic(err)
+		}
+		host = dynamic.NewForConfigOrDie(e.Fleet.Managed[0].Config())
+		ctx := context.Background()
+		if err := hcpfleet.EnableOnAll(ctx, e.Fleet); err != nil {
+			panic(err)
+		}
+		deadline := time.Now().Add(3 * time.Minute)
+		for {
+			mca := &addonv1alpha1.ManagedClusterAddOn{}
+			err := hubc.Get(ctx, types.NamespacedName{Namespace: e.Fleet.Managed[0].Name, Name: addon.Name}, mca)
+			if err == nil && meta.IsStatusConditionTrue(mca.Status.Conditions, addon.ConditionHyperShiftOperatorInstalled) {
+				return
+			}
+			if time.Now().After(deadline) {
+				fmt.Fprintf(os.Stderr, "add-on not ready: %v\n", err)
+				os.Exit(1)
+			}
+			time.Sleep(500 * time.Millisecond)
+		}
+	})
+}
+
+const (
+	rel4175 = "quay.io/openshift-release-dev/ocp-release:4.17.5-multi"
+	rel4176 = "quay.io/openshift-release-dev/ocp-release:4.17.6-multi"
+	rel4180 = "quay.io/openshift-release-dev/ocp-release:4.18.0-multi"
+	rel4190 = "quay.io/openshift-release-dev/ocp-release:4.19.0-multi"
+)
+
+var csvGVR = schema.GroupVersionResource{Group: "operators.coreos.com", Version: "v1alpha1", Resource: "clusterserviceversions"}
+
+func csv(namespace, name, max string, labels map[string]string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
+		"metadata": map[string]any{"namespace": namespace, "name": name, "annotations": map[string]any{
+			olm.PropertiesAnnotation: `{"properties":[{"type":"olm.maxOpenShiftVersion","value":"` + max + `"}]}`}},
+		"spec": map[string]any{"displayName": name, "install": map[string]any{"strategy": "deployment"}},
+	}}
+	u.SetLabels(labels)
+	return u
+}
+
+// TestOperatorAwareUpgrades runs the upgrade gate end to end on a real guest
+// API server: the agent reads the hosted cluster's CSVs and the hub holds a
+// minor upgrade an installed operator does not support (UpgradeBlocked
+// names it), while a z-stream goes through and a copied CSV counts for
+// nothing; deleting the operator releases the hold by itself; the
+// documented annotation moves a held upgrade and sets HyperShift's
+// force-upgrade-to.
+func TestOperatorAwareUpgrades(t *testing.T) {
+	ctx := context.Background()
+	ns := "olm-upgrades"
+	for _, o := range []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
+		&clusterv1beta2.ManagedClusterSetBinding{ObjectMeta: metav1.ObjectMeta{Name: "global", Namespace: ns}, Spec: clusterv1beta2.ManagedClusterSetBindingSpec{ClusterSet: "global"}},
+		&clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "hosts", Namespace: ns}, Spec: clusterv1beta1.PlacementSpec{ClusterSets: []string{"global"}}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "pull-secret", Namespace: ns}, StringData: map[string]string{".dockerconfigjson": `{"auths":{}}`}},
+	} {
+		if err := hubc.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
+	hc := fleettest.HostedCluster(v1alpha1.DefaultHostingNamespace, "gated").Object["spec"].(map[string]any)
+	hc["release"] = map[string]any{"image": rel4175}
+	hcd := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"placement": "hosts", "hostedCluster": map[string]any{"spec": hc}}}}
+	hcd.SetAPIVersion(v1alpha1.GroupVersion.String())
+	hcd.SetKind("HostedClusterDeployment")
+	hcd.SetNamespace(ns)
+	hcd.SetName("gated")
+	if err := hubc.Create(ctx, hcd); err != nil {
+		t.Fatal(err)
+	}
+
+	hostedCluster := func(ctx context.Context) (*unstructured.Unstructured, error) {
+		return host.Resource(hcGVR).Namespace(v1alpha1.DefaultHostingNamespace).Get(ctx, "gated", metav1.GetOptions{})
+	}
+	// The guest, as its admin (the kubeconfig the stand-in publishes).
+	guest := guestOf(t, v1alpha1.DefaultHostingNamespace, "gated")
+	waitReport := func(want string) {
+		t.Helper()
+		env.Eventually(t, time.Minute, "the agent's report "+want, func(ctx context.Context) error {
+			h, err := hostedCluster(ctx)
+			if err != nil {
+				return err
+			}
+			if got := h.GetAnnotations()[olm.AnnotationOperatorLimits]; !strings.Contains(got, want) {
+				return fmt.Errorf("report %q", got)
+			}
+			return nil
+		})
+	}
+	waitReport("[]")
+
+	for _, n := range []string{"operators", "team-a"} {
+		if _, err := guest.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Create(ctx,
+			&unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": n}}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := guest.Resource(csvGVR).Namespace("operators").Create(ctx, csv("operators", "old-db.v1", "4.17", nil), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// OLM's copy of it in another namespace: never counted.
+	if _, err := guest.Resource(csvGVR).Namespace("team-a").Create(ctx,
+		csv("team-a", "old-db.v1", "4.17", map[string]string{"olm.copiedFrom": "operators"}), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitReport(`"name":"old-db.v1","max":"4.17"`)
+
+	setRelease := func(image string) {
+		t.Helper()
+		patch := fmt.Sprintf(`{"spec":{"hostedCluster":{"spec":{"release":{"image":%q}}}}}`, image)
+		if err := hubc.Patch(ctx, hcd, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// waitUpgradeBlocked waits for UpgradeBlocked of the HCD's current
+	// generation: the hub's decision about the spec just written.
+	waitUpgradeBlocked := func(status metav1.ConditionStatus, reason string) *metav1.Condition {
+		t.Helper()
+		var c *metav1.Condition
+		env.Eventually(t, time.Minute, fmt.Sprintf("UpgradeBlocked=%s %s", status, reason), func(ctx context.Context) error {
+			h := &v1alpha1.HostedClusterDeployment{}
+			if err := hubc.Get(ctx, client.ObjectKeyFromObject(hcd), h); err != nil {
+				return err
+			}
+			c = meta.FindStatusCondition(h.Status.Conditions, v1alpha1.ConditionUpgradeBlocked)
+			if c == nil || c.ObservedGeneration != h.Generation || c.Status != status || c.Reason != reason {
+				return fmt.Errorf("UpgradeBlocked %+v (generation %d)", c, h.Generation)
+			}
+			return nil
+		})
+		return c
+	}
+	waitRelease := func(image string) *unstructured.Unstructured {
+		t.Helper()
+		var h *unstructured.Unstructured
+		env.Eventually(t, time.Minute, "the HostedCluster on "+image, func(ctx context.Context) error {
+			var err error
+			if h, err = hostedCluster(ctx); err != nil {
+				return err
+			}
+			if got, _, _ := unstructured.NestedString(h.Object, "spec", "release", "image"); got != image {
+				return fmt.Errorf("release %s", got)
+			}
+			return nil
+		})
+		return h
+	}
+
+	// A z-stream is never held.
+	setRelease(rel4176)
+	waitRelease(rel4176)
+	waitUpgradeBlocked(metav1.ConditionFalse, v1alpha1.ReasonAsExpected)
+
+	// A minor upgrade the operator does not support is held.
+	setRelease(rel4180)
+	c := waitUpgradeBlocked(metav1.ConditionTrue, v1alpha1.ReasonOperatorIncompatible)
+	if !strings.Contains(c.Message, "operators/old-db.v1 (olm.maxOpenShiftVersion 4.17)") || strings.Contains(c.Message, "team-a") {
+		t.Errorf("UpgradeBlocked message %q: want the operator and its limit, not its copy", c.Message)
+	}
+	if h, err := hostedCluster(ctx); err != nil {
+		t.Fatal(err)
+	} else if got, _, _ := unstructured.NestedString(h.Object, "spec", "release", "image"); got != rel4176 {
+		t.Errorf("held upgrade reached the HostedCluster: release %s", got)
+	}
+
+	// Removing the operator releases the hold (its copy stays).
+	if err := guest.Resource(csvGVR).Namespace("operators").Delete(ctx, "old-db.v1", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitRelease(rel4180)
+	waitUpgradeBlocked(metav1.ConditionFalse, v1alpha1.ReasonAsExpected)
+
+	// The next operator holds 4.19; the annotation moves that one release.
+	if _, err := guest.Resource(csvGVR).Namespace("operators").Create(ctx, csv("operators", "pinned.v2", "4.18", nil), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitReport(`"name":"pinned.v2","max":"4.18"`)
+	setRelease(rel4190)
+	waitUpgradeBlocked(metav1.ConditionTrue, v1alpha1.ReasonOperatorIncompatible)
+	if err := hubc.Patch(ctx, hcd, client.RawPatch(types.MergePatchType,
+		[]byte(fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, olm.AnnotationAllowUpgradeTo, rel4190)))); err != nil {
+		t.Fatal(err)
+	}
+	h := waitRelease(rel4190)
+	if got := h.GetAnnotations()[olm.AnnotationForceUpgradeTo]; got != rel4190 {
+		t.Errorf("HostedCluster %s = %q, want %s", olm.AnnotationForceUpgradeTo, got, rel4190)
+	}
+	waitUpgradeBlocked(metav1.ConditionFalse, olmhub.ReasonUpgradeAllowed)
+}
+
+func decodeBase64(s string) ([]byte, error) { return base64.StdEncoding.DecodeString(s) }
+
+// TestStandInRefusesUngatedUpgrade is the same situation without the hub's
+// gate: a HostedCluster made directly on the management cluster, whose
+// guest runs an operator limited to 4.17, is asked for 4.18 together with
+// another change. The HyperShift stand-in, like the operator, reports
+// ClusterVersionUpgradeable=False, refuses the upgrade and skips the rest of
+// the reconcile, so the other change does not go through either — until
+// force-upgrade-to names the release.
+func TestStandInRefusesUngatedUpgrade(t *testing.T) {
+	ctx := context.Background()
+	ns := "ungated"
+	nsGVR := schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+	secretGVR := schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+	if _, err := host.Resource(nsGVR).Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := host.Resource(secretGVR).Namespace(ns).Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "pull-secret"},
+		"stringData": map[string]any{".dockerconfigjson": `{"auths":{}}`}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	hc := fleettest.HostedCluster(ns, "direct")
+	_ = unstructured.SetNestedField(hc.Object, rel4175, "spec", "release", "image")
+	if _, err := host.Resource(hcGVR).Namespace(ns).Create(ctx, hc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	guest := guestOf(t, ns, "direct")
+	if _, err := guest.Resource(nsGVR).Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "operators"}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := guest.Resource(csvGVR).Namespace("operators").Create(ctx, csv("operators", "old-db.v1", "4.17", nil), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	condition := func(h *unstructured.Unstructured, condType string) map[string]any {
+		conds, _, _ := unstructured.NestedSlice(h.Object, "status", "conditions")
+		for _, c := range conds {
+			if m, ok := c.(map[string]any); ok && m["type"] == condType {
+				return m
+			}
+		}
+		return nil
+	}
+	waitHC := func(what string, cond func(h *unstructured.Unstructured) error) *unstructured.Unstructured {
+		t.Helper()
+		var h *unstructured.Unstructured
+		env.Eventually(t, time.Minute, what, func(ctx context.Context) error {
+			var err error
+			if h, err = host.Resource(hcGVR).Namespace(ns).Get(ctx, "direct", metav1.GetOptions{}); err != nil {
+				return err
+			}
+			return cond(h)
+		})
+		return h
+	}
+	waitHC("ClusterVersionUpgradeable=False from the guest's operator", func(h *unstructured.Unstructured) error {
+		if c := condition(h, "ClusterVersionUpgradeable"); c == nil || c["status"] != "False" || c["reason"] != "IncompatibleOperatorsInstalled" {
+			return fmt.Errorf("ClusterVersionUpgradeable %v", c)
+		}
+		return nil
+	})
+
+	// 4.18 and, in the same change, an unrelated one (a degraded control
+	// plane the stand-in would report).
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"injected"}},"spec":{"release":{"image":%q}}}`, hypershiftsim.AnnotationDegraded, rel4180)
+	h, err := host.Resource(hcGVR).Namespace(ns).Patch(ctx, "direct", types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	generation := h.GetGeneration()
+	// The positive signal: the stand-in reconciled this generation.
+	h = waitHC("the stand-in saw the upgrade request", func(h *unstructured.Unstructured) error {
+		if c := condition(h, "ClusterVersionUpgradeable"); c == nil || c["observedGeneration"] != generation {
+			return fmt.Errorf("ClusterVersionUpgradeable %v, generation %d", c, generation)
+		}
+		return nil
+	})
+	if desired, _, _ := unstructured.NestedString(h.Object, "status", "version", "desired", "image"); desired != rel4175 {
+		t.Errorf("the refused upgrade rolled out: desired %s", desired)
+	}
+	if c := condition(h, "Degraded"); c != nil && c["status"] == "True" {
+		t.Errorf("the rest of the reconcile ran although the upgrade was refused: Degraded %v", c)
+	}
+
+	// force-upgrade-to naming exactly 4.18 lets both through.
+	patch = fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, olm.AnnotationForceUpgradeTo, rel4180)
+	if _, err := host.Resource(hcGVR).Namespace(ns).Patch(ctx, "direct", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitHC("the forced upgrade and the other change", func(h *unstructured.Unstructured) error {
+		desired, _, _ := unstructured.NestedString(h.Object, "status", "version", "desired", "image")
+		if c := condition(h, "Degraded"); desired != rel4180 || c == nil || c["status"] != "True" {
+			return fmt.Errorf("desired %s, Degraded %v", desired, c)
+		}
+		return nil
+	})
+}
+
+// guestOf is a client of the hosted cluster namespace/name's guest API
+// server as its admin, once OLM's CRDs are served there.
+func guestOf(t *testing.T, namespace, name string) dynamic.Interface {
+	t.Helper()
+	var guest dynamic.Interface
+	env.Eventually(t, 3*time.Minute, "the guest API server of "+namespace+"/"+name, func(ctx context.Context) error {
+		s, err := host.Resource(schema.GroupVersionResource{Version: "v1", Resource: "secrets"}).Namespace(namespace).
+			Get(ctx, hypershiftsim.KubeconfigSecretName(name), metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		data, _, _ := unstructured.NestedString(s.Object, "data", hosting.KubeconfigKey)
+		kubeconfig, err := decodeBase64(data)
+		if err != nil {
+			return err
+		}
+		cfg, err := clientcmd.RESTConfigFromKubeConfig(kubeconfig)
+		if err != nil {
+			return err
+		}
+		if guest, err = dynamic.NewForConfig(cfg); err != nil {
+			return err
+		}
+		_, err = guest.Resource(csvGVR).List(ctx, metav1.ListOptions{})
+		return err
+	})
+	return guest
+}
