@@ -217,6 +217,7 @@ func TestInstallStrategy(t *testing.T) {
 		"hcp-fleet-tenant_rbac.authorization.k8s.io_v1_clusterrole.yaml",
 		"hcp-fleet.clusterserviceversion.yaml",
 		"hcpfleet.io_hostedclusterdeployments.yaml",
+		"hcpfleet.io_hostedclusterextensions.yaml",
 		"hcpfleet.io_hostingconfigs.yaml",
 		"open-cluster-management-hcp-fleet-agent-hub_rbac.authorization.k8s.io_v1_clusterrole.yaml",
 	}
