@@ -31,23 +31,31 @@ func (p Problem) Error() string {
 var productGroupSuffixes = []string{"hypershift.openshift.io", "cluster.x-k8s.io", "open-cluster-management.io",
 	"package-operator.run", "hcpfleet.io"}
 
-// controlPlaneForbiddenGroups are API groups a control-plane phase may not
-// write into a hosted control-plane namespace: they grant permissions,
-// change admission, the API itself, the network isolation HyperShift puts
-// around the control plane, or the management cluster's nodes and storage.
-var controlPlaneForbiddenGroups = []string{
-	"rbac.authorization.k8s.io", "admissionregistration.k8s.io", "apiextensions.k8s.io", "apiregistration.k8s.io",
-	"certificates.k8s.io", "authentication.k8s.io", "authorization.k8s.io", "policy", "networking.k8s.io",
-	"discovery.k8s.io", "storage.k8s.io", "scheduling.k8s.io", "node.k8s.io", "flowcontrol.apiserver.k8s.io",
-	"resource.k8s.io", "coordination.k8s.io", "security.openshift.io", "config.openshift.io", "operator.openshift.io",
-	"monitoring.coreos.com", "operators.coreos.com",
+// controlPlaneKinds are what a phase without class may write into a hosted
+// control-plane namespace on the management cluster, and nothing else: a
+// workload next to the control plane and what it needs to run and be
+// reached. The agent's RBAC there (manifests/agent, ClusterRole
+// open-cluster-management:hcp-fleet:agent:extension-namespace) grants
+// exactly these. Not Secrets (the namespace holds the control plane's keys),
+// RBAC, NetworkPolicies (HyperShift's isolation), quotas, Endpoints or
+// DaemonSets; a hosted-cluster phase may write any of them into the hosted
+// cluster.
+var controlPlaneKinds = map[string]bool{
+	"/ConfigMap": true, "/Service": true, "/ServiceAccount": true, "/PersistentVolumeClaim": true,
+	"apps/Deployment": true, "apps/StatefulSet": true, "batch/Job": true, "batch/CronJob": true,
+	"autoscaling/HorizontalPodAutoscaler": true, "route.openshift.io/Route": true,
 }
 
-// controlPlaneForbiddenCoreKinds are core kinds a control-plane phase may
-// not write: cluster-wide objects, quotas HyperShift sets, and Endpoints,
-// which would point a Service anywhere on the management network.
-var controlPlaneForbiddenCoreKinds = []string{"Namespace", "Node", "PersistentVolume", "ResourceQuota", "LimitRange",
-	"Endpoints", "PodTemplate", "Binding", "ComponentStatus"}
+// ControlPlaneKinds lists what a phase without class may write, for
+// messages and the docs.
+func ControlPlaneKinds() []string {
+	out := make([]string, 0, len(controlPlaneKinds))
+	for k := range controlPlaneKinds {
+		out = append(out, strings.TrimPrefix(k, "/"))
+	}
+	slices.Sort(out)
+	return out
+}
 
 // podTemplatePaths are where the pod spec of workload kinds is.
 var podTemplatePaths = map[string][]string{
@@ -132,15 +140,9 @@ func objectProblems(class v1alpha1.PhaseClass, obj Object, serviceAccounts map[s
 	if ref.Namespace != "" {
 		out = append(out, "metadata.namespace must be empty in a phase without class: its objects go into the hosted cluster's control-plane namespace on the management cluster and nowhere else")
 	}
-	if slices.Contains(controlPlaneForbiddenGroups, ref.Group) ||
-		(ref.Group == "" && slices.Contains(controlPlaneForbiddenCoreKinds, ref.Kind)) ||
-		(ref.Group == "apps" && ref.Kind == "DaemonSet") {
-		out = append(out, "may not be written on the management cluster (it grants permissions, changes admission, the API, the network isolation of the control plane, or the cluster's nodes, storage or quotas); a hosted-cluster phase may write it into the hosted cluster")
-	}
-	if ref.Group == "" && ref.Kind == "Secret" {
-		if t, _, _ := unstructured.NestedString(u.Object, "type"); t == "kubernetes.io/service-account-token" {
-			out = append(out, "a service account token Secret would mint a token of a service account of the control plane")
-		}
+	if !controlPlaneKinds[ref.Group+"/"+ref.Kind] {
+		out = append(out, "may not be written on the management cluster: a phase without class may write only "+
+			strings.Join(ControlPlaneKinds(), ", ")+"; a hosted-cluster phase may write it into the hosted cluster")
 	}
 	if path, ok := podTemplatePaths[ref.Group+"/"+ref.Kind]; ok {
 		out = append(out, podSpecProblems(u, path, serviceAccounts)...)
