@@ -81,6 +81,10 @@ var spokeResources = []string{
 const (
 	hostingNamespace      = "clusters"
 	controlPlaneNamespace = "clusters-demo"
+	// extensionNamespace is a hosted control-plane namespace where the
+	// extension engine works (its grants apart from the CAPI ones, so that
+	// each table row says whose it is).
+	extensionNamespace = "clusters-ext"
 )
 
 // checkLeastPrivilege asks the hub's and a management cluster's API servers
@@ -101,6 +105,7 @@ func checkLeastPrivilege(t *testing.T, c *clients) {
 		// The default HostingConfig allows the default hosting namespace.
 		"<hosting namespaces>": v1alpha1.DefaultHostingNamespace,
 		"<hosting namespace>":  hostingNamespace, "<control-plane namespace>": controlPlaneNamespace,
+		"<extension namespace>": extensionNamespace,
 		"<agent CRDs>": strings.Join(agentCRDs(t), ","),
 	}
 	// A tenant team as the admin sets one up: hcp-fleet:tenant bound in its
@@ -125,7 +130,8 @@ func checkLeastPrivilege(t *testing.T, c *clients) {
 			t.Errorf("the hub runs as %q, want %q", got, want)
 		}
 	})
-	bindAsAgent(t, fleet.Managed[0].Config(), map[string]string{hostingNamespace: addon.AgentHostingNamespaceRole, controlPlaneNamespace: addon.AgentCAPINamespaceRole})
+	bindAsAgent(t, fleet.Managed[0].Config(), map[string]string{hostingNamespace: addon.AgentHostingNamespaceRole, controlPlaneNamespace: addon.AgentCAPINamespaceRole,
+		extensionNamespace: addon.AgentExtensionNamespaceRole})
 	hubProbes := append(slices.Clone(sensitive), hubResources...)
 	for _, tc := range []struct {
 		heading    string
@@ -162,7 +168,7 @@ func checkLeastPrivilege(t *testing.T, c *clients) {
 			Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + addon.DefaultInstallNamespace, "system:authenticated"}},
 		cfg:        fleet.Managed[0].Config(),
 		resources:  append(slices.Clone(sensitive), spokeResources...),
-		namespaces: []string{addon.DefaultInstallNamespace, "hypershift", hostingNamespace, controlPlaneNamespace, "kube-system", "default"},
+		namespaces: []string{addon.DefaultInstallNamespace, "hypershift", hostingNamespace, controlPlaneNamespace, extensionNamespace, "kube-system", "default"},
 		// Its own names, asked about for every resource; the names a row
 		// lists (the CRDs it installs, ...), for that row's resource only.
 		names:   []string{"hcp-fleet-agent", "operator", "hypershift-operator", addon.AgentCAPINamespaceRole},

@@ -35,6 +35,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	"github.com/hcp-fleet/hcp-fleet/pkg/extension"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 	"github.com/hcp-fleet/hcp-fleet/pkg/kubeutil"
@@ -42,7 +43,7 @@ import (
 
 // ClusterRole is what the engine may do in a hosted control-plane namespace
 // it works in, bound there by kubeutil.BindSelf.
-const ClusterRole = "open-cluster-management:hcp-fleet:agent:extension-namespace"
+const ClusterRole = addon.AgentExtensionNamespaceRole
 
 // AnnotationHostedCluster is the annotation HyperShift puts on a hosted
 // control-plane namespace: the HostedCluster's namespace/name.
