@@ -106,7 +106,7 @@ func checkLeastPrivilege(t *testing.T, c *clients) {
 		"<hosting namespaces>": v1alpha1.DefaultHostingNamespace,
 		"<hosting namespace>":  hostingNamespace, "<control-plane namespace>": controlPlaneNamespace,
 		"<extension namespace>": extensionNamespace,
-		"<agent CRDs>": strings.Join(agentCRDs(t), ","),
+		"<agent CRDs>":          strings.Join(agentCRDs(t), ","),
 	}
 	// A tenant team as the admin sets one up: hcp-fleet:tenant bound in its
 	// namespace (manifests/hub).
