@@ -157,6 +157,7 @@ func TestProbes(t *testing.T) {
 		{"cel false", probes(celP("self.status.readyReplicas == self.spec.replicas")), nil, "custom message"},
 		{"cel true", probes(celP("self.status.readyReplicas >= 1 && self.metadata.labels.app == 'op'")), nil, ""},
 		{"cel with the apiserver's libraries", probes(celP("quantity('1Gi').isGreaterThan(quantity('1Mi')) && url('https://a.example.com/x').getHost() == 'a.example.com'")), nil, ""},
+		{"cel with optionals", probes(celP("self.status.?availableReplicas.orValue(0) >= self.spec.replicas")), nil, "custom message"},
 		{"cel on a missing field", probes(celP("self.status.nope == 1")), nil, "custom message (no such key: nope)"},
 		{"first failure wins", probes(fields, cond), nil, ".status.updatedReplicas == .status.replicas"},
 		{"other kind not probed", []v1alpha1.ExtensionProbeSet{{Selector: v1alpha1.ExtensionProbeSelector{Kind: v1alpha1.ExtensionGroupKind{Group: "apps", Kind: "StatefulSet"}}, Probes: []v1alpha1.ExtensionProbe{cond}}}, nil, ""},

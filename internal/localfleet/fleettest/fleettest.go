@@ -36,6 +36,12 @@ func Main(m *testing.M, managementClusters int, use func(*Env)) {
 // MainWith is Main with the product's options (hub flags, stand-in
 // behaviour).
 func MainWith(m *testing.M, managementClusters int, opts hcpfleet.Options, use func(*Env)) {
+	MainWithFleet(m, managementClusters, func(*localfleet.Fleet) hcpfleet.Options { return opts }, use)
+}
+
+// MainWithFleet is MainWith with options that need the fleet, such as the
+// HyperShift stand-in's control planes (hcpfleet.GuestControlPlanes).
+func MainWithFleet(m *testing.M, managementClusters int, options func(*localfleet.Fleet) hcpfleet.Options, use func(*Env)) {
 	ctx := context.Background()
 	fleet, err := localfleet.Start(ctx, localfleet.Options{
 		ManagementClusters: managementClusters, StatusSyncInterval: time.Second, AddOnLeaseSyncInterval: time.Second,
@@ -48,7 +54,7 @@ func MainWith(m *testing.M, managementClusters int, opts hcpfleet.Options, use f
 	code := 1
 	var product *hcpfleet.Product
 	if err = hcpfleet.Install(ctx, fleet); err == nil {
-		product, err = hcpfleet.Start(fleet, opts)
+		product, err = hcpfleet.Start(fleet, options(fleet))
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
