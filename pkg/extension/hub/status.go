@@ -95,7 +95,6 @@ const (
 	ReasonAsExpected       = "AsExpected"
 	ReasonRollingOut       = "RollingOut"
 	ReasonProbeFailure     = extension.ReasonProbeFailure
-	ReasonFailed           = "HostedClusterFailed"
 	ReasonInvalidSpec      = "InvalidSpec"
 	ReasonNoHostedClusters = "NoHostedClustersSelected"
 	ReasonRemoving         = "Removing"
