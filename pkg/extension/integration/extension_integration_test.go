@@ -262,6 +262,27 @@ func cpDeployment(replicas int) string {
 		"spec":{"containers":[{"name":"operator","image":"example.com/audit-operator:v1"}]}}}}`, replicas)
 }
 
+// markAvailable reports a Deployment available as the Deployment controller
+// and the kubelets would, which the local fleet does not run for it.
+func markAvailable(t *testing.T, namespace, name string) {
+	t.Helper()
+	ctx := context.Background()
+	d := &unstructured.Unstructured{}
+	d.SetAPIVersion("apps/v1")
+	d.SetKind("Deployment")
+	if err := mgmt.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, d); err != nil {
+		t.Fatal(err)
+	}
+	status := map[string]any{"observedGeneration": d.GetGeneration(), "replicas": int64(1), "updatedReplicas": int64(1),
+		"readyReplicas": int64(1), "availableReplicas": int64(1), "conditions": []any{map[string]any{
+			"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable", "message": "Deployment has minimum availability.",
+			"lastUpdateTime": time.Now().UTC().Format(time.RFC3339), "lastTransitionTime": time.Now().UTC().Format(time.RFC3339)}}}
+	patch, _ := json.Marshal(map[string]any{"status": status})
+	if err := mgmt.Status().Patch(ctx, d, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // probes: the Deployment by condition and CEL (the API server's optional
 // syntax), the guest ConfigMaps by fieldsEqual and CEL.
 var probes = []any{
@@ -298,18 +319,18 @@ func TestExtensionOnRealGuest(t *testing.T) {
 	if err := mgmt.Create(ctx, foreign); err != nil {
 		t.Fatal(err)
 	}
-	spec := func(replicas int, config string) map[string]any {
+	spec := func(config string) map[string]any {
 		return map[string]any{
 			"hostedClusterSelector": map[string]any{"matchLabels": map[string]any{"extensions": "yes"}},
 			"availabilityProbes":    probes,
 			"phases": []any{
 				phase("guest-rbac", "hosted-cluster", obj(guestNamespace), obj(guestRole)),
-				phase("operator", "", obj(cpDeployment(replicas)), obj(cpConfig)),
+				phase("operator", "", obj(cpDeployment(1)), obj(cpConfig)),
 				phase("guest-config", "hosted-cluster", obj(config)),
 			},
 		}
 	}
-	applyExtension(t, ns, "audit", spec(1, guestConfig))
+	applyExtension(t, ns, "audit", spec(guestConfig))
 
 	// The operator never becomes available: the rollout stops there.
 	failed := waitHostedCluster(t, ns, "audit", "guest-a", 2*time.Minute, "the rollout stops at the operator phase", stateIs(v1alpha1.ExtensionStateFailed))
@@ -334,8 +355,10 @@ func TestExtensionOnRealGuest(t *testing.T) {
 	}
 	fmt.Printf("failing middle phase reported after %s\n", time.Since(started).Round(100*time.Millisecond))
 
-	// Fixed (no replicas: available at once on a fleet without kubelets).
-	applyExtension(t, ns, "audit", spec(0, guestConfig))
+	// Fixed: the operator becomes available. The local fleet runs neither
+	// the Deployment controller nor pods of this image, so the test reports
+	// what they would (the stand-in for the missing kubelet).
+	markAvailable(t, cpNS, "audit-operator")
 	waitHostedCluster(t, ns, "audit", "guest-a", 2*time.Minute, "the fixed rollout completes", stateIs(v1alpha1.ExtensionStateAvailable))
 	if ok, err := exists(ctx, guest, "v1", "ConfigMap", "audit", "audit-config"); !ok {
 		t.Fatalf("phase guest-config not applied after the fix: %v", err)
@@ -343,7 +366,7 @@ func TestExtensionOnRealGuest(t *testing.T) {
 	fmt.Printf("three phases available after %s\n", time.Since(started).Round(100*time.Millisecond))
 
 	// A new revision replaces the guest ConfigMap: the old one goes.
-	applyExtension(t, ns, "audit", spec(0, guestConfig2))
+	applyExtension(t, ns, "audit", spec(guestConfig2))
 	waitHostedCluster(t, ns, "audit", "guest-a", 2*time.Minute, "the new revision is available", stateIs(v1alpha1.ExtensionStateAvailable))
 	if ok, err := exists(ctx, guest, "v1", "ConfigMap", "audit", "audit-config"); ok || err != nil {
 		t.Fatalf("the dropped ConfigMap is still in the hosted cluster (%v)", err)
@@ -354,7 +377,7 @@ func TestExtensionOnRealGuest(t *testing.T) {
 
 	// Hostile: a Secret next to the control plane is never delivered (the
 	// hub refuses the spec); a foreign object is never taken over.
-	hostile := spec(0, guestConfig2)
+	hostile := spec(guestConfig2)
 	hostile["phases"] = append(hostile["phases"].([]any), phase("steal", "", obj(`{"apiVersion":"v1","kind":"Secret","metadata":{"name":"service-network-admin-kubeconfig"}}`)))
 	applyExtension(t, ns, "audit", hostile)
 	env.Eventually(t, time.Minute, "the hub refuses the hostile spec", func(ctx context.Context) error {
@@ -373,7 +396,7 @@ func TestExtensionOnRealGuest(t *testing.T) {
 		}
 		return nil
 	})
-	collide := spec(0, guestConfig2)
+	collide := spec(guestConfig2)
 	collide["phases"] = append(collide["phases"].([]any), phase("collide", "", obj(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"foreign"},"data":{"owner":"extension"}}`)))
 	applyExtension(t, ns, "audit", collide)
 	refused := waitHostedCluster(t, ns, "audit", "guest-a", 2*time.Minute, "the foreign object is refused", stateIs(v1alpha1.ExtensionStateFailed))
@@ -440,12 +463,18 @@ func TestRollingRollout(t *testing.T) {
 		waitAvailable(t, ns, n)
 	}
 	fmt.Printf("six hosted clusters available after %s\n", time.Since(started).Round(100*time.Millisecond))
-	spec := func(replicas int) map[string]any {
+	// The first revision's Deployment never becomes available (the local
+	// fleet runs no pods); the fixed revision drops it.
+	spec := func(withDeployment bool) map[string]any {
+		objects := []map[string]any{obj(cpConfig)}
+		if withDeployment {
+			objects = append(objects, obj(cpDeployment(1)))
+		}
 		return map[string]any{
 			"hostedClusterSelector": map[string]any{"matchLabels": map[string]any{"extensions": "yes"}},
 			"strategy":              map[string]any{"type": "RollingUpgrade", "rollingUpgrade": map[string]any{"maxUnavailable": int64(2)}},
 			"availabilityProbes":    probes,
-			"phases":                []any{phase("operator", "", obj(cpDeployment(replicas)), obj(cpConfig))},
+			"phases":                []any{phase("operator", "", objects...)},
 		}
 	}
 	// Watch the works all along: never more than two at the current
@@ -496,7 +525,7 @@ func TestRollingRollout(t *testing.T) {
 			mu.Unlock()
 		}
 	}()
-	applyExtension(t, ns, "roll", spec(1))
+	applyExtension(t, ns, "roll", spec(true))
 	env.Eventually(t, 2*time.Minute, "two hosted clusters fail the rollout", func(ctx context.Context) error {
 		e, err := getExtension(ctx, ns, "roll")
 		if err != nil {
@@ -513,7 +542,7 @@ func TestRollingRollout(t *testing.T) {
 	if e.Status.Updated != 2 || e.Status.Selected != 6 {
 		t.Fatalf("after the failures: selected %d updated %d", e.Status.Selected, e.Status.Updated)
 	}
-	applyExtension(t, ns, "roll", spec(0))
+	applyExtension(t, ns, "roll", spec(false))
 	env.Eventually(t, 3*time.Minute, "the fixed revision is available everywhere", func(ctx context.Context) error {
 		e, err := getExtension(ctx, ns, "roll")
 		if err != nil {
@@ -525,6 +554,10 @@ func TestRollingRollout(t *testing.T) {
 		return nil
 	})
 	fmt.Printf("rolled over six hosted clusters after %s\n", time.Since(started).Round(100*time.Millisecond))
+	// The Deployment the fixed revision dropped is gone where it was.
+	if ok, err := exists(ctx, mgmt, "apps/v1", "Deployment", extension.ControlPlaneNamespace(v1alpha1.DefaultHostingNamespace, "roll-0"), "audit-operator"); ok || err != nil {
+		t.Fatalf("the dropped Deployment is still in roll-0's control-plane namespace (%v)", err)
+	}
 
 	// A hosted cluster created later gets it once available.
 	createHCD(t, ns, "roll-late")
