@@ -109,7 +109,8 @@ func (r *router) Reconcile(ctx context.Context, req reconcile.Request) (reconcil
 // ensure watches ns, the control-plane namespace of HostedCluster hc,
 // while it exists.
 func (n *namespaces) ensure(ctx context.Context, e *Engine, ns string, hc types.NamespacedName) (reconcile.Result, error) {
-	err := e.reader.Get(ctx, types.NamespacedName{Name: ns}, &corev1.Namespace{})
+	nsObj := &corev1.Namespace{}
+	err := e.reader.Get(ctx, types.NamespacedName{Name: ns}, nsObj)
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	cancel, watching := n.watching[ns]
@@ -128,8 +129,13 @@ func (n *namespaces) ensure(ctx context.Context, e *Engine, ns string, hc types.
 		return reconcile.Result{RequeueAfter: 2 * time.Second}, nil
 	case err != nil:
 		return reconcile.Result{}, err
-	case watching || n.ctx == nil:
-		return reconcile.Result{RequeueAfter: time.Second * time.Duration(boolInt(n.ctx == nil))}, nil
+	case watching && nsObj.DeletionTimestamp != nil:
+		// Look again until it is gone, then stop watching it.
+		return reconcile.Result{RequeueAfter: 5 * time.Second}, nil
+	case watching:
+		return reconcile.Result{}, nil
+	case n.ctx == nil:
+		return reconcile.Result{RequeueAfter: time.Second}, nil // the manager is starting
 	}
 	if err := e.binder.Ensure(ctx, ns); err != nil {
 		return reconcile.Result{}, err
@@ -153,11 +159,4 @@ func (n *namespaces) ensure(ctx context.Context, e *Engine, ns string, hc types.
 	}
 	n.watching[ns] = stop
 	return reconcile.Result{}, nil
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
