@@ -203,7 +203,7 @@ func (r *Reconciler) deliver(ctx context.Context, ext *v1alpha1.HostedClusterExt
 		workWrites.WithLabelValues("create").Inc()
 		return desired, nil
 	}
-	if equality.Semantic.DeepEqual(existing.Spec, desired.Spec) && equality.Semantic.DeepEqual(existing.Labels, desired.Labels) &&
+	if existing.Annotations[AnnotationRenderHash] == desired.Annotations[AnnotationRenderHash] && equality.Semantic.DeepEqual(existing.Labels, desired.Labels) &&
 		existing.Annotations[AnnotationRevision] == desired.Annotations[AnnotationRevision] {
 		return existing, nil
 	}

@@ -15,6 +15,8 @@
 package hub
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"strconv"
 
@@ -38,6 +40,11 @@ const HostFieldManager = "work-agent-hcp-fleet-extension"
 
 // AnnotationRevision on a ManifestWork is the extension revision it carries.
 const AnnotationRevision = "hcpfleet.io/extension-revision"
+
+// AnnotationRenderHash on a ManifestWork is the hash of the spec rendered:
+// the API server defaults fields of a stored ManifestWork, so comparing
+// specs would rewrite the work on every reconcile.
+const AnnotationRenderHash = "hcpfleet.io/extension-render-hash"
 
 // Target is a HostedClusterDeployment an extension goes to.
 type Target struct {
@@ -78,7 +85,7 @@ func Render(ext *v1alpha1.HostedClusterExtension, target Target) (*workv1.Manife
 		extension.KeyMessage, extension.KeyFailedObject, extension.KeyObjects} {
 		paths = append(paths, workv1.JsonPath{Name: key, Path: ".data." + key})
 	}
-	return &workv1.ManifestWork{
+	w := &workv1.ManifestWork{
 		TypeMeta: metav1.TypeMeta{APIVersion: workv1.GroupVersion.String(), Kind: "ManifestWork"},
 		ObjectMeta: metav1.ObjectMeta{Name: extension.WorkName(ext.Namespace, ext.Name, target.Name), Namespace: target.HostingCluster,
 			Labels: labels, Annotations: map[string]string{AnnotationRevision: strconv.FormatInt(ext.Generation, 10)}},
@@ -96,7 +103,14 @@ func Render(ext *v1alpha1.HostedClusterExtension, target Target) (*workv1.Manife
 				FeedbackScrapeType: workv1.FeedbackWatchType,
 			}},
 		},
-	}, nil
+	}
+	spec, err := json.Marshal(w.Spec)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(spec)
+	w.Annotations[AnnotationRenderHash] = hex.EncodeToString(sum[:16])
+	return w, nil
 }
 
 // workLabels tie a ManifestWork to its extension and hosted cluster; the

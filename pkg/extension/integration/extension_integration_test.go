@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
@@ -66,7 +67,9 @@ func TestMain(m *testing.M) {
 	}, func(e *fleettest.Env) {
 		env = e
 		var err error
-		if hubc, err = client.New(e.Fleet.Hub.Config(), client.Options{Scheme: hub.Scheme}); err != nil {
+		cfg := rest.CopyConfig(e.Fleet.Hub.Config())
+		cfg.QPS, cfg.Burst = 50, 100 // the rolling test watches the works closely
+		if hubc, err = client.New(cfg, client.Options{Scheme: hub.Scheme}); err != nil {
 			panic(err)
 		}
 		if mgmt, err = client.New(e.Fleet.Managed[0].Config(), client.Options{}); err != nil {
@@ -191,7 +194,18 @@ func waitHostedCluster(t *testing.T, namespace, name, hcd string, timeout time.D
 	check func(s v1alpha1.ExtensionHostedClusterStatus) error) v1alpha1.ExtensionHostedClusterStatus {
 	t.Helper()
 	var got v1alpha1.ExtensionHostedClusterStatus
-	env.Eventually(t, timeout, what, func(ctx context.Context) error {
+	var last error
+	defer func() {
+		if t.Failed() && last != nil {
+			t.Logf("%s: last seen: %v", what, last)
+		}
+	}()
+	env.Eventually(t, timeout, what, func(ctx context.Context) (err error) {
+		defer func() {
+			if err != nil && ctx.Err() == nil {
+				last = err
+			}
+		}()
 		e, err := getExtension(ctx, namespace, name)
 		if err != nil {
 			return err
