@@ -229,7 +229,7 @@ func TestTeardownOrder(t *testing.T) {
 		{Name: "rbac", Objects: []v1alpha1.ExtensionObject{obj(t, `{apiVersion: v1, kind: ClusterRole, metadata: {name: r}}`)}},
 		{Name: "config", Objects: []v1alpha1.ExtensionObject{obj(t, `{apiVersion: v1, kind: ConfigMap, metadata: {name: c}}`)}},
 	})
-	removed := Removed(applied, plan)
+	removed := Removed(applied, Refs(plan))
 	if len(removed) != 2 || removed[0].Name != "d" || removed[1].Name != "n" {
 		t.Fatalf("removed %v", removed)
 	}

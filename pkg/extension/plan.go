@@ -38,12 +38,13 @@ func Refs(plan []PlannedPhase) []ObjectRef {
 	return out
 }
 
-// Removed are the applied objects the plan no longer has, in teardown
-// order: applied is in apply order, and teardown reverses it, so the
-// objects of a later phase go before those of an earlier one.
-func Removed(applied []ObjectRef, plan []PlannedPhase) []ObjectRef {
+// Removed are the applied objects not among desired (the objects of the
+// current revision, as placed: with the namespace they were applied in), in
+// teardown order: applied is in apply order, and teardown reverses it, so
+// the objects of a later phase go before those of an earlier one.
+func Removed(applied, desired []ObjectRef) []ObjectRef {
 	keep := map[string]bool{}
-	for _, r := range Refs(plan) {
+	for _, r := range desired {
 		keep[r.Key()] = true
 	}
 	var gone []ObjectRef

@@ -194,6 +194,9 @@ func (e *Engine) Reconcile(ctx context.Context, req reconcile.Request) (reconcil
 	}
 	p.state = v1alpha1.ExtensionStateProgressing
 	index := 0
+	// The revision's objects as placed (namespaces set), to tell which
+	// applied objects it dropped.
+	var desired []extension.ObjectRef
 	for _, phase := range plan {
 		p.phase = phase.Name
 		target, err := e.targetFor(ctx, cm.Namespace, phase.Class)
@@ -207,6 +210,7 @@ func (e *Engine) Reconcile(ctx context.Context, req reconcile.Request) (reconcil
 		for _, o := range phase.Objects {
 			refs = append(refs, target.place(o).Ref)
 		}
+		desired = append(desired, refs...)
 		if merged := extension.Merge(p.applied, refs...); len(merged) != len(p.applied) || !sameRefs(merged, p.applied) {
 			p.applied = merged
 			if err := e.write(ctx, cm, p); err != nil {
@@ -231,7 +235,7 @@ func (e *Engine) Reconcile(ctx context.Context, req reconcile.Request) (reconcil
 	}
 	// Every phase is available: delete what the revision dropped, the
 	// later phases' objects first.
-	for _, group := range extension.TeardownPhases(extension.Removed(p.applied, plan)) {
+	for _, group := range extension.TeardownPhases(extension.Removed(p.applied, desired)) {
 		gone, err := e.deleteGroup(ctx, cm.Namespace, group, false)
 		if err != nil {
 			p.reason, p.message = extension.ReasonApplyFailed, "deleting objects dropped from the extension: "+err.Error()
