@@ -45,6 +45,10 @@ const (
 	// hosting namespaces (the namespace janitor, the kubeconfig export).
 	AgentCAPINamespaceRole    = "open-cluster-management:hcp-fleet:agent:capi-namespace"
 	AgentHostingNamespaceRole = "open-cluster-management:hcp-fleet:agent:hosting-namespace"
+	// AgentExtensionNamespaceRole is what the extension engine
+	// (pkg/extension/agent) binds in a hosted control-plane namespace it
+	// works in.
+	AgentExtensionNamespaceRole = "open-cluster-management:hcp-fleet:agent:extension-namespace"
 
 	// DefaultAgentImage is the agent image when HostingConfig names none.
 	DefaultAgentImage = "quay.io/hcp-fleet/hcp-fleet-agent:latest"

@@ -385,7 +385,8 @@ func TestAddOnLifecycle(t *testing.T) {
 		// Grants the agent bound itself where it worked (as the janitor and
 		// the CAPI providers do) go with the add-on: its cleanup removes
 		// them.
-		selfBound := map[string]string{"unbind-probe-hosting": addon.AgentHostingNamespaceRole, "unbind-probe-capi": addon.AgentCAPINamespaceRole}
+		selfBound := map[string]string{"unbind-probe-hosting": addon.AgentHostingNamespaceRole, "unbind-probe-capi": addon.AgentCAPINamespaceRole,
+			"unbind-probe-extension": addon.AgentExtensionNamespaceRole}
 		bindAsAgent(t, fleet.Managed[0].Config(), selfBound)
 		started := time.Now()
 		c.label(t, "cluster-1", hcpfleet.HostLabel, nil)

@@ -62,6 +62,7 @@ var hubResources = []string{
 	"addon.open-cluster-management.io/managedclusteraddons", "addon.open-cluster-management.io/managedclusteraddons/status",
 	"addon.open-cluster-management.io/clustermanagementaddons", "addon.open-cluster-management.io/addondeploymentconfigs",
 	"hcpfleet.io/hostedclusterdeployments", "hcpfleet.io/hostedclusterdeployments/status", "hcpfleet.io/hostingconfigs",
+	"hcpfleet.io/hostedclusterextensions", "hcpfleet.io/hostedclusterextensions/status",
 }
 
 // spokeResources are probed on a management cluster besides the sensitive
@@ -80,6 +81,10 @@ var spokeResources = []string{
 const (
 	hostingNamespace      = "clusters"
 	controlPlaneNamespace = "clusters-demo"
+	// extensionNamespace is a hosted control-plane namespace where the
+	// extension engine works (its grants apart from the CAPI ones, so that
+	// each table row says whose it is).
+	extensionNamespace = "clusters-ext"
 )
 
 // checkLeastPrivilege asks the hub's and a management cluster's API servers
@@ -100,7 +105,8 @@ func checkLeastPrivilege(t *testing.T, c *clients) {
 		// The default HostingConfig allows the default hosting namespace.
 		"<hosting namespaces>": v1alpha1.DefaultHostingNamespace,
 		"<hosting namespace>":  hostingNamespace, "<control-plane namespace>": controlPlaneNamespace,
-		"<agent CRDs>": strings.Join(agentCRDs(t), ","),
+		"<extension namespace>": extensionNamespace,
+		"<agent CRDs>":          strings.Join(agentCRDs(t), ","),
 	}
 	// A tenant team as the admin sets one up: hcp-fleet:tenant bound in its
 	// namespace (manifests/hub).
@@ -124,7 +130,8 @@ func checkLeastPrivilege(t *testing.T, c *clients) {
 			t.Errorf("the hub runs as %q, want %q", got, want)
 		}
 	})
-	bindAsAgent(t, fleet.Managed[0].Config(), map[string]string{hostingNamespace: addon.AgentHostingNamespaceRole, controlPlaneNamespace: addon.AgentCAPINamespaceRole})
+	bindAsAgent(t, fleet.Managed[0].Config(), map[string]string{hostingNamespace: addon.AgentHostingNamespaceRole, controlPlaneNamespace: addon.AgentCAPINamespaceRole,
+		extensionNamespace: addon.AgentExtensionNamespaceRole})
 	hubProbes := append(slices.Clone(sensitive), hubResources...)
 	for _, tc := range []struct {
 		heading    string
@@ -161,7 +168,7 @@ func checkLeastPrivilege(t *testing.T, c *clients) {
 			Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + addon.DefaultInstallNamespace, "system:authenticated"}},
 		cfg:        fleet.Managed[0].Config(),
 		resources:  append(slices.Clone(sensitive), spokeResources...),
-		namespaces: []string{addon.DefaultInstallNamespace, "hypershift", hostingNamespace, controlPlaneNamespace, "kube-system", "default"},
+		namespaces: []string{addon.DefaultInstallNamespace, "hypershift", hostingNamespace, controlPlaneNamespace, extensionNamespace, "kube-system", "default"},
 		// Its own names, asked about for every resource; the names a row
 		// lists (the CRDs it installs, ...), for that row's resource only.
 		names:   []string{"hcp-fleet-agent", "operator", "hypershift-operator", addon.AgentCAPINamespaceRole},

@@ -55,6 +55,40 @@ type Snapshot struct {
 	// Namespace is the one namespace Deployments come from; "" for all.
 	Namespace   string       `json:"namespace,omitempty"`
 	Deployments []Deployment `json:"hostedClusterDeployments"`
+	// Extensions are the HostedClusterExtensions (none on a hub without
+	// the kind, or for a reader who may not list them).
+	Extensions []Extension `json:"hostedClusterExtensions,omitempty"`
+}
+
+// Extension is a HostedClusterExtension's rollout.
+type Extension struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	Revision  int64  `json:"revision"`
+	Strategy  string `json:"strategy"`
+	Selected  int32  `json:"selected"`
+	Updated   int32  `json:"updated"`
+	Available int32  `json:"available"`
+	Failed    int32  `json:"failed"`
+	// Problem is the Degraded (or, for a spec never delivered, Available)
+	// condition's "Reason: message" ("" when none).
+	Problem string `json:"problem,omitempty"`
+}
+
+// ExtensionOf summarizes a HostedClusterExtension.
+func ExtensionOf(e *v1alpha1.HostedClusterExtension) Extension {
+	x := Extension{Namespace: e.Namespace, Name: e.Name, Revision: e.Status.Revision, Strategy: string(e.Spec.Strategy.Type),
+		Selected: e.Status.Selected, Updated: e.Status.Updated, Available: e.Status.Available, Failed: e.Status.Failed}
+	if x.Strategy == "" {
+		x.Strategy = string(v1alpha1.ExtensionStrategyInstant)
+	}
+	if r := e.Spec.Strategy.RollingUpgrade; r != nil {
+		x.Strategy += " (maxUnavailable " + r.MaxUnavailable.String() + ")"
+	}
+	if c := meta.FindStatusCondition(e.Status.Conditions, v1alpha1.ConditionDegraded); c != nil && c.Status == metav1.ConditionTrue {
+		x.Problem = c.Reason + ": " + c.Message
+	}
+	return x
 }
 
 // Host is a management cluster: a ManagedCluster that is not a hosted
@@ -170,8 +204,22 @@ func Collect(ctx context.Context, c client.Reader, namespace string) (Snapshot, 
 	for i := range hcds.Items {
 		s.Deployments = append(s.Deployments, DeploymentOf(&hcds.Items[i]))
 	}
+	exts := &v1alpha1.HostedClusterExtensionList{}
+	switch err := c.List(ctx, exts, client.InNamespace(namespace)); {
+	case err == nil:
+		for i := range exts.Items {
+			s.Extensions = append(s.Extensions, ExtensionOf(&exts.Items[i]))
+		}
+	case meta.IsNoMatchError(err) || apierrors.IsNotFound(err) || apierrors.IsForbidden(err):
+		// An older hub, or a reader who may not see them: no section.
+	default:
+		return s, ReadError(err, "list", "hostedclusterextensions.hcpfleet.io", namespace)
+	}
 	slices.SortFunc(s.Hosts, func(a, b Host) int { return strings.Compare(a.Name, b.Name) })
 	slices.SortFunc(s.Deployments, func(a, b Deployment) int {
+		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
+	})
+	slices.SortFunc(s.Extensions, func(a, b Extension) int {
 		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
 	})
 	return s, nil
@@ -308,8 +356,31 @@ func Render(w io.Writer, title string, s Snapshot, now time.Time) error {
 			}
 		}
 	}
+	if len(s.Extensions) > 0 {
+		if err := renderExtensions(&b, s.Extensions); err != nil {
+			return err
+		}
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+func renderExtensions(b *strings.Builder, exts []Extension) error {
+	fmt.Fprintf(b, "\nHOSTED CLUSTER EXTENSIONS (%d)\n", len(exts))
+	tw := tabwriter.NewWriter(b, 0, 4, 2, ' ', 0)
+	_, _ = fmt.Fprintln(tw, "  NAMESPACE/NAME\tREVISION\tSTRATEGY\tSELECTED\tUPDATED\tAVAILABLE\tFAILED")
+	for _, x := range exts {
+		_, _ = fmt.Fprintf(tw, "  %s/%s\t%d\t%s\t%d\t%d\t%d\t%d\n", x.Namespace, x.Name, x.Revision, x.Strategy, x.Selected, x.Updated, x.Available, x.Failed)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, x := range exts {
+		if x.Problem != "" {
+			fmt.Fprintf(b, "  %s/%s: %s\n", x.Namespace, x.Name, truncate(x.Problem, 160))
+		}
+	}
+	return nil
 }
 
 func renderHosts(b *strings.Builder, hosts []Host) error {

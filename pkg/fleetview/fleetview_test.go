@@ -87,6 +87,10 @@ func TestRender(t *testing.T) {
 	}{
 		{"status", s},
 		{"status-empty", Snapshot{}},
+		{"status-extensions", Snapshot{Deployments: s.Deployments, Extensions: []Extension{
+			{Namespace: "hcp-demo", Name: "demo-audit-forwarder", Revision: 3, Strategy: "RollingUpgrade (maxUnavailable 1)", Selected: 2, Updated: 1, Available: 1, Failed: 1,
+				Problem: "ProbeFailure: hosted cluster demo-agent: phase operator: Deployment.apps audit-forwarder: condition Available=True, is False"},
+			{Namespace: "team-b", Name: "logging", Revision: 1, Strategy: "Instant", Selected: 0}}}},
 		// A tenant: one namespace, no management clusters.
 		{"status-tenant", Snapshot{Namespace: "hcp-demo", Deployments: s.Deployments,
 			HostsHidden: (&PermissionError{Verb: "list", Resource: "managedclusters.cluster.open-cluster-management.io"}).Error()}},

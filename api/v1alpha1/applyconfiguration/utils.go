@@ -24,16 +24,48 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.AWSPrivatePlatformApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("CapacityConfig"):
 		return &apiv1alpha1.CapacityConfigApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("CELProbe"):
+		return &apiv1alpha1.CELProbeApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ConditionProbe"):
+		return &apiv1alpha1.ConditionProbeApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("CredentialsSecretReference"):
 		return &apiv1alpha1.CredentialsSecretReferenceApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ExtensionFailure"):
+		return &apiv1alpha1.ExtensionFailureApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ExtensionGroupKind"):
+		return &apiv1alpha1.ExtensionGroupKindApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ExtensionHostedClusterStatus"):
+		return &apiv1alpha1.ExtensionHostedClusterStatusApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ExtensionObject"):
+		return &apiv1alpha1.ExtensionObjectApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ExtensionObjectStatus"):
+		return &apiv1alpha1.ExtensionObjectStatusApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ExtensionPhase"):
+		return &apiv1alpha1.ExtensionPhaseApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ExtensionProbe"):
+		return &apiv1alpha1.ExtensionProbeApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ExtensionProbeSelector"):
+		return &apiv1alpha1.ExtensionProbeSelectorApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ExtensionProbeSet"):
+		return &apiv1alpha1.ExtensionProbeSetApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ExtensionRolloutStrategy"):
+		return &apiv1alpha1.ExtensionRolloutStrategyApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ExternalDNSConfig"):
 		return &apiv1alpha1.ExternalDNSConfigApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("FieldsEqualProbe"):
+		return &apiv1alpha1.FieldsEqualProbeApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("HostedClusterDeployment"):
 		return &apiv1alpha1.HostedClusterDeploymentApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("HostedClusterDeploymentSpec"):
 		return &apiv1alpha1.HostedClusterDeploymentSpecApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("HostedClusterDeploymentStatus"):
 		return &apiv1alpha1.HostedClusterDeploymentStatusApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("HostedClusterExtension"):
+		return &apiv1alpha1.HostedClusterExtensionApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("HostedClusterExtensionSpec"):
+		return &apiv1alpha1.HostedClusterExtensionSpecApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("HostedClusterExtensionStatus"):
+		return &apiv1alpha1.HostedClusterExtensionStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("HostedClusterTemplate"):
 		return &apiv1alpha1.HostedClusterTemplateApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("HostedClusterVersionStatus"):
@@ -64,6 +96,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.ReleaseStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ResourceBaseline"):
 		return &apiv1alpha1.ResourceBaselineApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("RollingUpgradeStrategy"):
+		return &apiv1alpha1.RollingUpgradeStrategyApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("SecretKeyReference"):
 		return &apiv1alpha1.SecretKeyReferenceApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("VersionHistoryEntry"):

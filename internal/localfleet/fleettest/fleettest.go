@@ -36,7 +36,7 @@ func Main(m *testing.M, managementClusters int, use func(*Env)) {
 // MainWith is Main with the product's options (hub flags, stand-in
 // behaviour).
 func MainWith(m *testing.M, managementClusters int, opts hcpfleet.Options, use func(*Env)) {
-	mainWith(m, managementClusters, opts, false, use)
+	MainWithFleet(m, managementClusters, func(*localfleet.Fleet) hcpfleet.Options { return opts }, use)
 }
 
 // MainWithGuests is MainWith where the HyperShift stand-in runs a real
@@ -44,10 +44,15 @@ func MainWith(m *testing.M, managementClusters int, opts hcpfleet.Options, use f
 // (hcpfleet.GuestControlPlanes): tests that read or write inside hosted
 // clusters.
 func MainWithGuests(m *testing.M, managementClusters int, opts hcpfleet.Options, use func(*Env)) {
-	mainWith(m, managementClusters, opts, true, use)
+	MainWithFleet(m, managementClusters, func(f *localfleet.Fleet) hcpfleet.Options {
+		opts.HyperShift.ControlPlanes = hcpfleet.GuestControlPlanes{Fleet: f}
+		return opts
+	}, use)
 }
 
-func mainWith(m *testing.M, managementClusters int, opts hcpfleet.Options, guests bool, use func(*Env)) {
+// MainWithFleet is MainWith with options that need the fleet, such as the
+// HyperShift stand-in's control planes (hcpfleet.GuestControlPlanes).
+func MainWithFleet(m *testing.M, managementClusters int, options func(*localfleet.Fleet) hcpfleet.Options, use func(*Env)) {
 	ctx := context.Background()
 	fleet, err := localfleet.Start(ctx, localfleet.Options{
 		ManagementClusters: managementClusters, StatusSyncInterval: time.Second, AddOnLeaseSyncInterval: time.Second,
@@ -59,11 +64,8 @@ func mainWith(m *testing.M, managementClusters int, opts hcpfleet.Options, guest
 	fmt.Printf("local fleet start-up took %s (hub + %d management clusters)\n", fleet.StartupDur.Round(time.Millisecond), len(fleet.Managed))
 	code := 1
 	var product *hcpfleet.Product
-	if guests {
-		opts.HyperShift.ControlPlanes = hcpfleet.GuestControlPlanes{Fleet: fleet}
-	}
 	if err = hcpfleet.Install(ctx, fleet); err == nil {
-		product, err = hcpfleet.Start(fleet, opts)
+		product, err = hcpfleet.Start(fleet, options(fleet))
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -12,7 +12,9 @@
 //     HyperShift's reasons), version (desired, history newest first going
 //     Partial → Completed, observedGeneration), controlPlaneEndpoint and
 //     kubeconfig, with the admin kubeconfig Secret <name>-admin-kubeconfig
-//     (key "kubeconfig") in the HostedCluster's namespace. A rollout (the
+//     (key "kubeconfig") in the HostedCluster's namespace, and the same
+//     kubeconfig as service-network-admin-kubeconfig in the control-plane
+//     namespace, for components next to the control plane. A rollout (the
 //     first one or an upgrade after spec.release.image changed) is
 //     Progressing for Options.RolloutDuration, then Completed. The OpenShift
 //     version is read from the release image tag

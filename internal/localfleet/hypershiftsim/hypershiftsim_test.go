@@ -283,6 +283,11 @@ func TestHostedClusterCreateUpgradeDelete(t *testing.T) {
 	if _, err := kube.CoreV1().Namespaces().Get(ctx, "clusters-lifecycle", metav1.GetOptions{}); err != nil {
 		t.Errorf("control-plane namespace: %v", err)
 	}
+	// Components next to the control plane get the same admin kubeconfig.
+	serviceNetwork, err := kube.CoreV1().Secrets("clusters-lifecycle").Get(ctx, hypershiftsim.ServiceNetworkKubeconfigSecret, metav1.GetOptions{})
+	if err != nil || string(serviceNetwork.Data["kubeconfig"]) != string(secret.Data["kubeconfig"]) {
+		t.Errorf("service-network kubeconfig in the control-plane namespace: %v", err)
+	}
 
 	// A NodePool gets its replicas and version.
 	np := &unstructured.Unstructured{Object: map[string]any{

@@ -370,7 +370,7 @@ func TestRenderAgentWithoutConfigs(t *testing.T) {
 	for _, o := range objs {
 		kinds = append(kinds, o.GetObjectKind().GroupVersionKind().Kind)
 	}
-	if want := []string{"Namespace", "ServiceAccount", "ClusterRole", "ClusterRole", "ClusterRole", "ClusterRole", "ClusterRoleBinding", "ClusterRoleBinding",
+	if want := []string{"Namespace", "ServiceAccount", "ClusterRole", "ClusterRole", "ClusterRole", "ClusterRole", "ClusterRole", "ClusterRoleBinding", "ClusterRoleBinding",
 		"Role", "RoleBinding", "Deployment", "Job", "ConfigMap"}; !reflect.DeepEqual(kinds, want) {
 		t.Errorf("objects %v, want %v", kinds, want)
 	}

@@ -9,6 +9,7 @@ import (
 
 	addonagent "github.com/hcp-fleet/hcp-fleet/pkg/addon/agent"
 	capifeature "github.com/hcp-fleet/hcp-fleet/pkg/capi/feature"
+	extensionagent "github.com/hcp-fleet/hcp-fleet/pkg/extension/agent"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/agent/capacity"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/agent/kubeconfigexport"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/agent/namespacegc"
@@ -23,8 +24,11 @@ import (
 // runs, and their cleanup (which refuses while CAPI objects exist) runs
 // after the operator's. The namespace janitor's cleanup runs after both, once
 // the hosted clusters are gone and the namespaces hcp-fleet created are empty.
+// The extension engine's cleanup (its grants in control-plane namespaces)
+// runs first.
 func Features() []addonagent.Feature {
-	return []addonagent.Feature{capacity.Feature(), namespacegc.Feature(), kubeconfigexport.Feature(), operatorlimits.Feature(), capifeature.Feature(capifeature.Options{}), operator.Feature()}
+	return []addonagent.Feature{capacity.Feature(), namespacegc.Feature(), kubeconfigexport.Feature(), operatorlimits.Feature(), capifeature.Feature(capifeature.Options{}), operator.Feature(),
+		extensionagent.Feature(extensionagent.Options{})}
 }
 
 // Main runs the agent command line (args without the program name),

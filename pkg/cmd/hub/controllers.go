@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
+	extensionhub "github.com/hcp-fleet/hcp-fleet/pkg/extension/hub"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/delivery"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/exportaccess"
@@ -59,6 +60,9 @@ func setupControllers(mgr ctrl.Manager, opts *Options) error {
 	if err := fleetmetrics.Setup(mgr, configNamespaces); err != nil {
 		return err
 	}
+	if err := extensionhub.Setup(mgr); err != nil {
+		return err
+	}
 	return exportaccess.Setup(mgr)
 }
 
@@ -66,7 +70,8 @@ func setupControllers(mgr ctrl.Manager, opts *Options) error {
 func cacheOptions() cache.Options {
 	ours, _ := labels.NewRequirement(hosting.LabelHCDName, selection.Exists, nil)
 	return cache.Options{ByObject: map[client.Object]cache.ByObject{
-		// Only the ManifestWorks that deliver hosted clusters.
+		// Only the ManifestWorks that deliver hosted clusters and their
+		// extensions.
 		&workv1.ManifestWork{}: {Label: labels.NewSelector().Add(*ours)},
 		// Only hcp-fleet's add-ons.
 		&addonv1alpha1.ManagedClusterAddOn{}: {Field: fields.OneTermEqualSelector("metadata.name", addon.Name)},

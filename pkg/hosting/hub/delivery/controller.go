@@ -33,6 +33,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	hcdac "github.com/hcp-fleet/hcp-fleet/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
+	"github.com/hcp-fleet/hcp-fleet/pkg/extension"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hcdstatus"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/scheduling"
@@ -145,10 +146,12 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		Complete(r)
 }
 
-// workOwner maps a ManifestWork to its HostedClusterDeployment by labels.
+// workOwner maps a ManifestWork to its HostedClusterDeployment by labels;
+// the works of extensions (pkg/extension/hub) carry the same labels and are
+// not the delivery's.
 func workOwner(_ context.Context, o client.Object) []reconcile.Request {
 	ns, name := o.GetLabels()[hosting.LabelHCDNamespace], o.GetLabels()[hosting.LabelHCDName]
-	if ns == "" || name == "" {
+	if ns == "" || name == "" || o.GetLabels()[extension.LabelExtension] != "" {
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}}

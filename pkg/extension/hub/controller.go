@@ -1,0 +1,319 @@
+package hub
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	workv1 "open-cluster-management.io/api/work/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/pkg/extension"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/scheduling"
+	"github.com/hcp-fleet/hcp-fleet/pkg/kubeutil"
+)
+
+// Finalizer keeps a HostedClusterExtension until its ManifestWorks are gone,
+// that is until the agents tore the extension down everywhere (or its hosted
+// clusters went away).
+const Finalizer = "hcpfleet.io/extension-rollout"
+
+var workWrites = prometheus.NewCounterVec(prometheus.CounterOpts{
+	Name: "hcpfleet_hub_extension_work_writes_total",
+	Help: "ManifestWork creates, updates and deletes by the HostedClusterExtension rollout."}, []string{"verb"})
+
+func init() { metrics.Registry.MustRegister(workWrites) }
+
+// Reconciler rolls HostedClusterExtensions out.
+type Reconciler struct {
+	client client.Client
+}
+
+// Setup registers the rollout with mgr.
+func Setup(mgr ctrl.Manager) error {
+	r := &Reconciler{client: mgr.GetClient()}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("extension-rollout").
+		For(&v1alpha1.HostedClusterExtension{}).
+		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(workOwner)).
+		// Selection, availability and deletion of hosted clusters.
+		Watches(&v1alpha1.HostedClusterDeployment{}, handler.EnqueueRequestsFromMapFunc(r.inNamespace)).
+		Complete(r)
+}
+
+func workOwner(_ context.Context, o client.Object) []reconcile.Request {
+	l := o.GetLabels()
+	if l[extension.LabelExtension] == "" || l[hosting.LabelHCDNamespace] == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: l[hosting.LabelHCDNamespace], Name: l[extension.LabelExtension]}}}
+}
+
+func (r *Reconciler) inNamespace(ctx context.Context, o client.Object) []reconcile.Request {
+	var list v1alpha1.HostedClusterExtensionList
+	if err := r.client.List(ctx, &list, client.InNamespace(o.GetNamespace())); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing HostedClusterExtensions", "namespace", o.GetNamespace())
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(list.Items))
+	for i := range list.Items {
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+	}
+	return out
+}
+
+// Reconcile rolls one extension out.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	ext := &v1alpha1.HostedClusterExtension{}
+	if err := r.client.Get(ctx, req.NamespacedName, ext); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	works, err := r.works(ctx, ext)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if ext.DeletionTimestamp != nil {
+		return ctrl.Result{}, r.remove(ctx, ext, works)
+	}
+	if !controllerutil.ContainsFinalizer(ext, Finalizer) {
+		if err := kubeutil.AddFinalizer(ctx, r.client, ext, Finalizer); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	var problems []string
+	for _, p := range extension.Validate(ext.Spec.Phases) {
+		problems = append(problems, p.Error())
+	}
+	problems = append(problems, extension.ProbeProblems(ext.Spec.AvailabilityProbes)...)
+	selector, err := metav1.LabelSelectorAsSelector(&ext.Spec.HostedClusterSelector)
+	if err != nil {
+		problems = append(problems, "spec.hostedClusterSelector: "+err.Error())
+		selector = labels.Nothing()
+	}
+	var hcds v1alpha1.HostedClusterDeploymentList
+	if err := r.client.List(ctx, &hcds, client.InNamespace(ext.Namespace), client.MatchingLabelsSelector{Selector: selector}); err != nil {
+		return ctrl.Result{}, err
+	}
+	selected := map[string]*v1alpha1.HostedClusterDeployment{}
+	var targets []extension.Target
+	for i := range hcds.Items {
+		hcd := &hcds.Items[i]
+		if hcd.DeletionTimestamp != nil {
+			continue // removed below: its hosted cluster is going away
+		}
+		selected[hcd.Name] = hcd
+		w := works[hcd.Name]
+		s := HostedClusterStatus(hcd.Name, w)
+		targets = append(targets, extension.Target{Name: hcd.Name, Ready: ready(hcd), Delivered: Delivered(w), Observed: s.ObservedRevision, State: s.State})
+	}
+	var errs []error
+	if len(problems) == 0 {
+		deliver := extension.Rollout(ext.Spec.Strategy, ext.Generation, targets)
+		for name := range deliver {
+			hcd := selected[name]
+			w, err := r.deliver(ctx, ext, hcd, works[name])
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			works[name] = w
+		}
+	}
+	// Works of hosted clusters no longer selected, being deleted, or moved.
+	for name, w := range works {
+		hcd := selected[name]
+		if hcd != nil && hcd.Status.HostingCluster == w.Namespace {
+			continue
+		}
+		if err := r.deleteWork(ctx, w); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	statuses := make([]v1alpha1.ExtensionHostedClusterStatus, 0, len(selected))
+	var removing []v1alpha1.ExtensionHostedClusterStatus
+	for name, w := range works {
+		if selected[name] == nil || selected[name].Status.HostingCluster != w.Namespace {
+			removing = append(removing, HostedClusterStatus(name, w))
+		}
+	}
+	for name := range selected {
+		statuses = append(statuses, HostedClusterStatus(name, works[name]))
+	}
+	summary := Summarize(ext.Generation, statuses, problems)
+	if err := r.applyStatus(ctx, ext, summary, append(statuses, removing...)); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return ctrl.Result{}, errs[0]
+	}
+	return ctrl.Result{}, nil
+}
+
+// ready: the hosted cluster is available (its control-plane namespace and
+// the service-network kubeconfig exist) on its management cluster.
+func ready(hcd *v1alpha1.HostedClusterDeployment) bool {
+	return hcd.DeletionTimestamp == nil && hcd.Status.HostingCluster != "" &&
+		meta.IsStatusConditionTrue(hcd.Status.Conditions, v1alpha1.ConditionAvailable)
+}
+
+// works are ext's ManifestWorks by HostedClusterDeployment name.
+func (r *Reconciler) works(ctx context.Context, ext *v1alpha1.HostedClusterExtension) (map[string]*workv1.ManifestWork, error) {
+	var list workv1.ManifestWorkList
+	if err := r.client.List(ctx, &list, client.MatchingLabels{extension.LabelExtension: ext.Name, hosting.LabelHCDNamespace: ext.Namespace}); err != nil {
+		return nil, err
+	}
+	out := map[string]*workv1.ManifestWork{}
+	for i := range list.Items {
+		w := &list.Items[i]
+		out[w.Labels[hosting.LabelHCDName]] = w
+	}
+	return out, nil
+}
+
+// deliver creates or updates the work carrying ext's current revision to hcd.
+func (r *Reconciler) deliver(ctx context.Context, ext *v1alpha1.HostedClusterExtension, hcd *v1alpha1.HostedClusterDeployment, existing *workv1.ManifestWork) (*workv1.ManifestWork, error) {
+	if existing != nil && existing.DeletionTimestamp != nil {
+		return existing, nil // a removal finishes first; the next reconcile delivers again
+	}
+	desired, err := Render(ext, Target{Name: hcd.Name, HostingCluster: hcd.Status.HostingCluster,
+		ControlPlaneNamespace: extension.ControlPlaneNamespace(scheduling.RequestFor(hcd).HostingNamespace, hcd.Name)})
+	if err != nil {
+		return nil, err
+	}
+	if existing == nil {
+		if err := r.client.Create(ctx, desired); err != nil {
+			return nil, fmt.Errorf("creating ManifestWork %s/%s: %w", desired.Namespace, desired.Name, err)
+		}
+		workWrites.WithLabelValues("create").Inc()
+		return desired, nil
+	}
+	if existing.Annotations[AnnotationRenderHash] == desired.Annotations[AnnotationRenderHash] && equality.Semantic.DeepEqual(existing.Labels, desired.Labels) &&
+		existing.Annotations[AnnotationRevision] == desired.Annotations[AnnotationRevision] {
+		return existing, nil
+	}
+	updated := existing.DeepCopy()
+	updated.Labels, updated.Annotations, updated.Spec = desired.Labels, desired.Annotations, desired.Spec
+	if err := r.client.Update(ctx, updated); err != nil {
+		return nil, fmt.Errorf("updating ManifestWork %s/%s: %w", updated.Namespace, updated.Name, err)
+	}
+	workWrites.WithLabelValues("update").Inc()
+	return updated, nil
+}
+
+func (r *Reconciler) deleteWork(ctx context.Context, w *workv1.ManifestWork) error {
+	if w.DeletionTimestamp != nil {
+		return nil
+	}
+	if err := r.client.Delete(ctx, w, client.Preconditions{UID: &w.UID}); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting ManifestWork %s/%s: %w", w.Namespace, w.Name, err)
+	}
+	workWrites.WithLabelValues("delete").Inc()
+	return nil
+}
+
+// remove deletes every work of ext and lets ext go once they are gone.
+func (r *Reconciler) remove(ctx context.Context, ext *v1alpha1.HostedClusterExtension, works map[string]*workv1.ManifestWork) error {
+	if !controllerutil.ContainsFinalizer(ext, Finalizer) {
+		return nil
+	}
+	if len(works) == 0 {
+		// The cache may lag a work created moments ago: ask the API server.
+		var live workv1.ManifestWorkList
+		if err := r.client.List(ctx, &live, client.MatchingLabels{extension.LabelExtension: ext.Name, hosting.LabelHCDNamespace: ext.Namespace}); err != nil {
+			return err
+		}
+		if len(live.Items) == 0 {
+			return client.IgnoreNotFound(kubeutil.RemoveFinalizer(ctx, r.client, ext, Finalizer))
+		}
+	}
+	var statuses []v1alpha1.ExtensionHostedClusterStatus
+	for name, w := range works {
+		if err := r.deleteWork(ctx, w); err != nil {
+			return err
+		}
+		s := HostedClusterStatus(name, w)
+		s.State = v1alpha1.ExtensionStateRemoving
+		statuses = append(statuses, s)
+	}
+	msg := fmt.Sprintf("removing the extension from %d hosted clusters, in reverse phase order", len(works))
+	summary := Summary{Conditions: []metav1.Condition{
+		{Type: ConditionAvailable, Status: metav1.ConditionFalse, Reason: ReasonRemoving, Message: msg},
+		{Type: ConditionProgressing, Status: metav1.ConditionTrue, Reason: ReasonRemoving, Message: msg},
+	}}
+	return r.applyStatus(ctx, ext, summary, statuses)
+}
+
+// applyStatus server-side applies ext's status when it changed.
+func (r *Reconciler) applyStatus(ctx context.Context, ext *v1alpha1.HostedClusterExtension, s Summary, hcs []v1alpha1.ExtensionHostedClusterStatus) error {
+	sort.Slice(hcs, func(i, j int) bool { return hcs[i].Name < hcs[j].Name })
+	now := metav1.Now()
+	previous := map[string]v1alpha1.ExtensionHostedClusterStatus{}
+	for _, h := range ext.Status.HostedClusters {
+		previous[h.Name] = h
+	}
+	for i := range hcs {
+		p, ok := previous[hcs[i].Name]
+		if ok && p.State == hcs[i].State && p.LastTransitionTime != nil {
+			hcs[i].LastTransitionTime = p.LastTransitionTime
+		} else {
+			hcs[i].LastTransitionTime = &now
+		}
+	}
+	conditions := append([]metav1.Condition(nil), ext.Status.Conditions...)
+	for _, c := range s.Conditions {
+		c.ObservedGeneration = ext.Generation
+		c.Message = kubeutil.ConditionMessage(c.Message)
+		meta.SetStatusCondition(&conditions, c)
+	}
+	status := v1alpha1.HostedClusterExtensionStatus{ObservedGeneration: ext.Generation, Revision: ext.Generation,
+		Conditions: conditions, Selected: s.Selected, Updated: s.Updated, Available: s.Available, Failed: s.Failed, HostedClusters: hcs}
+	if len(hcs) == 0 {
+		status.HostedClusters = nil
+	}
+	if equality.Semantic.DeepEqual(withoutTimes(ext.Status), withoutTimes(status)) {
+		return nil
+	}
+	body := map[string]any{"apiVersion": v1alpha1.GroupVersion.String(), "kind": v1alpha1.HostedClusterExtensionKind,
+		"metadata": map[string]any{"name": ext.Name, "namespace": ext.Namespace}, "status": status}
+	data, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	target := &unstructured.Unstructured{}
+	if err := target.UnmarshalJSON(data); err != nil {
+		return err
+	}
+	err = r.client.Status().Patch(ctx, target, client.RawPatch(types.ApplyPatchType, data), client.FieldOwner(FieldManager), client.ForceOwnership)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// withoutTimes compares statuses regardless of transition times.
+func withoutTimes(s v1alpha1.HostedClusterExtensionStatus) v1alpha1.HostedClusterExtensionStatus {
+	s = *s.DeepCopy()
+	for i := range s.Conditions {
+		s.Conditions[i].LastTransitionTime = metav1.Time{}
+	}
+	for i := range s.HostedClusters {
+		s.HostedClusters[i].LastTransitionTime = nil
+	}
+	return s
+}

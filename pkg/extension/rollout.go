@@ -1,0 +1,88 @@
+package extension
+
+import (
+	"sort"
+
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+)
+
+// Target is one selected hosted cluster as the hub's rollout sees it.
+type Target struct {
+	// Name is the HostedClusterDeployment's name.
+	Name string
+	// Ready: the hosted cluster is available and not being deleted, so an
+	// extension can be delivered to it.
+	Ready bool
+	// Delivered is the revision its ManifestWork carries (0: none).
+	Delivered int64
+	// Observed is the revision the agent reports on, and State its state.
+	Observed int64
+	State    v1alpha1.ExtensionState
+}
+
+// availableAt: the agent reports revision available.
+func (t Target) availableAt(revision int64) bool {
+	return t.Delivered == revision && t.Observed == revision && t.State == v1alpha1.ExtensionStateAvailable
+}
+
+func (t Target) failedAt(revision int64) bool {
+	return t.Delivered == revision && t.Observed == revision && t.State == v1alpha1.ExtensionStateFailed
+}
+
+// MaxUnavailable resolves a rolling upgrade's maxUnavailable for selected
+// hosted clusters: a percentage rounds down, and at least one may be
+// updated at a time.
+func MaxUnavailable(r *v1alpha1.RollingUpgradeStrategy, selected int) int {
+	if r == nil {
+		return selected
+	}
+	n, err := intstr.GetScaledValueFromIntOrPercent(&r.MaxUnavailable, selected, false)
+	if err != nil || n < 1 {
+		return 1
+	}
+	return n
+}
+
+// Rollout decides which targets get revision now; the others keep what
+// they have. Instant: every ready target. RollingUpgrade: targets already
+// at revision keep it, and more ready targets get it, in name order, while
+// fewer than maxUnavailable of those at revision are not available yet;
+// none while one of them failed (the rollout stops, and a fix of the
+// extension is a new revision).
+func Rollout(strategy v1alpha1.ExtensionRolloutStrategy, revision int64, targets []Target) map[string]bool {
+	deliver := map[string]bool{}
+	if strategy.Type != v1alpha1.ExtensionStrategyRollingUpgrade {
+		for _, t := range targets {
+			if t.Ready || t.Delivered == revision {
+				deliver[t.Name] = true
+			}
+		}
+		return deliver
+	}
+	budget := MaxUnavailable(strategy.RollingUpgrade, len(targets))
+	var waiting []Target
+	for _, t := range targets {
+		switch {
+		case t.Delivered == revision:
+			deliver[t.Name] = true
+			if t.failedAt(revision) {
+				budget = 0
+			} else if !t.availableAt(revision) && budget > 0 {
+				budget--
+			}
+		case t.Ready:
+			waiting = append(waiting, t)
+		}
+	}
+	sort.Slice(waiting, func(i, j int) bool { return waiting[i].Name < waiting[j].Name })
+	for _, t := range waiting {
+		if budget <= 0 {
+			break
+		}
+		deliver[t.Name] = true
+		budget--
+	}
+	return deliver
+}
