@@ -48,6 +48,7 @@ var (
 func TestMain(m *testing.M) {
 	// The agents run in this process: read the guests' operators often.
 	operatorlimits.ResyncPeriod = time.Second
+	operatorlimits.GuestRetry = 2 * time.Second
 	opts := hcpfleet.Options{}
 	fleettest.MainWithGuests(m, 1, opts, func(e *fleettest.Env) {
 		env = e
@@ -134,7 +135,7 @@ func TestOperatorAwareUpgrades(t *testing.T) {
 	guest := guestOf(t, v1alpha1.DefaultHostingNamespace, "gated")
 	waitReport := func(want string) {
 		t.Helper()
-		env.Eventually(t, time.Minute, "the agent's report "+want, func(ctx context.Context) error {
+		env.Eventually(t, 2*time.Minute, "the agent's report "+want, func(ctx context.Context) error {
 			h, err := hostedCluster(ctx)
 			if err != nil {
 				return err
@@ -175,7 +176,7 @@ func TestOperatorAwareUpgrades(t *testing.T) {
 	waitUpgradeBlocked := func(status metav1.ConditionStatus, reason string) *metav1.Condition {
 		t.Helper()
 		var c *metav1.Condition
-		env.Eventually(t, time.Minute, fmt.Sprintf("UpgradeBlocked=%s %s", status, reason), func(ctx context.Context) error {
+		env.Eventually(t, 2*time.Minute, fmt.Sprintf("UpgradeBlocked=%s %s", status, reason), func(ctx context.Context) error {
 			h := &v1alpha1.HostedClusterDeployment{}
 			if err := hubc.Get(ctx, client.ObjectKeyFromObject(hcd), h); err != nil {
 				return err
@@ -191,7 +192,7 @@ func TestOperatorAwareUpgrades(t *testing.T) {
 	waitRelease := func(image string) *unstructured.Unstructured {
 		t.Helper()
 		var h *unstructured.Unstructured
-		env.Eventually(t, time.Minute, "the HostedCluster on "+image, func(ctx context.Context) error {
+		env.Eventually(t, 2*time.Minute, "the HostedCluster on "+image, func(ctx context.Context) error {
 			var err error
 			if h, err = hostedCluster(ctx); err != nil {
 				return err
@@ -294,7 +295,7 @@ func TestStandInRefusesUngatedUpgrade(t *testing.T) {
 	waitHC := func(what string, cond func(h *unstructured.Unstructured) error) *unstructured.Unstructured {
 		t.Helper()
 		var h *unstructured.Unstructured
-		env.Eventually(t, time.Minute, what, func(ctx context.Context) error {
+		env.Eventually(t, 2*time.Minute, what, func(ctx context.Context) error {
 			var err error
 			if h, err = host.Resource(hcGVR).Namespace(ns).Get(ctx, "direct", metav1.GetOptions{}); err != nil {
 				return err

@@ -54,8 +54,11 @@ const ReasonUpgradeAllowed = "UpgradeAllowed"
 func Decide(u Upgrade) Decision {
 	force := u.Allowed != "" && u.Allowed == u.Target
 	switch {
+	case (u.Delivered == "" || u.Delivered == u.Target) && force:
+		return Decision{Force: true, Reason: ReasonUpgradeAllowed, Message: fmt.Sprintf(
+			"%s is delivered with HyperShift's %s, as allowed by %s", u.Target, olm.AnnotationForceUpgradeTo, olm.AnnotationAllowUpgradeTo)}
 	case u.Delivered == "" || u.Delivered == u.Target:
-		return Decision{Force: force, Reason: v1alpha1.ReasonAsExpected, Message: "no release upgrade pending"}
+		return Decision{Reason: v1alpha1.ReasonAsExpected, Message: "no release upgrade pending"}
 	case u.DeliveredMinor == "" || u.TargetMinor == "":
 		return Decision{Force: force, Reason: v1alpha1.ReasonAsExpected, Message: fmt.Sprintf(
 			"the upgrade to %s is not checked against the hosted cluster's operators: the OpenShift minor of %s or %s is not known",

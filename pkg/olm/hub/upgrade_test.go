@@ -33,6 +33,7 @@ func TestDecide(t *testing.T) {
 		"the operator was removed":    {with(func(u *Upgrade) { u.Limits = []olm.Limit{newer} }), false, false, 0, "no installed operator limits"},
 		"an invalid limit holds too":  {with(func(u *Upgrade) { u.Limits = []olm.Limit{{Namespace: "x", Name: "y", Invalid: "empty"}} }), true, false, 1, "x/y (invalid olm.maxOpenShiftVersion: empty)"},
 		"allowed for this release":    {with(func(u *Upgrade) { u.Allowed = r4190 }), false, true, 1, "goes ahead as allowed"},
+		"allowed and delivered":       {with(func(u *Upgrade) { u.Allowed, u.Delivered = r4190, r4190 }), false, true, 0, "is delivered with HyperShift's hypershift.openshift.io/force-upgrade-to"},
 		"allowed for another release": {with(func(u *Upgrade) { u.Allowed = r4190 + "-other" }), true, false, 1, "held"},
 		"two minors at once":          {with(func(u *Upgrade) { u.TargetMinor = "4.20" }), true, false, 2, "operators/old-db.v1"},
 	} {

@@ -78,11 +78,11 @@ func Feature() agent.Feature {
 	return agent.Feature{Name: "olm-operator-limits", Setup: setup}
 }
 
-// guestRetry is how long a hosted cluster whose guest API server could not
+// GuestRetry is how long a hosted cluster whose guest API server could not
 // be read is left alone (its last report stands), so unreachable guests
 // (a control plane still coming up, a network problem) cost one attempt per
 // period instead of one per pass.
-const guestRetry = time.Minute
+var GuestRetry = time.Minute
 
 type reconciler struct {
 	managed dynamic.Interface
@@ -125,7 +125,7 @@ func (r *reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	for i := range list.Items {
 		hc := &list.Items[i]
 		seen[hc.GetUID()] = true
-		if at, ok := r.failed[hc.GetUID()]; ok && now.Sub(at) < guestRetry {
+		if at, ok := r.failed[hc.GetUID()]; ok && now.Sub(at) < GuestRetry {
 			continue
 		}
 		if err := r.report(ctx, hc); err != nil {
