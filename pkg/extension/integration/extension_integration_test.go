@@ -46,8 +46,6 @@ var (
 	mgmt client.Client
 )
 
-const release = "quay.io/openshift-release-dev/ocp-release:4.18.5-multi"
-
 type someGuests struct{ real hcpfleet.GuestControlPlanes }
 
 func (g someGuests) Ensure(ctx context.Context, hc *hyperv1.HostedCluster) (hypershiftsim.ControlPlane, error) {
