@@ -65,6 +65,13 @@ const (
 	// (ClaimCapacityBasis says which). The scheduler takes the smaller of this
 	// and the maxHostedClusters it resolves itself.
 	ClaimCapacity = "capacity.hostingcluster.hcpfleet.io"
+	// ClaimResourceSlots is the resource part of ClaimCapacity alone: how many
+	// hosted control planes the Nodes' allocatable CPU and memory take, or
+	// "none" when no size per hosted control plane is known. The scheduler
+	// takes the smaller of it and the maxHostedClusters it resolves itself,
+	// so that a change of maxHostedClusters applies without waiting for the
+	// agent's next report.
+	ClaimResourceSlots = "resource-slots.hostingcluster.hcpfleet.io"
 	// ClaimCapacityBasis says what ClaimCapacity was computed from (Nodes,
 	// allocatable resources, size per hosted control plane and where that
 	// size came from), for people and the fleet view.

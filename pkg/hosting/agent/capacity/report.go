@@ -33,6 +33,7 @@ const (
 	ClaimPlatforms               = hosting.ClaimPlatforms
 	ClaimCapacity                = hosting.ClaimCapacity
 	ClaimCapacityBasis           = hosting.ClaimCapacityBasis
+	ClaimResourceSlots           = hosting.ClaimResourceSlots
 )
 
 // AddOnPlacementScore name and score names.
@@ -108,6 +109,7 @@ func (r Report) Claims() map[string]string {
 		ClaimPlatforms:               strings.Join(r.Platforms, ","),
 		ClaimCapacity:                strconv.Itoa(int(r.Capacity())),
 		ClaimCapacityBasis:           r.CapacityBasis(),
+		ClaimResourceSlots:           r.resourceSlotsClaim(),
 	}
 }
 
@@ -136,4 +138,11 @@ func Platforms(awsConfigured bool) []string {
 	}
 	sort.Strings(p)
 	return p
+}
+
+func (r Report) resourceSlotsClaim() string {
+	if slots, ok := r.Resources.Slots(); ok {
+		return strconv.Itoa(int(slots))
+	}
+	return "none"
 }

@@ -26,7 +26,7 @@ func TestClaims(t *testing.T) {
 	want := map[string]string{
 		ClaimHostingCluster: "true", ClaimFull: "true", ClaimAboveThreshold: "true", ClaimZero: "false",
 		ClaimHostedClusters: "3", ClaimUnmanagedHostedClusters: "1", ClaimSupportedVersions: "4.19,4.18", ClaimPlatforms: "Agent,KubeVirt,None",
-		ClaimCapacity: "3", ClaimCapacityBasis: "min(maxHostedClusters 3, 0 nodes: cpu 0, memory 0; no size per hosted control plane) = 3",
+		ClaimCapacity: "3", ClaimResourceSlots: "none", ClaimCapacityBasis: "min(maxHostedClusters 3, 0 nodes: cpu 0, memory 0; no size per hosted control plane) = 3",
 	}
 	for k, v := range want {
 		if c[k] != v {

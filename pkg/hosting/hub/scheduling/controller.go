@@ -294,9 +294,8 @@ func claimInt(claims map[string]string, name string) int32 {
 // Capacity is how many hosted clusters the scheduler lets a management
 // cluster take: maxHostedClusters of the HostingConfig its add-on runs with
 // (the desired one while a change rolls out; the API default while none is
-// resolved), or the capacity its agent reports when that is smaller (what
-// the cluster's Nodes take at the size of one hosted control plane; see
-// ReportedCapacity). mc may be nil (no claims). The fleet view shows the
+// resolved), or what its agent reports the cluster's Nodes take at the size
+// of one hosted control plane when that is smaller (ReportedCapacity). mc may be nil (no claims). The fleet view shows the
 // same number.
 func Capacity(ctx context.Context, c client.Reader, mc *clusterv1.ManagedCluster, mca *addonv1alpha1.ManagedClusterAddOn, namespaces ConfigNamespaces) (int32, error) {
 	hc, err := HostingConfigOf(ctx, c, mca, namespaces)
@@ -316,7 +315,8 @@ func Capacity(ctx context.Context, c client.Reader, mc *clusterv1.ManagedCluster
 }
 
 // EffectiveCapacity is the smaller of maxHosted (what the hub resolves from
-// the HostingConfig) and the agent's reported capacity, if it reports one.
+// the HostingConfig) and the agent's reported resource slots, if it reports
+// a number.
 // The agent can only lower its own cluster's capacity this way, never raise
 // it above what the hub's HostingConfig allows.
 func EffectiveCapacity(maxHosted int32, claims map[string]string) int32 {
@@ -326,10 +326,10 @@ func EffectiveCapacity(maxHosted int32, claims map[string]string) int32 {
 	return maxHosted
 }
 
-// ReportedCapacity is the capacity the agent reports (hosting.ClaimCapacity),
-// if it reports a valid one.
+// ReportedCapacity is what the agent reports its Nodes' allocatable
+// resources take (hosting.ClaimResourceSlots), if it reports a number.
 func ReportedCapacity(claims map[string]string) (int32, bool) {
-	v, ok := claims[hosting.ClaimCapacity]
+	v, ok := claims[hosting.ClaimResourceSlots]
 	if !ok {
 		return 0, false
 	}

@@ -64,11 +64,11 @@ func TestEffectiveCapacity(t *testing.T) {
 		claim string // "" for none
 		want  int32
 	}{
-		{"", 80}, {"12", 12}, {"0", 0}, {"200", 80}, {"-3", 80}, {"many", 80}, {"99999999999", 80},
+		{"", 80}, {"none", 80}, {"12", 12}, {"0", 0}, {"200", 80}, {"-3", 80}, {"many", 80}, {"99999999999", 80},
 	} {
 		claims := map[string]string{}
 		if tc.claim != "" {
-			claims[hosting.ClaimCapacity] = tc.claim
+			claims[hosting.ClaimResourceSlots] = tc.claim
 		}
 		if got := EffectiveCapacity(80, claims); got != tc.want {
 			t.Errorf("EffectiveCapacity(80, claim %q) = %d, want %d", tc.claim, got, tc.want)

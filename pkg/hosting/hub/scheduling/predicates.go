@@ -33,7 +33,7 @@ func schedulingChanged(facts func(client.Object) string) predicate.Funcs {
 
 // schedulingClaims are the ClusterClaims Inputs.Candidate reads.
 var schedulingClaims = []string{hosting.ClaimHostedClusters, hosting.ClaimUnmanagedHostedClusters,
-	hosting.ClaimSupportedVersions, hosting.ClaimPlatforms, hosting.ClaimCapacity}
+	hosting.ClaimSupportedVersions, hosting.ClaimPlatforms, hosting.ClaimResourceSlots}
 
 // managedClusterFacts: its labels (cluster sets select on them), whether it
 // is available, and the claims the scheduler reads.

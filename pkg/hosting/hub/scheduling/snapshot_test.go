@@ -74,7 +74,7 @@ func TestSchedulingChangedPredicates(t *testing.T) {
 		{"unavailable", func(m *clusterv1.ManagedCluster) { m.Status.Conditions[0].Status = metav1.ConditionUnknown }, true},
 		{"hosted count", func(m *clusterv1.ManagedCluster) { m.Status.ClusterClaims[0].Value = "4" }, true},
 		{"capacity reported", func(m *clusterv1.ManagedCluster) {
-			m.Status.ClusterClaims = append(m.Status.ClusterClaims, clusterv1.ManagedClusterClaim{Name: hosting.ClaimCapacity, Value: "9"})
+			m.Status.ClusterClaims = append(m.Status.ClusterClaims, clusterv1.ManagedClusterClaim{Name: hosting.ClaimResourceSlots, Value: "9"})
 		}, true},
 		{"a label (cluster sets)", func(m *clusterv1.ManagedCluster) { m.Labels["cluster.open-cluster-management.io/clusterset"] = "s" }, true},
 		{"deleting", func(m *clusterv1.ManagedCluster) { m.DeletionTimestamp = &metav1.Time{} }, true},
