@@ -14,6 +14,7 @@ const (
 	crdDir  = "../../manifests/crds"
 	hcdCRD  = crdDir + "/hcpfleet.io_hostedclusterdeployments.yaml"
 	hcCRD   = crdDir + "/hcpfleet.io_hostingconfigs.yaml"
+	hceCRD  = crdDir + "/hcpfleet.io_hostedclusterextensions.yaml"
 	apiDocs = "../../docs/api.md"
 )
 
@@ -23,7 +24,7 @@ var preservedSubtrees = []string{"spec.hostedCluster.spec", "spec.nodePools[].sp
 // TestAPIDocUpToDate fails when docs/api.md does not match the CRDs: run
 // `make manifests` after changing api/v1alpha1.
 func TestAPIDocUpToDate(t *testing.T) {
-	want, err := apiDoc([]string{hcdCRD, hcCRD})
+	want, err := apiDoc([]string{hcdCRD, hcCRD, hceCRD})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +35,7 @@ func TestAPIDocUpToDate(t *testing.T) {
 	if !bytes.Equal(got, want) {
 		t.Fatalf("docs/api.md is stale: run `make manifests`")
 	}
-	for _, s := range []string{"## HostedClusterDeployment", "## HostingConfig", "`maxHostedClusters`", "spec.placement or spec.hostingCluster is required"} {
+	for _, s := range []string{"## HostedClusterDeployment", "## HostingConfig", "## HostedClusterExtension", "`maxHostedClusters`", "spec.placement or spec.hostingCluster is required"} {
 		if !bytes.Contains(got, []byte(s)) {
 			t.Errorf("docs/api.md lacks %q", s)
 		}

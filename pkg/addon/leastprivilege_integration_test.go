@@ -308,7 +308,13 @@ func bindAsAgent(t *testing.T, admin *rest.Config, bindings map[string]string) {
 		case !apierrors.IsAlreadyExists(err):
 			t.Fatal(err)
 		}
-		if err := kubeutil.BindSelf(ctx, asAgent, ns, role, authorizationv1.ResourceAttributes{Verb: "list", Resource: "secrets"}); err != nil {
+		// What BindSelf waits for is a grant of that role, as the agent's
+		// own Binder asks (the extension engine's role lists no Secrets).
+		probe := authorizationv1.ResourceAttributes{Verb: "list", Resource: "secrets"}
+		if role == addon.AgentExtensionNamespaceRole {
+			probe = authorizationv1.ResourceAttributes{Verb: "patch", Resource: "configmaps"}
+		}
+		if err := kubeutil.BindSelf(ctx, asAgent, ns, role, probe); err != nil {
 			t.Fatalf("the agent binding its grants in %s: %v", ns, err)
 		}
 		t.Cleanup(func() { _ = kube.RbacV1().RoleBindings(ns).Delete(context.Background(), role, metav1.DeleteOptions{}) })
