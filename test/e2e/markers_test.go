@@ -161,8 +161,9 @@ func logLeaks(fleet *localfleet.Fleet) ([]string, error) {
 		if err != nil {
 			return err
 		}
-		// The hub's and the agent's controllers log under these names.
-		ours = ours || bytes.Contains(b, []byte("hostedclusterdeployment")) && bytes.Contains(b, []byte(addon.Name))
+		// The hub's controllers log under their names (and the kind they
+		// reconcile), the agent's under the add-on's name.
+		ours = ours || (bytes.Contains(b, []byte("hostedclusterdeployment")) || bytes.Contains(b, []byte(`"hcd-delivery"`))) && bytes.Contains(b, []byte(addon.Name))
 		if where := markerIn(b); where != "" {
 			leaks = append(leaks, fmt.Sprintf("log %s holds the marker %s", path, where))
 		}
