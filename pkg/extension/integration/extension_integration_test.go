@@ -19,9 +19,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
-	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
-	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -30,7 +27,6 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/fleettest"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hcpfleet"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hypershiftsim"
-	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	"github.com/hcp-fleet/hcp-fleet/pkg/cmd/hub"
 	"github.com/hcp-fleet/hcp-fleet/pkg/extension"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
@@ -77,19 +73,11 @@ func TestMain(m *testing.M) {
 		if err := hcpfleet.EnableOnAll(ctx, e.Fleet); err != nil {
 			panic(err)
 		}
-		deadline := time.Now().Add(3 * time.Minute)
-		for {
-			mca := &addonv1alpha1.ManagedClusterAddOn{}
-			err := hubc.Get(ctx, types.NamespacedName{Namespace: e.Fleet.Managed[0].Name, Name: addon.Name}, mca)
-			if err == nil && meta.IsStatusConditionTrue(mca.Status.Conditions, addon.ConditionHyperShiftOperatorInstalled) &&
-				meta.IsStatusConditionTrue(mca.Status.Conditions, addonv1alpha1.ManagedClusterAddOnConditionAvailable) {
-				break
-			}
-			if time.Now().After(deadline) {
-				fmt.Fprintf(os.Stderr, "add-on not ready: %v %+v\n", err, mca.Status.Conditions)
-				os.Exit(1)
-			}
-			time.Sleep(500 * time.Millisecond)
+		// The agent available, the HyperShift operator installed, capacity
+		// reported: the management cluster can take hosted clusters.
+		if err := hcpfleet.WaitHostsReady(ctx, e.Fleet, hubc, os.Stdout, 3*time.Minute); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
 		}
 	})
 }
@@ -98,19 +86,8 @@ func TestMain(m *testing.M) {
 // Placement of the management clusters and a pull secret.
 func tenant(t *testing.T, name string) {
 	t.Helper()
-	for _, o := range []client.Object{
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}},
-		&clusterv1beta2.ManagedClusterSetBinding{ObjectMeta: metav1.ObjectMeta{Name: "global", Namespace: name}, Spec: clusterv1beta2.ManagedClusterSetBindingSpec{ClusterSet: "global"}},
-		&clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "hosts", Namespace: name}, Spec: clusterv1beta1.PlacementSpec{
-			ClusterSets: []string{"global"},
-			Predicates: []clusterv1beta1.ClusterPredicate{{RequiredClusterSelector: clusterv1beta1.ClusterSelector{
-				LabelSelector: metav1.LabelSelector{MatchLabels: map[string]string{hcpfleet.HostLabel: "true"}}}}},
-		}},
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "pull-secret", Namespace: name}, StringData: map[string]string{".dockerconfigjson": `{"auths":{}}`}},
-	} {
-		if err := hubc.Create(context.Background(), o); err != nil && !apierrors.IsAlreadyExists(err) {
-			t.Fatal(err)
-		}
+	if err := fleettest.Tenant(context.Background(), hubc, name); err != nil {
+		t.Fatal(err)
 	}
 }
 

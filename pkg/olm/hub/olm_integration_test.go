@@ -18,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/clientcmd"
-	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -27,7 +26,6 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/fleettest"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hcpfleet"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hypershiftsim"
-	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	"github.com/hcp-fleet/hcp-fleet/pkg/cmd/hub"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 	"github.com/hcp-fleet/hcp-fleet/pkg/olm"
@@ -61,18 +59,9 @@ func TestMain(m *testing.M) {
 		if err := hcpfleet.EnableOnAll(ctx, e.Fleet); err != nil {
 			panic(err)
 		}
-		deadline := time.Now().Add(3 * time.Minute)
-		for {
-			mca := &addonv1alpha1.ManagedClusterAddOn{}
-			err := hubc.Get(ctx, types.NamespacedName{Namespace: e.Fleet.Managed[0].Name, Name: addon.Name}, mca)
-			if err == nil && meta.IsStatusConditionTrue(mca.Status.Conditions, addon.ConditionHyperShiftOperatorInstalled) {
-				return
-			}
-			if time.Now().After(deadline) {
-				fmt.Fprintf(os.Stderr, "add-on not ready: %v\n", err)
-				os.Exit(1)
-			}
-			time.Sleep(500 * time.Millisecond)
+		if err := hcpfleet.WaitHostsReady(ctx, e.Fleet, hubc, os.Stdout, 3*time.Minute); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
 		}
 	})
 }
