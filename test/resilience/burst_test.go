@@ -13,6 +13,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -172,16 +173,16 @@ func countBound(ctx context.Context, t *testing.T, ns string) int {
 // every cache has caught up). The first must leave nothing behind; the
 // second must be bound and delivered again as a new object.
 func churnDuringBurst(ctx context.Context, ns, deleteAfterDelivery, recreate string) error {
+	// Polled closely: the churn must hit the moment a state is reached.
 	poll := func(what string, cond func(h *v1alpha1.HostedClusterDeployment, err error) bool) error {
-		deadline := time.Now().Add(10 * time.Minute)
-		for time.Now().Before(deadline) {
+		err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
 			h, err := getHCD(ctx, ns, what)
-			if cond(h, err) {
-				return nil
-			}
-			time.Sleep(50 * time.Millisecond)
+			return cond(h, err), nil
+		})
+		if err != nil {
+			return fmt.Errorf("%s/%s: %w", ns, what, err)
 		}
-		return fmt.Errorf("%s/%s: timed out", ns, what)
+		return nil
 	}
 	if err := poll(deleteAfterDelivery, func(h *v1alpha1.HostedClusterDeployment, err error) bool {
 		return err == nil && h.Status.ManifestWork != ""
