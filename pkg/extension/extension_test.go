@@ -280,6 +280,28 @@ func TestRollout(t *testing.T) {
 	if got := step(); len(got) != 5 || !got["hc-3"] || !got["hc-4"] {
 		t.Fatalf("after the fix %v", got)
 	}
+	// Revision 2 over a fleet where revision 1 is available on hc-0..hc-2,
+	// failed on hc-3 and never reached hc-4 and hc-5: hc-3's failure counts
+	// toward maxUnavailable, and the new revision reaches it at once.
+	for i := range targets[:6] {
+		targets[i].Delivered, targets[i].Observed, targets[i].State = 1, 1, v1alpha1.ExtensionStateAvailable
+	}
+	targets[3].State = v1alpha1.ExtensionStateFailed
+	targets[4].Delivered, targets[4].Observed, targets[4].State = 0, 0, ""
+	targets[5].Delivered, targets[5].Observed, targets[5].State = 0, 0, ""
+	if got := Rollout(rolling, 2, targets); len(got) != 2 || !got["hc-3"] || !got["hc-0"] {
+		t.Fatalf("revision 2: the failed one and one more (maxUnavailable 2), got %v", got)
+	}
+	targets[0].Delivered, targets[3].Delivered = 2, 2
+	targets[1].Delivered, targets[1].State = 1, v1alpha1.ExtensionStateProgressing // unavailable at the old revision, not ready
+	targets[1].Ready = false
+	if got := Rollout(rolling, 2, targets); len(got) != 2 {
+		t.Fatalf("three unavailable (two at revision 2, one at revision 1) with maxUnavailable 2: nothing more, got %v", got)
+	}
+	targets[3].Observed, targets[3].State = 2, v1alpha1.ExtensionStateFailed
+	if got := Rollout(rolling, 2, targets); len(got) != 2 || !got["hc-0"] || !got["hc-3"] {
+		t.Fatalf("stopped by a failure at revision 2: only those that have it keep it, got %v", got)
+	}
 	if n := MaxUnavailable(&v1alpha1.RollingUpgradeStrategy{MaxUnavailable: intstr.FromString("25%")}, 6); n != 1 {
 		t.Fatalf("25%% of 6 = %d", n)
 	}

@@ -46,11 +46,15 @@ func MaxUnavailable(r *v1alpha1.RollingUpgradeStrategy, selected int) int {
 }
 
 // Rollout decides which targets get revision now; the others keep what
-// they have. Instant: every ready target. RollingUpgrade: targets already
-// at revision keep it, and more ready targets get it, in name order, while
-// fewer than maxUnavailable of those at revision are not available yet;
-// none while one of them failed (the rollout stops, and a fix of the
-// extension is a new revision).
+// they have. Instant: every ready target. RollingUpgrade, counted as a
+// Deployment counts unavailable pods: a target is unavailable while the
+// revision it was delivered (current or older) is not reported available;
+// targets already at revision keep it; ready targets unavailable at an older
+// revision get revision at once (moving them takes nothing more away, and a
+// fix must reach the hosted clusters the broken revision failed on); more
+// ready targets get it, in name order, while fewer than maxUnavailable are
+// unavailable; none while one failed at revision (the rollout stops, and a
+// fix of the extension is a new revision).
 func Rollout(strategy v1alpha1.ExtensionRolloutStrategy, revision int64, targets []Target) map[string]bool {
 	deliver := map[string]bool{}
 	if strategy.Type != v1alpha1.ExtensionStrategyRollingUpgrade {
@@ -62,22 +66,35 @@ func Rollout(strategy v1alpha1.ExtensionRolloutStrategy, revision int64, targets
 		return deliver
 	}
 	budget := MaxUnavailable(strategy.RollingUpgrade, len(targets))
-	var waiting []Target
+	stopped := false
+	var healthy []Target
 	for _, t := range targets {
+		unavailable := t.Delivered != 0 && !t.availableAt(t.Delivered)
+		if unavailable {
+			budget--
+		}
 		switch {
 		case t.Delivered == revision:
 			deliver[t.Name] = true
-			if t.failedAt(revision) {
-				budget = 0
-			} else if !t.availableAt(revision) && budget > 0 {
-				budget--
-			}
+			stopped = stopped || t.failedAt(revision)
+		case t.Ready && unavailable:
+			deliver[t.Name] = true
 		case t.Ready:
-			waiting = append(waiting, t)
+			healthy = append(healthy, t)
 		}
 	}
-	sort.Slice(waiting, func(i, j int) bool { return waiting[i].Name < waiting[j].Name })
-	for _, t := range waiting {
+	if stopped {
+		// Keep what has revision; hosted clusters still on an older one
+		// keep theirs.
+		for _, t := range targets {
+			if t.Delivered != revision {
+				delete(deliver, t.Name)
+			}
+		}
+		return deliver
+	}
+	sort.Slice(healthy, func(i, j int) bool { return healthy[i].Name < healthy[j].Name })
+	for _, t := range healthy {
 		if budget <= 0 {
 			break
 		}

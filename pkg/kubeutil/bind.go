@@ -100,22 +100,83 @@ func BindSelf(ctx context.Context, c client.Client, ns, clusterRole string, prob
 // RBAC names them. For the add-on's cleanup, so that no binding outlives
 // the add-on (and comes back to life with a reinstalled one).
 func UnbindSelf(ctx context.Context, c client.Client, clusterRole string) error {
-	list := &unstructured.UnstructuredList{}
-	list.SetGroupVersionKind(rbacv1.SchemeGroupVersion.WithKind("RoleBindingList"))
-	if err := c.List(ctx, list, client.MatchingFields{"metadata.name": clusterRole}); err != nil {
-		return fmt.Errorf("listing the RoleBindings of ClusterRole %s: %w", clusterRole, err)
+	bindings, err := selfBindings(ctx, c, clusterRole)
+	if err != nil {
+		return err
 	}
-	for i := range list.Items {
-		rb := &list.Items[i]
-		kind, _, _ := unstructured.NestedString(rb.Object, "roleRef", "kind")
-		name, _, _ := unstructured.NestedString(rb.Object, "roleRef", "name")
-		if kind != "ClusterRole" || name != clusterRole || rb.GetLabels()[BindLabel] != BindLabelValue {
-			continue
+	for i := range bindings {
+		rb := &bindings[i]
+		// A hold (HoldBinding) would keep it past the add-on: the cleanup
+		// runs once its holder is done.
+		if len(rb.GetFinalizers()) > 0 {
+			if err := SetFinalizers(ctx, c, rb, nil); client.IgnoreNotFound(err) != nil {
+				return fmt.Errorf("releasing RoleBinding %s/%s: %w", rb.GetNamespace(), rb.GetName(), err)
+			}
 		}
 		uid := rb.GetUID()
 		if err := c.Delete(ctx, rb, client.Preconditions{UID: &uid}); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("deleting RoleBinding %s/%s: %w", rb.GetNamespace(), rb.GetName(), err)
 		}
+	}
+	return nil
+}
+
+// BoundNamespaces lists the namespaces in which BindSelf bound clusterRole
+// (found as UnbindSelf finds them).
+func BoundNamespaces(ctx context.Context, c client.Client, clusterRole string) ([]string, error) {
+	bindings, err := selfBindings(ctx, c, clusterRole)
+	if err != nil {
+		return nil, err
+	}
+	namespaces := make([]string, 0, len(bindings))
+	for _, rb := range bindings {
+		namespaces = append(namespaces, rb.GetNamespace())
+	}
+	return namespaces, nil
+}
+
+// selfBindings are the RoleBindings BindSelf made for clusterRole, in every
+// namespace: those of its name that bind it and carry BindLabel.
+func selfBindings(ctx context.Context, c client.Client, clusterRole string) ([]unstructured.Unstructured, error) {
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(rbacv1.SchemeGroupVersion.WithKind("RoleBindingList"))
+	if err := c.List(ctx, list, client.MatchingFields{"metadata.name": clusterRole}); err != nil {
+		return nil, fmt.Errorf("listing the RoleBindings of ClusterRole %s: %w", clusterRole, err)
+	}
+	var out []unstructured.Unstructured
+	for _, rb := range list.Items {
+		kind, _, _ := unstructured.NestedString(rb.Object, "roleRef", "kind")
+		name, _, _ := unstructured.NestedString(rb.Object, "roleRef", "name")
+		if kind == "ClusterRole" && name == clusterRole && rb.GetLabels()[BindLabel] == BindLabelValue {
+			out = append(out, rb)
+		}
+	}
+	return out, nil
+}
+
+// HoldBinding puts finalizer f on the RoleBinding BindSelf made for
+// clusterRole in ns (hold), or takes it off (!hold). A held binding outlives
+// a deletion of its namespace until released, so that the caller keeps its
+// grants there while it finishes its own finalizers (a namespace's deletion
+// removes RoleBindings and other objects at the same time). It is a JSON
+// merge patch of the finalizers alone, which the agent's RBAC allows by the
+// binding's name; these bindings carry no other finalizer. Releasing a
+// binding that is gone is not an error.
+func HoldBinding(ctx context.Context, c client.Writer, ns, clusterRole, f string, hold bool) error {
+	rb := &unstructured.Unstructured{}
+	rb.SetGroupVersionKind(rbacv1.SchemeGroupVersion.WithKind("RoleBinding"))
+	rb.SetNamespace(ns)
+	rb.SetName(clusterRole)
+	finalizers := []string{}
+	if hold {
+		finalizers = []string{f}
+	}
+	err := SetFinalizers(ctx, c, rb, finalizers)
+	if !hold {
+		err = client.IgnoreNotFound(err)
+	}
+	if err != nil {
+		return fmt.Errorf("setting the hold on RoleBinding %s/%s: %w", ns, clusterRole, err)
 	}
 	return nil
 }
@@ -158,14 +219,22 @@ func (b *Binder) Ensure(ctx context.Context, ns string) error {
 	return nil
 }
 
+// Forget makes the next Ensure in ns bind anew.
+func (b *Binder) Forget(ns string) {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	delete(b.bound, ns)
+	b.mu.Unlock()
+}
+
 // Checked returns err, forgetting ns when err is Forbidden: the binding may
 // have gone with a namespace deleted and created again, and the next Ensure
 // makes it anew.
 func (b *Binder) Checked(ns string, err error) error {
-	if b != nil && apierrors.IsForbidden(err) {
-		b.mu.Lock()
-		delete(b.bound, ns)
-		b.mu.Unlock()
+	if apierrors.IsForbidden(err) {
+		b.Forget(ns)
 	}
 	return err
 }

@@ -29,6 +29,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hypershiftsim"
 	"github.com/hcp-fleet/hcp-fleet/pkg/cmd/hub"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/agent/namespacegc"
+	"github.com/hcp-fleet/hcp-fleet/pkg/olm/agent/operatorlimits"
 )
 
 func TestE2E(t *testing.T) {
@@ -54,6 +55,9 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	// The agent's namespace janitor runs in-process: let it delete an empty
 	// hosting namespace after 2s instead of 30s.
 	namespacegc.GracePeriod = 2 * time.Second
+	// The agents run in this process: read the guests' operators often
+	// (the held upgrade waits for the report).
+	operatorlimits.ResyncPeriod = 2 * time.Second
 	var err error
 	fleet, err = localfleet.Start(ctx, localfleet.Options{
 		ManagementClusters: 2, StatusSyncInterval: time.Second, AddOnLeaseSyncInterval: time.Second,

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/clientcmd"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
@@ -32,8 +33,12 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hcpfleet"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hypershiftsim"
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
+	"github.com/hcp-fleet/hcp-fleet/pkg/extension"
 	"github.com/hcp-fleet/hcp-fleet/pkg/fleetview"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
+	"github.com/hcp-fleet/hcp-fleet/pkg/kubeutil"
+	"github.com/hcp-fleet/hcp-fleet/pkg/olm"
+	olmhub "github.com/hcp-fleet/hcp-fleet/pkg/olm/hub"
 )
 
 var (
@@ -41,6 +46,7 @@ var (
 	npGVR  = schema.GroupVersionResource{Group: "hypershift.openshift.io", Version: "v1beta1", Resource: "nodepools"}
 	crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 	ccGVR  = schema.GroupVersionResource{Group: "cluster.open-cluster-management.io", Version: "v1alpha1", Resource: "clusterclaims"}
+	csvGVR = schema.GroupVersionResource{Group: "operators.coreos.com", Version: "v1alpha1", Resource: "clusterserviceversions"}
 )
 
 const (
@@ -53,6 +59,8 @@ const (
 
 	fromRelease = "quay.io/openshift-release-dev/ocp-release:4.18.5-multi"
 	toRelease   = "quay.io/openshift-release-dev/ocp-release:4.18.6-multi"
+	// minorRelease is the next minor, held while a guest operator forbids it.
+	minorRelease = "quay.io/openshift-release-dev/ocp-release:4.19.0-multi"
 	// managedBy marks everything the agent installs on a management cluster.
 	managedBy = "app.kubernetes.io/managed-by=hcp-fleet"
 )
@@ -98,11 +106,6 @@ var _ = Describe("the hcp-fleet user journey", Ordered, func() {
 	It("the examples are scheduled, delivered, Available and imported as ManagedClusters with a kubeconfig", func(ctx SpecContext) {
 		objs, err := localfleet.ReadManifestDir(os.DirFS(examplesDir), ".")
 		Expect(err).NotTo(HaveOccurred())
-		// The example HostedClusterExtension is left out of this journey:
-		// with it, disabling the add-on leaves the extension's ManifestWork
-		// on the hub (issue "Hosted-cluster extensions", follow-up);
-		// extensions have their own suite (pkg/extension/integration).
-		objs = slices.DeleteFunc(objs, func(o *unstructured.Unstructured) bool { return o.GetKind() == "HostedClusterExtension" })
 		withMarkers(objs)
 		applier, err := localfleet.NewApplier(fleet.Hub.Config())
 		Expect(err).NotTo(HaveOccurred())
@@ -173,6 +176,33 @@ var _ = Describe("the hcp-fleet user journey", Ordered, func() {
 			expectMarkersDelivered(ctx, host, "clusters", copies.Items[0].Name)
 		}
 		Expect(hostOf[orphanHCD]).To(Equal(pinnedTo), "spec.hostingCluster pins it")
+
+		By("the example extension reaches a hosted cluster: its release held by the engine, which holds its grants there too")
+		// A rolling rollout with maxUnavailable 1 that stops at the operator
+		// phase (no Deployment controller on the local fleet): one hosted
+		// cluster at a time has it. The holds are what lets a deletion of
+		// the control-plane namespace, or of the add-on, finish the teardown.
+		eventually(ctx, func(ctx context.Context) error {
+			for _, name := range names {
+				ns := extension.ControlPlaneNamespace("clusters", name)
+				cm, err := hostsKube[hostOf[name]].CoreV1().ConfigMaps(ns).Get(ctx, extension.ReleaseName("demo-audit-forwarder"), metav1.GetOptions{})
+				if apierrors.IsNotFound(err) || (err == nil && !slices.Contains(cm.Finalizers, extension.Finalizer)) {
+					continue
+				}
+				if err != nil {
+					return err
+				}
+				rb, err := hostsKube[hostOf[name]].RbacV1().RoleBindings(ns).Get(ctx, addon.AgentExtensionNamespaceRole, metav1.GetOptions{})
+				if err != nil {
+					return err
+				}
+				if !slices.Contains(rb.Finalizers, extension.Finalizer) {
+					return fmt.Errorf("%s: the release is held but the engine's RoleBinding is not", ns)
+				}
+				return nil
+			}
+			return fmt.Errorf("no hosted cluster has a held release of the example extension yet")
+		})
 
 		By("the fleet view shows both")
 		snapshot, err := fleetview.Collect(ctx, hubc, "")
@@ -254,6 +284,99 @@ var _ = Describe("the hcp-fleet user journey", Ordered, func() {
 				return fmt.Errorf("NodePool release %s, status.version %q", image, version)
 			}
 			return nil
+		})
+	})
+
+	It("a minor upgrade a guest operator does not support is held and named; the admin's annotation moves it", func(ctx SpecContext) {
+		host := hostOf[deleteHCD]
+		// An operator in the hosted cluster that supports OpenShift 4.18 at
+		// most (OLM's olm.maxOpenShiftVersion), as its admin would install it.
+		cfg, err := clientcmd.RESTConfigFromKubeConfig(guestKubeconfig[deleteHCD])
+		Expect(err).NotTo(HaveOccurred())
+		guest := dynamic.NewForConfigOrDie(cfg)
+		_, err = guest.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Create(ctx,
+			&unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "legacy-db"}}}, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		_, err = guest.Resource(csvGVR).Namespace("legacy-db").Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
+			"metadata": map[string]any{"name": "legacy-db.v2", "annotations": map[string]any{
+				olm.PropertiesAnnotation: `{"properties":[{"type":"olm.maxOpenShiftVersion","value":"4.18"}]}`}},
+			"spec": map[string]any{"displayName": "Legacy DB", "install": map[string]any{"strategy": "deployment"}},
+		}}, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+
+		By("the agent's report of the guest's operators reaches the hub (the ManifestWork's feedback)")
+		eventually(ctx, func(ctx context.Context) error {
+			h, err := getHCD(ctx, deleteHCD)
+			if err != nil {
+				return err
+			}
+			work := &workv1.ManifestWork{}
+			if err := hubc.Get(ctx, types.NamespacedName{Namespace: host, Name: h.Status.ManifestWork}, work); err != nil {
+				return err
+			}
+			for _, m := range work.Status.ResourceStatus.Manifests {
+				for _, f := range m.StatusFeedbacks.Values {
+					if f.Value.String != nil && strings.Contains(*f.Value.String, "legacy-db.v2") {
+						return nil
+					}
+				}
+			}
+			return fmt.Errorf("no report naming legacy-db.v2 in the feedback of %s/%s yet", host, h.Status.ManifestWork)
+		})
+
+		By("an upgrade to 4.19 is held: UpgradeBlocked names the operator, the host keeps 4.18.6")
+		setRelease := func(image string) {
+			patch := fmt.Sprintf(`[
+				{"op":"replace","path":"/spec/hostedCluster/spec/release/image","value":%q},
+				{"op":"replace","path":"/spec/nodePools/0/spec/release/image","value":%q}]`, image, image)
+			Expect(hubc.Patch(ctx, hcdRef(deleteHCD), client.RawPatch(types.JSONPatchType, []byte(patch)))).To(Succeed())
+		}
+		upgradeBlocked := func(status metav1.ConditionStatus, reason string) func(context.Context) error {
+			return func(ctx context.Context) error {
+				h, err := getHCD(ctx, deleteHCD)
+				if err != nil {
+					return err
+				}
+				c := meta.FindStatusCondition(h.Status.Conditions, v1alpha1.ConditionUpgradeBlocked)
+				if c == nil || c.ObservedGeneration != h.Generation || c.Status != status || c.Reason != reason {
+					return fmt.Errorf("UpgradeBlocked %+v (generation %d)", c, h.Generation)
+				}
+				return nil
+			}
+		}
+		setRelease(minorRelease)
+		eventually(ctx, upgradeBlocked(metav1.ConditionTrue, v1alpha1.ReasonOperatorIncompatible))
+		h, err := getHCD(ctx, deleteHCD)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(meta.FindStatusCondition(h.Status.Conditions, v1alpha1.ConditionUpgradeBlocked).Message).
+			To(And(ContainSubstring("legacy-db/legacy-db.v2"), ContainSubstring("4.18")))
+		Expect(fleetview.DeploymentOf(h).Problem).To(HavePrefix("UpgradeBlocked OperatorIncompatible"), "the fleet view's problem line names the hold")
+		hc, err := hosts[host].Resource(hcGVR).Namespace("clusters").Get(ctx, deleteHCD, metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		image, _, _ := unstructured.NestedString(hc.Object, "spec", "release", "image")
+		Expect(image).To(Equal(toRelease), "the ManifestWork keeps the old release")
+
+		By("the admin allows exactly that release: the hub sets HyperShift's force-upgrade-to and the upgrade completes")
+		patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, olm.AnnotationAllowUpgradeTo, minorRelease)
+		Expect(hubc.Patch(ctx, hcdRef(deleteHCD), client.RawPatch(types.MergePatchType, []byte(patch)))).To(Succeed())
+		eventually(ctx, upgradeBlocked(metav1.ConditionFalse, olmhub.ReasonUpgradeAllowed))
+		eventually(ctx, func(ctx context.Context) error {
+			hc, err := hosts[host].Resource(hcGVR).Namespace("clusters").Get(ctx, deleteHCD, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if got := hc.GetAnnotations()[olm.AnnotationForceUpgradeTo]; got != minorRelease {
+				return fmt.Errorf("force-upgrade-to %q", got)
+			}
+			h, err := getHCD(ctx, deleteHCD)
+			if err != nil {
+				return err
+			}
+			if v := h.Status.Version; v == nil || v.Current != "4.19.0" {
+				return fmt.Errorf("version %+v", h.Status.Version)
+			}
+			return conditionsTrue(h, v1alpha1.ConditionAvailable)
 		})
 	})
 
@@ -474,6 +597,26 @@ func clean(ctx context.Context, cluster string) error {
 		for _, c := range claims.Items {
 			if strings.HasSuffix(c.GetName(), hosting.ClaimHostingCluster) {
 				errs = append(errs, fmt.Errorf("%s: ClusterClaim %s left", cluster, c.GetName()))
+			}
+		}
+	}
+	// The agent's own grants (kubeutil.BindSelf) and, with them, no
+	// namespace stuck terminating on a finalizer nobody removes.
+	bindings, err := hostKube.RbacV1().RoleBindings("").List(ctx, metav1.ListOptions{LabelSelector: kubeutil.BindLabel + "=" + kubeutil.BindLabelValue})
+	if err != nil {
+		errs = append(errs, err)
+	} else {
+		for _, rb := range bindings.Items {
+			errs = append(errs, fmt.Errorf("%s: RoleBinding %s/%s of the agent left", cluster, rb.Namespace, rb.Name))
+		}
+	}
+	namespaces, err := hostKube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		errs = append(errs, err)
+	} else {
+		for _, ns := range namespaces.Items {
+			if ns.DeletionTimestamp != nil {
+				errs = append(errs, fmt.Errorf("%s: namespace %s still terminating", cluster, ns.Name))
 			}
 		}
 	}

@@ -24,8 +24,10 @@ import (
 // runs, and their cleanup (which refuses while CAPI objects exist) runs
 // after the operator's. The namespace janitor's cleanup runs after both, once
 // the hosted clusters are gone and the namespaces hcp-fleet created are empty.
-// The extension engine's cleanup (its grants in control-plane namespaces)
-// runs first.
+// The extension engine's cleanup runs first: it waits for the teardowns
+// under way and refuses while hosted clusters run extensions, and only then
+// removes its grants in control-plane namespaces — before the operator's
+// cleanup takes away the HyperShift CRDs the engine reads.
 func Features() []addonagent.Feature {
 	return []addonagent.Feature{capacity.Feature(), namespacegc.Feature(), kubeconfigexport.Feature(), operatorlimits.Feature(), capifeature.Feature(capifeature.Options{}), operator.Feature(),
 		extensionagent.Feature(extensionagent.Options{})}

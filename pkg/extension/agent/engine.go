@@ -178,6 +178,19 @@ func (e *Engine) Reconcile(ctx context.Context, req reconcile.Request) (reconcil
 		return reconcile.Result{}, e.write(ctx, cm, p)
 	}
 	if !controllerutil.ContainsFinalizer(cm, extension.Finalizer) {
+		// Hold the grants in this namespace first: a deletion of the
+		// namespace would otherwise take the RoleBinding before the engine
+		// could remove the release's finalizer, and both would stay.
+		if err := e.binder.Ensure(ctx, cm.Namespace); err != nil {
+			return reconcile.Result{}, err
+		}
+		if err := kubeutil.HoldBinding(ctx, e.client, cm.Namespace, ClusterRole, extension.Finalizer, true); err != nil {
+			if apierrors.IsNotFound(err) {
+				// Someone deleted the binding: the retry makes it anew.
+				e.binder.Forget(cm.Namespace)
+			}
+			return reconcile.Result{}, e.binder.Checked(cm.Namespace, err)
+		}
 		if err := kubeutil.AddFinalizer(ctx, e.client, cm, extension.Finalizer); err != nil {
 			return reconcile.Result{}, err
 		}
@@ -345,7 +358,24 @@ func (e *Engine) teardown(ctx context.Context, cm *corev1.ConfigMap, hc *hostedC
 		return reconcile.Result{}, err
 	}
 	e.guests.forget(cm.Namespace)
-	return reconcile.Result{}, client.IgnoreNotFound(kubeutil.RemoveFinalizer(ctx, e.client, cm, extension.Finalizer))
+	if err := kubeutil.RemoveFinalizer(ctx, e.client, cm, extension.Finalizer); client.IgnoreNotFound(err) != nil {
+		return reconcile.Result{}, err
+	}
+	return reconcile.Result{}, e.releaseBindingIfLast(ctx, cm.Namespace)
+}
+
+// releaseBindingIfLast takes the hold off the engine's RoleBinding in ns once
+// no release there keeps its finalizer. Reconciles run one at a time, so no
+// release gains a finalizer between the list and the release.
+func (e *Engine) releaseBindingIfLast(ctx context.Context, ns string) error {
+	releases := &corev1.ConfigMapList{}
+	if err := e.reader.List(ctx, releases, client.InNamespace(ns), client.MatchingLabels{extension.LabelRelease: "true"}); err != nil {
+		return err
+	}
+	if len(heldReleases(releases.Items)) > 0 {
+		return nil
+	}
+	return kubeutil.HoldBinding(ctx, e.client, ns, ClusterRole, extension.Finalizer, false)
 }
 
 // deleteGroup deletes the objects of one phase and returns those gone.

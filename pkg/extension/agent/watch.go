@@ -23,7 +23,6 @@ import (
 	addonagent "github.com/hcp-fleet/hcp-fleet/pkg/addon/agent"
 	"github.com/hcp-fleet/hcp-fleet/pkg/extension"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
-	"github.com/hcp-fleet/hcp-fleet/pkg/kubeutil"
 )
 
 // Feature is the extension engine as an agent feature.
@@ -35,7 +34,8 @@ func Feature(opts Options) addonagent.Feature {
 			if err != nil {
 				return err
 			}
-			return kubeutil.UnbindSelf(ctx, c, ClusterRole)
+			o := opts.withDefaults()
+			return cleanup(ctx, c, o.GuestTeardownTimeout+time.Minute, 2*time.Second)
 		}}
 }
 

@@ -43,11 +43,14 @@ func init() { metrics.Registry.MustRegister(workWrites) }
 // Reconciler rolls HostedClusterExtensions out.
 type Reconciler struct {
 	client client.Client
+	// reader reads the API server itself, for the confirmation that no
+	// work is left before the finalizer goes.
+	reader client.Reader
 }
 
 // Setup registers the rollout with mgr.
 func Setup(mgr ctrl.Manager) error {
-	r := &Reconciler{client: mgr.GetClient()}
+	r := &Reconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader()}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("extension-rollout").
 		For(&v1alpha1.HostedClusterExtension{}).
@@ -235,7 +238,7 @@ func (r *Reconciler) remove(ctx context.Context, ext *v1alpha1.HostedClusterExte
 	if len(works) == 0 {
 		// The cache may lag a work created moments ago: ask the API server.
 		var live workv1.ManifestWorkList
-		if err := r.client.List(ctx, &live, client.MatchingLabels{extension.LabelExtension: ext.Name, hosting.LabelHCDNamespace: ext.Namespace}); err != nil {
+		if err := r.reader.List(ctx, &live, client.MatchingLabels{extension.LabelExtension: ext.Name, hosting.LabelHCDNamespace: ext.Namespace}); err != nil {
 			return err
 		}
 		if len(live.Items) == 0 {
