@@ -12,6 +12,7 @@ import (
 
 	hyperv1 "github.com/openshift/hypershift/api/hypershift/v1beta1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,6 +20,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -27,9 +30,12 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/fleettest"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hcpfleet"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hypershiftsim"
+	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	"github.com/hcp-fleet/hcp-fleet/pkg/cmd/hub"
 	"github.com/hcp-fleet/hcp-fleet/pkg/extension"
+	extensionagent "github.com/hcp-fleet/hcp-fleet/pkg/extension/agent"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
+	"github.com/hcp-fleet/hcp-fleet/pkg/kubeutil"
 )
 
 // The tests share one fleet with one management cluster. Hosted clusters
@@ -572,4 +578,123 @@ func TestRollingRollout(t *testing.T) {
 		t.Fatalf("never more than %d in progress: the rollout was not observed", worst)
 	}
 	fmt.Printf("TestRollingRollout took %s (at most %d in progress)\n", time.Since(started).Round(100*time.Millisecond), worst)
+}
+
+// TestDisableAddOnWithActiveExtension disables the add-on on the management
+// cluster while a hosted cluster there runs an extension: the agent's
+// cleanup refuses with ExtensionsActive, naming the release, and keeps the
+// engine's grants; once the extension is deleted, the teardown finishes,
+// the extension's ManifestWork goes from the hub and the engine's
+// RoleBindings from the management cluster. It removes the other tests'
+// extensions and disables the add-on, so it is the package's last test.
+func TestDisableAddOnWithActiveExtension(t *testing.T) {
+	ctx := context.Background()
+	// The other tests' extensions go first, so that this one's is the
+	// only active one.
+	var others v1alpha1.HostedClusterExtensionList
+	if err := hubc.List(ctx, &others); err != nil {
+		t.Fatal(err)
+	}
+	for i := range others.Items {
+		if err := hubc.Delete(ctx, &others.Items[i]); client.IgnoreNotFound(err) != nil {
+			t.Fatal(err)
+		}
+	}
+	env.Eventually(t, 3*time.Minute, "the other extensions removed", func(ctx context.Context) error {
+		var left v1alpha1.HostedClusterExtensionList
+		if err := hubc.List(ctx, &left); err != nil {
+			return err
+		}
+		if len(left.Items) > 0 {
+			return fmt.Errorf("%d extensions left, e.g. %s/%s", len(left.Items), left.Items[0].Namespace, left.Items[0].Name)
+		}
+		return nil
+	})
+	ns := "ext-disable"
+	tenant(t, ns)
+	createHCD(t, ns, "keep")
+	hcd := waitAvailable(t, ns, "keep")
+	host := hcd.Status.HostingCluster
+	cpNS := extension.ControlPlaneNamespace(v1alpha1.DefaultHostingNamespace, "keep")
+	applyExtension(t, ns, "pinned", map[string]any{
+		"hostedClusterSelector": map[string]any{"matchLabels": map[string]any{"extensions": "yes"}},
+		"phases":                []any{phase("config", "", obj(cpConfig))},
+	})
+	waitHostedCluster(t, ns, "pinned", "keep", 2*time.Minute, "the extension available", stateIs(v1alpha1.ExtensionStateAvailable))
+
+	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:null}}}`, hcpfleet.HostLabel)
+	if err := hubc.Patch(ctx, &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: host}}, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+		t.Fatal(err)
+	}
+	cleanup := func(ctx context.Context) (*metav1.Condition, error) {
+		mca := &addonv1alpha1.ManagedClusterAddOn{}
+		if err := hubc.Get(ctx, types.NamespacedName{Namespace: host, Name: addon.Name}, mca); err != nil {
+			return nil, err
+		}
+		return meta.FindStatusCondition(mca.Status.Conditions, addon.ConditionCleanup), nil
+	}
+	env.Eventually(t, 2*time.Minute, "the cleanup refuses while the extension is active", func(ctx context.Context) error {
+		c, err := cleanup(ctx)
+		if err != nil {
+			return err
+		}
+		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != extensionagent.ReasonExtensionsActive ||
+			!strings.Contains(c.Message, cpNS+"/"+extension.ReleaseName("pinned")) {
+			return fmt.Errorf("%s: %+v", addon.ConditionCleanup, c)
+		}
+		return nil
+	})
+	// The refusal is the positive signal that the cleanup ran: the engine's
+	// grant and the release are still there.
+	rb := &rbacv1.RoleBinding{}
+	if err := mgmt.Get(ctx, types.NamespacedName{Namespace: cpNS, Name: addon.AgentExtensionNamespaceRole}, rb); err != nil {
+		t.Fatalf("the engine's RoleBinding in %s went while the extension was active: %v", cpNS, err)
+	}
+
+	// The admin removes the extension: the cleanup goes on.
+	if err := hubc.Delete(ctx, &v1alpha1.HostedClusterExtension{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "pinned"}}); err != nil {
+		t.Fatal(err)
+	}
+	var last error
+	defer func() {
+		if t.Failed() {
+			t.Logf("last seen: %v", last)
+		}
+	}()
+	env.Eventually(t, 3*time.Minute, "the teardown finished and the engine's grants are gone", func(ctx context.Context) (err error) {
+		defer func() {
+			if err != nil && ctx.Err() == nil && !strings.Contains(err.Error(), "rate limiter") {
+				last = err
+			}
+		}()
+		var works workv1.ManifestWorkList
+		if err := hubc.List(ctx, &works, client.InNamespace(host), client.HasLabels{extension.LabelExtension}); err != nil {
+			return err
+		}
+		if len(works.Items) > 0 {
+			return fmt.Errorf("extension ManifestWork %s still on the hub", works.Items[0].Name)
+		}
+		if ok, err := exists(ctx, mgmt, "v1", "ConfigMap", cpNS, "audit-operator"); ok || err != nil {
+			return fmt.Errorf("the extension's ConfigMap is still in %s (%v)", cpNS, err)
+		}
+		var bindings rbacv1.RoleBindingList
+		if err := mgmt.List(ctx, &bindings, client.MatchingLabels{kubeutil.BindLabel: kubeutil.BindLabelValue}); err != nil {
+			return err
+		}
+		for _, b := range bindings.Items {
+			if b.Name == addon.AgentExtensionNamespaceRole {
+				return fmt.Errorf("RoleBinding %s/%s of the engine still there", b.Namespace, b.Name)
+			}
+		}
+		// The agent's cleanup moved on to the operator, which waits for the
+		// hosted cluster still running there.
+		c, err := cleanup(ctx)
+		if err != nil {
+			return err
+		}
+		if c == nil || c.Reason == extensionagent.ReasonExtensionsActive {
+			return fmt.Errorf("%s: %+v", addon.ConditionCleanup, c)
+		}
+		return nil
+	})
 }
