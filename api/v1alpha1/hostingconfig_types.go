@@ -3,6 +3,7 @@ package v1alpha1
 import (
 	"slices"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -382,6 +383,47 @@ type OLMConfig struct {
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=16
 	RegistryOverrides []RegistryOverride `json:"registryOverrides,omitempty"`
+
+	// subscriptionDefaults is where operators that users install in the hosted clusters
+	// run by default: the agent sets this node selector and these tolerations on every
+	// OLM Subscription in a hosted cluster whose spec.config sets neither (OLM puts them
+	// on the operator's Deployment), and never changes a Subscription that sets either.
+	// Use it when only some node pools can reach the hosted control plane. A
+	// HostedClusterDeployment's spec.olm.subscriptionDefaults replaces it for that
+	// hosted cluster.
+	// +optional
+	SubscriptionDefaults *SubscriptionDefaults `json:"subscriptionDefaults,omitempty"`
+}
+
+// SubscriptionDefaults are the spec.config.nodeSelector and spec.config.tolerations
+// the agent sets on OLM Subscriptions in a hosted cluster that set neither. Values it
+// set are marked on the Subscription (annotation hcpfleet.io/subscription-defaults);
+// it updates or removes them when the defaults change or go away, unless someone has
+// changed them since, and then leaves them alone for good. Empty ({}) sets no defaults.
+// +kubebuilder:validation:XValidation:rule="!has(self.tolerations) || self.tolerations.all(t, !has(t.operator) || t.operator in ['Exists', 'Equal'])",message="subscriptionDefaults.tolerations[].operator must be Exists or Equal"
+// +kubebuilder:validation:XValidation:rule="!has(self.tolerations) || self.tolerations.all(t, !has(t.effect) || t.effect in ['NoSchedule', 'PreferNoSchedule', 'NoExecute'])",message="subscriptionDefaults.tolerations[].effect must be NoSchedule, PreferNoSchedule or NoExecute (or unset: every effect)"
+// +kubebuilder:validation:XValidation:rule="!has(self.tolerations) || self.tolerations.all(t, (has(t.key) && size(t.key) > 0) || (has(t.operator) && t.operator == 'Exists'))",message="subscriptionDefaults.tolerations[]: a toleration without key must have operator Exists (it tolerates every taint)"
+// +kubebuilder:validation:XValidation:rule="!has(self.tolerations) || self.tolerations.all(t, !has(t.operator) || t.operator != 'Exists' || !has(t.value) || size(t.value) == 0)",message="subscriptionDefaults.tolerations[].value must be empty when operator is Exists"
+// +kubebuilder:validation:XValidation:rule="!has(self.tolerations) || self.tolerations.all(t, !has(t.tolerationSeconds) || (has(t.effect) && t.effect == 'NoExecute'))",message="subscriptionDefaults.tolerations[].tolerationSeconds needs effect NoExecute"
+// +kubebuilder:validation:XValidation:rule="!has(self.tolerations) || self.tolerations.all(t, !has(t.key) || size(t.key) == 0 || t.key.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$'))",message="subscriptionDefaults.tolerations[].key must be a label key: an optional DNS subdomain prefix and '/', then a name of letters, digits, '-', '_' and '.' starting and ending with a letter or digit"
+// +kubebuilder:validation:XValidation:rule="!has(self.tolerations) || self.tolerations.all(t, !has(t.value) || size(t.value) == 0 || t.value.matches('^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$'))",message="subscriptionDefaults.tolerations[].value must be a label value: letters, digits, '-', '_' and '.', starting and ending with a letter or digit"
+type SubscriptionDefaults struct {
+	// nodeSelector is the default spec.config.nodeSelector: the operator's pods run
+	// only on nodes with all these labels. Keys and values are label keys and values.
+	// +optional
+	// +kubebuilder:validation:MinProperties=1
+	// +kubebuilder:validation:MaxProperties=16
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) <= 317 && k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$'))",message="subscriptionDefaults.nodeSelector keys must be label keys: an optional DNS subdomain prefix and '/', then a name of letters, digits, '-', '_' and '.' starting and ending with a letter or digit"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(self[k]) <= 63 && self[k].matches('^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$'))",message="subscriptionDefaults.nodeSelector values must be label values: at most 63 letters, digits, '-', '_' and '.', starting and ending with a letter or digit"
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+
+	// tolerations is the default spec.config.tolerations, as on a Pod: they let the
+	// operator's pods run on nodes with matching taints.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
 }
 
 // OLMCatalogImages are the images of the default OLM catalogs for one OpenShift minor

@@ -1,0 +1,73 @@
+package subscriptiondefaults
+
+import (
+	"encoding/json"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/pkg/olm"
+)
+
+func TestDecide(t *testing.T) {
+	infra := &v1alpha1.SubscriptionDefaults{NodeSelector: map[string]string{"role": "infra"},
+		Tolerations: []corev1.Toleration{{Key: "infra", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}}
+	edge := &v1alpha1.SubscriptionDefaults{NodeSelector: map[string]string{"role": "edge"}}
+	mark := func(d *v1alpha1.SubscriptionDefaults) string { return olm.Fingerprint(d.NodeSelector, d.Tolerations) }
+	cases := []struct {
+		name     string
+		sub      Subscription
+		defaults *v1alpha1.SubscriptionDefaults
+		action   Action
+		state    State
+	}{
+		{"none set: gets the defaults", Subscription{}, infra, Set, Defaulted},
+		{"empty values count as none", Subscription{NodeSelector: map[string]string{}, Tolerations: []corev1.Toleration{}}, infra, Set, Defaulted},
+		{"no defaults, nothing set", Subscription{}, nil, Keep, None},
+		{"own node selector is left alone", Subscription{NodeSelector: map[string]string{"role": "mine"}}, infra, Keep, Own},
+		{"own tolerations alone are the user's placement too", Subscription{Tolerations: infra.Tolerations}, edge, Keep, Own},
+		{"own values equal to the defaults, unmarked, stay the user's", Subscription{NodeSelector: infra.NodeSelector, Tolerations: infra.Tolerations}, infra, Keep, Own},
+		{"set and unchanged: nothing to write", Subscription{NodeSelector: infra.NodeSelector, Tolerations: infra.Tolerations, Mark: mark(infra), Marked: true}, infra, Keep, Defaulted},
+		{"set, unchanged, defaults changed: follows them", Subscription{NodeSelector: infra.NodeSelector, Tolerations: infra.Tolerations, Mark: mark(infra), Marked: true}, edge, Set, Defaulted},
+		{"set, unchanged, defaults gone: removed", Subscription{NodeSelector: infra.NodeSelector, Tolerations: infra.Tolerations, Mark: mark(infra), Marked: true}, nil, Remove, None},
+		{"set, then changed by the user: theirs", Subscription{NodeSelector: map[string]string{"role": "mine"}, Tolerations: infra.Tolerations, Mark: mark(infra), Marked: true}, infra, Forget, Own},
+		{"set, then changed by the user, defaults gone: still theirs", Subscription{NodeSelector: map[string]string{"role": "mine"}, Mark: mark(infra), Marked: true}, nil, Forget, Own},
+		{"set, then removed by the user", Subscription{Mark: mark(infra), Marked: true}, infra, Forget, None},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			action, state := Decide(tc.sub, tc.defaults)
+			if action != tc.action || state != tc.state {
+				t.Errorf("Decide = %q, %d; want %q, %d", action, state, tc.action, tc.state)
+			}
+		})
+	}
+}
+
+// TestPatch: the patches touch only the two fields and the mark, carry the
+// resourceVersion, and null what they remove.
+func TestPatch(t *testing.T) {
+	edge := &v1alpha1.SubscriptionDefaults{NodeSelector: map[string]string{"role": "edge"}}
+	cases := map[Action]string{
+		Set:    `{"metadata":{"annotations":{"hcpfleet.io/subscription-defaults":"` + olm.Fingerprint(edge.NodeSelector, nil) + `"},"resourceVersion":"7"},"spec":{"config":{"nodeSelector":{"role":"edge"},"tolerations":null}}}`,
+		Remove: `{"metadata":{"annotations":{"hcpfleet.io/subscription-defaults":null},"resourceVersion":"7"},"spec":{"config":{"nodeSelector":null,"tolerations":null}}}`,
+		Forget: `{"metadata":{"annotations":{"hcpfleet.io/subscription-defaults":null},"resourceVersion":"7"}}`,
+	}
+	for action, want := range cases {
+		got := Patch(action, "7", edge)
+		if mustCanon(string(got)) != mustCanon(want) {
+			t.Errorf("%s: patch %s, want %s", action, got, want)
+		}
+	}
+	if Patch(Keep, "7", edge) != nil {
+		t.Error("Keep has a patch")
+	}
+}
+
+func mustCanon(s string) string {
+	var v any
+	_ = json.Unmarshal([]byte(s), &v)
+	b, _ := json.Marshal(v)
+	return string(b)
+}
