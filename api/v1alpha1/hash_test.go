@@ -70,7 +70,7 @@ func TestHashChangesOnlyWithSpec(t *testing.T) {
 		},
 		"removed olm": func(s *hcpv1.HostingConfigSpec) { s.OLM = nil },
 		"subscription defaults": func(s *hcpv1.HostingConfigSpec) {
-			s.OLM.SubscriptionDefaults = &hcpv1.SubscriptionDefaults{NodeSelector: map[string]string{"zone": "a"}}
+			s.OLM.SubscriptionDefaults = &hcpv1.SubscriptionDefaults{NodeSelector: map[string]hcpv1.LabelValue{"zone": "a"}}
 		},
 	}
 	seen := map[string]string{baseHash: "base"}

@@ -83,10 +83,18 @@ func DecodeSubscriptionDefaults(value string) (*v1alpha1.SubscriptionDefaults, e
 // however they were written (map order, empty vs absent), give the same
 // fingerprint. "" for none.
 func Fingerprint(nodeSelector map[string]string, tolerations []corev1.Toleration) string {
-	value := EncodeSubscriptionDefaults(&v1alpha1.SubscriptionDefaults{NodeSelector: nodeSelector, Tolerations: tolerations})
-	if value == "" {
+	if len(nodeSelector) == 0 && len(tolerations) == 0 {
 		return ""
 	}
-	sum := sha256.Sum256([]byte(value))
+	b, _ := json.Marshal(struct {
+		NodeSelector map[string]string   `json:"nodeSelector,omitempty"`
+		Tolerations  []corev1.Toleration `json:"tolerations,omitempty"`
+	}{nodeSelector, tolerations}) // maps and lists of strings: cannot fail; map keys sorted
+	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:12])
+}
+
+// FingerprintOf is the Fingerprint of defaults (nil: none).
+func FingerprintOf(d *v1alpha1.SubscriptionDefaults) string {
+	return Fingerprint(d.Placement())
 }

@@ -38,7 +38,7 @@ func SubscriptionDefaultsCondition(defaults *v1alpha1.SubscriptionDefaults, repo
 	}
 	c := &metav1.Condition{Type: v1alpha1.ConditionSubscriptionDefaultsApplied}
 	var r olm.SubscriptionDefaultsReport
-	if report == "" || json.Unmarshal([]byte(report), &r) != nil || r.Defaults != olm.Fingerprint(defaults.NodeSelector, defaults.Tolerations) {
+	if report == "" || json.Unmarshal([]byte(report), &r) != nil || r.Defaults != olm.FingerprintOf(defaults) {
 		c.Status, c.Reason = metav1.ConditionUnknown, v1alpha1.ReasonStatusUnknown
 		c.Message = "waiting for the agent to apply the current Subscription defaults in the hosted cluster"
 		return c

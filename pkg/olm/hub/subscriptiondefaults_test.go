@@ -13,8 +13,8 @@ import (
 )
 
 func TestSubscriptionDefaultsPrecedence(t *testing.T) {
-	fleet := &v1alpha1.SubscriptionDefaults{NodeSelector: map[string]string{"role": "infra"}}
-	own := &v1alpha1.SubscriptionDefaults{Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}}}
+	fleet := &v1alpha1.SubscriptionDefaults{NodeSelector: map[string]v1alpha1.LabelValue{"role": "infra"}}
+	own := &v1alpha1.SubscriptionDefaults{Tolerations: []v1alpha1.Toleration{{Operator: corev1.TolerationOpExists}}}
 	policy := &v1alpha1.OLMConfig{SubscriptionDefaults: fleet}
 	cases := []struct {
 		name   string
@@ -40,8 +40,8 @@ func TestSubscriptionDefaultsPrecedence(t *testing.T) {
 }
 
 func TestSubscriptionDefaultsCondition(t *testing.T) {
-	d := &v1alpha1.SubscriptionDefaults{NodeSelector: map[string]string{"role": "infra"}}
-	current := olm.Fingerprint(d.NodeSelector, nil)
+	d := &v1alpha1.SubscriptionDefaults{NodeSelector: map[string]v1alpha1.LabelValue{"role": "infra"}}
+	current := olm.Fingerprint(map[string]string{"role": "infra"}, nil)
 	report := func(r olm.SubscriptionDefaultsReport) string {
 		b, _ := json.Marshal(r)
 		return string(b)

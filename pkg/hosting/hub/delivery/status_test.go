@@ -291,8 +291,8 @@ func TestFinalizeConfirmsTheWorkIsGone(t *testing.T) {
 // while the hosted cluster has defaults, from the agent's report as fed
 // back.
 func TestComputeStatusSubscriptionDefaults(t *testing.T) {
-	d := &v1alpha1.SubscriptionDefaults{NodeSelector: map[string]string{"pool": "infra"}}
-	report := `{"defaults":"` + olm.Fingerprint(d.NodeSelector, nil) + `","defaulted":2,"own":0}`
+	d := &v1alpha1.SubscriptionDefaults{NodeSelector: map[string]v1alpha1.LabelValue{"pool": "infra"}}
+	report := `{"defaults":"` + olm.FingerprintOf(d) + `","defaulted":2,"own":0}`
 	work := appliedWork(map[string]string{fbSubscriptionDefaults: report}, nil)
 	s := ComputeStatus(Observed{Generation: 2, Work: work, Host: upHost, SubscriptionDefaults: d})
 	if c := cond(t, s, v1alpha1.ConditionSubscriptionDefaultsApplied); c.Status != metav1.ConditionTrue || c.Message != "set on 2 Subscriptions" {

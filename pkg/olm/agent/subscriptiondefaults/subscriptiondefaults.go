@@ -122,10 +122,7 @@ func (r *reconciler) visit(ctx context.Context, hc *unstructured.Unstructured, g
 		return fmt.Errorf("listing Subscriptions: %w", err)
 	}
 	log := ctrl.LoggerFrom(ctx).WithValues("hostedCluster", hc.GetNamespace()+"/"+hc.GetName())
-	report := olm.SubscriptionDefaultsReport{}
-	if defaults != nil {
-		report.Defaults = olm.Fingerprint(defaults.NodeSelector, defaults.Tolerations)
-	}
+	report := olm.SubscriptionDefaultsReport{Defaults: olm.FingerprintOf(defaults)}
 	for i := range subs.Items {
 		sub := &subs.Items[i]
 		if sub.DeletionTimestamp != nil {
@@ -221,10 +218,7 @@ const (
 // none). Pure.
 func Decide(s Subscription, defaults *v1alpha1.SubscriptionDefaults) (Action, State) {
 	current := olm.Fingerprint(s.NodeSelector, s.Tolerations)
-	want := ""
-	if defaults != nil {
-		want = olm.Fingerprint(defaults.NodeSelector, defaults.Tolerations)
-	}
+	want := olm.FingerprintOf(defaults)
 	if s.Marked {
 		switch {
 		case current != s.Mark:
@@ -259,12 +253,13 @@ func Patch(action Action, resourceVersion string, defaults *v1alpha1.Subscriptio
 	var mark, nodeSelector, tolerations any // nil: JSON null, removes
 	switch action {
 	case Set:
-		mark = olm.Fingerprint(defaults.NodeSelector, defaults.Tolerations)
-		if len(defaults.NodeSelector) > 0 {
-			nodeSelector = defaults.NodeSelector
+		mark = olm.FingerprintOf(defaults)
+		ns, tol := defaults.Placement()
+		if ns != nil {
+			nodeSelector = ns
 		}
-		if len(defaults.Tolerations) > 0 {
-			tolerations = defaults.Tolerations
+		if tol != nil {
+			tolerations = tol
 		}
 	case Keep:
 		return nil

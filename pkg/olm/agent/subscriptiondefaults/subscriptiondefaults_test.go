@@ -11,10 +11,16 @@ import (
 )
 
 func TestDecide(t *testing.T) {
-	infra := &v1alpha1.SubscriptionDefaults{NodeSelector: map[string]string{"role": "infra"},
-		Tolerations: []corev1.Toleration{{Key: "infra", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}}
-	edge := &v1alpha1.SubscriptionDefaults{NodeSelector: map[string]string{"role": "edge"}}
-	mark := func(d *v1alpha1.SubscriptionDefaults) string { return olm.Fingerprint(d.NodeSelector, d.Tolerations) }
+	infraDefaults := &v1alpha1.SubscriptionDefaults{NodeSelector: map[string]v1alpha1.LabelValue{"role": "infra"},
+		Tolerations: []v1alpha1.Toleration{{Key: "infra", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}}
+	edge := &v1alpha1.SubscriptionDefaults{NodeSelector: map[string]v1alpha1.LabelValue{"role": "edge"}}
+	// infra is infraDefaults as a Subscription holds them.
+	var infra struct {
+		NodeSelector map[string]string
+		Tolerations  []corev1.Toleration
+	}
+	infra.NodeSelector, infra.Tolerations = infraDefaults.Placement()
+	mark := func(d *v1alpha1.SubscriptionDefaults) string { return olm.FingerprintOf(d) }
 	cases := []struct {
 		name     string
 		sub      Subscription
@@ -22,18 +28,18 @@ func TestDecide(t *testing.T) {
 		action   Action
 		state    State
 	}{
-		{"none set: gets the defaults", Subscription{}, infra, Set, Defaulted},
-		{"empty values count as none", Subscription{NodeSelector: map[string]string{}, Tolerations: []corev1.Toleration{}}, infra, Set, Defaulted},
+		{"none set: gets the defaults", Subscription{}, infraDefaults, Set, Defaulted},
+		{"empty values count as none", Subscription{NodeSelector: map[string]string{}, Tolerations: []corev1.Toleration{}}, infraDefaults, Set, Defaulted},
 		{"no defaults, nothing set", Subscription{}, nil, Keep, None},
-		{"own node selector is left alone", Subscription{NodeSelector: map[string]string{"role": "mine"}}, infra, Keep, Own},
+		{"own node selector is left alone", Subscription{NodeSelector: map[string]string{"role": "mine"}}, infraDefaults, Keep, Own},
 		{"own tolerations alone are the user's placement too", Subscription{Tolerations: infra.Tolerations}, edge, Keep, Own},
-		{"own values equal to the defaults, unmarked, stay the user's", Subscription{NodeSelector: infra.NodeSelector, Tolerations: infra.Tolerations}, infra, Keep, Own},
-		{"set and unchanged: nothing to write", Subscription{NodeSelector: infra.NodeSelector, Tolerations: infra.Tolerations, Mark: mark(infra), Marked: true}, infra, Keep, Defaulted},
-		{"set, unchanged, defaults changed: follows them", Subscription{NodeSelector: infra.NodeSelector, Tolerations: infra.Tolerations, Mark: mark(infra), Marked: true}, edge, Set, Defaulted},
-		{"set, unchanged, defaults gone: removed", Subscription{NodeSelector: infra.NodeSelector, Tolerations: infra.Tolerations, Mark: mark(infra), Marked: true}, nil, Remove, None},
-		{"set, then changed by the user: theirs", Subscription{NodeSelector: map[string]string{"role": "mine"}, Tolerations: infra.Tolerations, Mark: mark(infra), Marked: true}, infra, Forget, Own},
-		{"set, then changed by the user, defaults gone: still theirs", Subscription{NodeSelector: map[string]string{"role": "mine"}, Mark: mark(infra), Marked: true}, nil, Forget, Own},
-		{"set, then removed by the user", Subscription{Mark: mark(infra), Marked: true}, infra, Forget, None},
+		{"own values equal to the defaults, unmarked, stay the user's", Subscription{NodeSelector: infra.NodeSelector, Tolerations: infra.Tolerations}, infraDefaults, Keep, Own},
+		{"set and unchanged: nothing to write", Subscription{NodeSelector: infra.NodeSelector, Tolerations: infra.Tolerations, Mark: mark(infraDefaults), Marked: true}, infraDefaults, Keep, Defaulted},
+		{"set, unchanged, defaults changed: follows them", Subscription{NodeSelector: infra.NodeSelector, Tolerations: infra.Tolerations, Mark: mark(infraDefaults), Marked: true}, edge, Set, Defaulted},
+		{"set, unchanged, defaults gone: removed", Subscription{NodeSelector: infra.NodeSelector, Tolerations: infra.Tolerations, Mark: mark(infraDefaults), Marked: true}, nil, Remove, None},
+		{"set, then changed by the user: theirs", Subscription{NodeSelector: map[string]string{"role": "mine"}, Tolerations: infra.Tolerations, Mark: mark(infraDefaults), Marked: true}, infraDefaults, Forget, Own},
+		{"set, then changed by the user, defaults gone: still theirs", Subscription{NodeSelector: map[string]string{"role": "mine"}, Mark: mark(infraDefaults), Marked: true}, nil, Forget, Own},
+		{"set, then removed by the user", Subscription{Mark: mark(infraDefaults), Marked: true}, infraDefaults, Forget, None},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -48,9 +54,9 @@ func TestDecide(t *testing.T) {
 // TestPatch: the patches touch only the two fields and the mark, carry the
 // resourceVersion, and null what they remove.
 func TestPatch(t *testing.T) {
-	edge := &v1alpha1.SubscriptionDefaults{NodeSelector: map[string]string{"role": "edge"}}
+	edge := &v1alpha1.SubscriptionDefaults{NodeSelector: map[string]v1alpha1.LabelValue{"role": "edge"}}
 	cases := map[Action]string{
-		Set:    `{"metadata":{"annotations":{"hcpfleet.io/subscription-defaults":"` + olm.Fingerprint(edge.NodeSelector, nil) + `"},"resourceVersion":"7"},"spec":{"config":{"nodeSelector":{"role":"edge"},"tolerations":null}}}`,
+		Set:    `{"metadata":{"annotations":{"hcpfleet.io/subscription-defaults":"` + olm.FingerprintOf(edge) + `"},"resourceVersion":"7"},"spec":{"config":{"nodeSelector":{"role":"edge"},"tolerations":null}}}`,
 		Remove: `{"metadata":{"annotations":{"hcpfleet.io/subscription-defaults":null},"resourceVersion":"7"},"spec":{"config":{"nodeSelector":null,"tolerations":null}}}`,
 		Forget: `{"metadata":{"annotations":{"hcpfleet.io/subscription-defaults":null},"resourceVersion":"7"}}`,
 	}

@@ -3,14 +3,14 @@
 package v1alpha1
 
 import (
-	v1 "k8s.io/api/core/v1"
+	apiv1alpha1 "github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 )
 
 // SubscriptionDefaultsApplyConfiguration represents a declarative configuration of the SubscriptionDefaults type for use
 // with apply.
 type SubscriptionDefaultsApplyConfiguration struct {
-	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
-	Tolerations  []v1.Toleration   `json:"tolerations,omitempty"`
+	NodeSelector map[string]apiv1alpha1.LabelValue `json:"nodeSelector,omitempty"`
+	Tolerations  []TolerationApplyConfiguration    `json:"tolerations,omitempty"`
 }
 
 // SubscriptionDefaultsApplyConfiguration constructs a declarative configuration of the SubscriptionDefaults type for use with
@@ -23,9 +23,9 @@ func SubscriptionDefaults() *SubscriptionDefaultsApplyConfiguration {
 // and returns the receiver, so that objects can be build by chaining "With" function invocations.
 // If called multiple times, the entries provided by each call will be put on the NodeSelector field,
 // overwriting an existing map entries in NodeSelector field with the same key.
-func (b *SubscriptionDefaultsApplyConfiguration) WithNodeSelector(entries map[string]string) *SubscriptionDefaultsApplyConfiguration {
+func (b *SubscriptionDefaultsApplyConfiguration) WithNodeSelector(entries map[string]apiv1alpha1.LabelValue) *SubscriptionDefaultsApplyConfiguration {
 	if b.NodeSelector == nil && len(entries) > 0 {
-		b.NodeSelector = make(map[string]string, len(entries))
+		b.NodeSelector = make(map[string]apiv1alpha1.LabelValue, len(entries))
 	}
 	for k, v := range entries {
 		b.NodeSelector[k] = v
@@ -36,9 +36,12 @@ func (b *SubscriptionDefaultsApplyConfiguration) WithNodeSelector(entries map[st
 // WithTolerations adds the given value to the Tolerations field in the declarative configuration
 // and returns the receiver, so that objects can be build by chaining "With" function invocations.
 // If called multiple times, values provided by each call will be appended to the Tolerations field.
-func (b *SubscriptionDefaultsApplyConfiguration) WithTolerations(values ...v1.Toleration) *SubscriptionDefaultsApplyConfiguration {
+func (b *SubscriptionDefaultsApplyConfiguration) WithTolerations(values ...*TolerationApplyConfiguration) *SubscriptionDefaultsApplyConfiguration {
 	for i := range values {
-		b.Tolerations = append(b.Tolerations, values[i])
+		if values[i] == nil {
+			panic("nil value passed to WithTolerations")
+		}
+		b.Tolerations = append(b.Tolerations, *values[i])
 	}
 	return b
 }
