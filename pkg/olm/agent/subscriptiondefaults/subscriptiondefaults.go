@@ -131,7 +131,7 @@ func (r *reconciler) visit(ctx context.Context, hc *unstructured.Unstructured, g
 		name := sub.Namespace + "/" + sub.Name
 		action, state := Decide(Of(sub), defaults)
 		if action != Keep {
-			if err := guest.Patch(ctx, sub, client.RawPatch(types.MergePatchType, Patch(action, sub.ResourceVersion, defaults)), client.FieldOwner(FieldManager)); err != nil {
+			if err := guest.Patch(ctx, sub, client.RawPatch(types.MergePatchType, Patch(action, sub.ResourceVersion, Of(sub), defaults)), client.FieldOwner(FieldManager)); err != nil {
 				// A conflict (the Subscription changed since it was read)
 				// is decided again on the next pass.
 				writes.WithLabelValues("failed").Inc()
@@ -245,18 +245,29 @@ func Decide(s Subscription, defaults *v1alpha1.SubscriptionDefaults) (Action, St
 	}
 }
 
-// Patch is the JSON merge patch of an action: only
+// Patch is the JSON merge patch of an action on sub: only
 // spec.config.nodeSelector, spec.config.tolerations and the mark, on
 // resourceVersion (the apiserver refuses it if the Subscription changed
-// since).
-func Patch(action Action, resourceVersion string, defaults *v1alpha1.SubscriptionDefaults) []byte {
+// since). A merge patch merges maps key by key, so keys of sub's node
+// selector that the defaults do not have are removed explicitly (Set
+// replaces only values the agent set itself).
+func Patch(action Action, resourceVersion string, sub Subscription, defaults *v1alpha1.SubscriptionDefaults) []byte {
 	var mark, nodeSelector, tolerations any // nil: JSON null, removes
 	switch action {
 	case Set:
 		mark = olm.FingerprintOf(defaults)
 		ns, tol := defaults.Placement()
-		if ns != nil {
-			nodeSelector = ns
+		if len(ns) > 0 || len(sub.NodeSelector) > 0 {
+			m := map[string]any{}
+			for k := range sub.NodeSelector {
+				m[k] = nil
+			}
+			for k, v := range ns {
+				m[k] = v
+			}
+			if len(ns) > 0 {
+				nodeSelector = m
+			}
 		}
 		if tol != nil {
 			tolerations = tol

@@ -52,21 +52,28 @@ func TestDecide(t *testing.T) {
 }
 
 // TestPatch: the patches touch only the two fields and the mark, carry the
-// resourceVersion, and null what they remove.
+// resourceVersion, and null what they remove — a node selector key the
+// agent set that the new defaults lack too (a merge patch merges maps).
 func TestPatch(t *testing.T) {
 	edge := &v1alpha1.SubscriptionDefaults{NodeSelector: map[string]v1alpha1.LabelValue{"role": "edge"}}
-	cases := map[Action]string{
-		Set:    `{"metadata":{"annotations":{"hcpfleet.io/subscription-defaults":"` + olm.FingerprintOf(edge) + `"},"resourceVersion":"7"},"spec":{"config":{"nodeSelector":{"role":"edge"},"tolerations":null}}}`,
-		Remove: `{"metadata":{"annotations":{"hcpfleet.io/subscription-defaults":null},"resourceVersion":"7"},"spec":{"config":{"nodeSelector":null,"tolerations":null}}}`,
-		Forget: `{"metadata":{"annotations":{"hcpfleet.io/subscription-defaults":null},"resourceVersion":"7"}}`,
+	set := `{"metadata":{"annotations":{"hcpfleet.io/subscription-defaults":"` + olm.FingerprintOf(edge) + `"},"resourceVersion":"7"},`
+	wasInfra := Subscription{NodeSelector: map[string]string{"pool": "infra"}, Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}}}
+	cases := []struct {
+		action Action
+		sub    Subscription
+		want   string
+	}{
+		{Set, Subscription{}, set + `"spec":{"config":{"nodeSelector":{"role":"edge"},"tolerations":null}}}`},
+		{Set, wasInfra, set + `"spec":{"config":{"nodeSelector":{"pool":null,"role":"edge"},"tolerations":null}}}`},
+		{Remove, wasInfra, `{"metadata":{"annotations":{"hcpfleet.io/subscription-defaults":null},"resourceVersion":"7"},"spec":{"config":{"nodeSelector":null,"tolerations":null}}}`},
+		{Forget, wasInfra, `{"metadata":{"annotations":{"hcpfleet.io/subscription-defaults":null},"resourceVersion":"7"}}`},
 	}
-	for action, want := range cases {
-		got := Patch(action, "7", edge)
-		if mustCanon(string(got)) != mustCanon(want) {
-			t.Errorf("%s: patch %s, want %s", action, got, want)
+	for _, tc := range cases {
+		if got := Patch(tc.action, "7", tc.sub, edge); mustCanon(string(got)) != mustCanon(tc.want) {
+			t.Errorf("%s over %+v: patch %s, want %s", tc.action, tc.sub, got, tc.want)
 		}
 	}
-	if Patch(Keep, "7", edge) != nil {
+	if Patch(Keep, "7", Subscription{}, edge) != nil {
 		t.Error("Keep has a patch")
 	}
 }
