@@ -221,12 +221,15 @@ func Decide(s Subscription, defaults *v1alpha1.SubscriptionDefaults) (Action, St
 	want := olm.FingerprintOf(defaults)
 	if s.Marked {
 		switch {
-		case current != s.Mark:
+		case current != s.Mark && current != "":
 			// Changed since the agent set them: the user's now.
-			if current == "" {
+			return Forget, Own
+		case current != s.Mark:
+			// Removed since: a Subscription without placement, like any.
+			if want == "" {
 				return Forget, None
 			}
-			return Forget, Own
+			return Set, Defaulted
 		case want == "":
 			return Remove, None
 		case want == current:

@@ -39,7 +39,8 @@ func TestDecide(t *testing.T) {
 		{"set, unchanged, defaults gone: removed", Subscription{NodeSelector: infra.NodeSelector, Tolerations: infra.Tolerations, Mark: mark(infraDefaults), Marked: true}, nil, Remove, None},
 		{"set, then changed by the user: theirs", Subscription{NodeSelector: map[string]string{"role": "mine"}, Tolerations: infra.Tolerations, Mark: mark(infraDefaults), Marked: true}, infraDefaults, Forget, Own},
 		{"set, then changed by the user, defaults gone: still theirs", Subscription{NodeSelector: map[string]string{"role": "mine"}, Mark: mark(infraDefaults), Marked: true}, nil, Forget, Own},
-		{"set, then removed by the user", Subscription{Mark: mark(infraDefaults), Marked: true}, infraDefaults, Forget, None},
+		{"set, then removed by the user: none, so the defaults again", Subscription{Mark: mark(infraDefaults), Marked: true}, infraDefaults, Set, Defaulted},
+		{"set, then removed by the user, no defaults: the mark goes", Subscription{Mark: mark(infraDefaults), Marked: true}, nil, Forget, None},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
