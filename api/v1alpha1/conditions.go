@@ -33,6 +33,11 @@ const (
 	// by a ManagedCluster (status.managedCluster) and its admin kubeconfig is
 	// mirrored into this namespace (status.kubeconfigSecret).
 	ConditionImported = "Imported"
+	// ConditionSubscriptionDefaultsApplied is True when the agent has applied the hosted
+	// cluster's OLM Subscription defaults (spec.olm.subscriptionDefaults, else its
+	// HostingConfig's) in it: the message counts the Subscriptions that got them and
+	// names those that keep their own. Absent when there are no defaults.
+	ConditionSubscriptionDefaultsApplied = "SubscriptionDefaultsApplied"
 )
 
 // Well-known condition reasons. Controllers may use others where none fits.
@@ -122,6 +127,12 @@ const (
 	// ReasonOperatorIncompatible: installed guest operators' olm.maxOpenShiftVersion is
 	// lower than the requested release.
 	ReasonOperatorIncompatible = "OperatorIncompatible"
+
+	// SubscriptionDefaultsApplied.
+
+	// ReasonSubscriptionDefaultsFailed: the agent could not write the defaults on some
+	// Subscriptions in the hosted cluster.
+	ReasonSubscriptionDefaultsFailed = "SubscriptionDefaultsFailed"
 
 	// Deletion.
 

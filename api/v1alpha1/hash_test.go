@@ -69,6 +69,9 @@ func TestHashChangesOnlyWithSpec(t *testing.T) {
 			s.Install = &hcpv1.InstallOptions{PrivatePlatform: &hcpv1.PrivatePlatformConfig{Type: hcpv1.PrivatePlatformNone}}
 		},
 		"removed olm": func(s *hcpv1.HostingConfigSpec) { s.OLM = nil },
+		"subscription defaults": func(s *hcpv1.HostingConfigSpec) {
+			s.OLM.SubscriptionDefaults = &hcpv1.SubscriptionDefaults{NodeSelector: map[string]hcpv1.LabelValue{"zone": "a"}}
+		},
 	}
 	seen := map[string]string{baseHash: "base"}
 	for name, change := range changes {
@@ -99,6 +102,15 @@ func TestHashMatchesOCM(t *testing.T) {
 		"capacity":  map[string]any{"capacity": map[string]any{"maxHostedClusters": int64(3), "aboveThreshold": int64(2)}},
 		"providers": map[string]any{"agentProviders": map[string]any{"bootstrap": true}},
 		"quantity":  map[string]any{"capacity": map[string]any{"perHostedControlPlane": map[string]any{"memory": "18Gi"}}},
+		// Tolerations are core's type, whose Go encoding must give back exactly what
+		// the apiserver stored; an empty subscriptionDefaults ({}) too.
+		"subscription defaults": map[string]any{"olm": map[string]any{"subscriptionDefaults": map[string]any{
+			"nodeSelector": map[string]any{"zone": "a", "infra": ""},
+			"tolerations": []any{
+				map[string]any{"key": "dedicated", "operator": "Equal", "value": "ops", "effect": "NoExecute", "tolerationSeconds": int64(30)},
+				map[string]any{"operator": "Exists"},
+			}}}},
+		"empty subscription defaults": map[string]any{"olm": map[string]any{"subscriptionDefaults": map[string]any{}}},
 	}
 	for name, spec := range specs {
 		t.Run(name, func(t *testing.T) {

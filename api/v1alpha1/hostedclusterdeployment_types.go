@@ -123,6 +123,21 @@ type HostedClusterDeploymentSpec struct {
 	// +optional
 	// +kubebuilder:default=Delete
 	DeletionPolicy DeletionPolicy `json:"deletionPolicy,omitempty"`
+
+	// olm holds this hosted cluster's OLM settings that override the fleet's (its
+	// management cluster's HostingConfig spec.olm).
+	// +optional
+	OLM *HostedClusterOLM `json:"olm,omitempty"`
+}
+
+// HostedClusterOLM are a hosted cluster's own OLM settings.
+type HostedClusterOLM struct {
+	// subscriptionDefaults replaces the HostingConfig's spec.olm.subscriptionDefaults
+	// for this hosted cluster: the node selector and tolerations the agent sets on OLM
+	// Subscriptions in it that set neither. Empty ({}) sets none here, whatever the
+	// HostingConfig says.
+	// +optional
+	SubscriptionDefaults *SubscriptionDefaults `json:"subscriptionDefaults,omitempty"`
 }
 
 // HostedClusterTemplate describes the HyperShift HostedCluster to create on the

@@ -3,6 +3,7 @@ package v1alpha1
 import (
 	"slices"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -382,6 +383,103 @@ type OLMConfig struct {
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=16
 	RegistryOverrides []RegistryOverride `json:"registryOverrides,omitempty"`
+
+	// subscriptionDefaults is where operators that users install in the hosted clusters
+	// run by default: the agent sets this node selector and these tolerations on every
+	// OLM Subscription in a hosted cluster whose spec.config sets neither (OLM puts them
+	// on the operator's Deployment), and never changes a Subscription that sets either.
+	// Use it when only some node pools can reach the hosted control plane. A
+	// HostedClusterDeployment's spec.olm.subscriptionDefaults replaces it for that
+	// hosted cluster.
+	// +optional
+	SubscriptionDefaults *SubscriptionDefaults `json:"subscriptionDefaults,omitempty"`
+}
+
+// SubscriptionDefaults are the spec.config.nodeSelector and spec.config.tolerations
+// the agent sets on OLM Subscriptions in a hosted cluster that set neither. Values it
+// set are marked on the Subscription (annotation hcpfleet.io/subscription-defaults);
+// it updates or removes them when the defaults change or go away, unless someone has
+// changed them since, and then leaves them alone for good. Empty ({}) sets no defaults.
+type SubscriptionDefaults struct {
+	// nodeSelector is the default spec.config.nodeSelector: the operator's pods run
+	// only on nodes with all these labels. Keys and values are label keys and values.
+	// +optional
+	// +kubebuilder:validation:MinProperties=1
+	// +kubebuilder:validation:MaxProperties=16
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) <= 317 && k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$'))",message="subscriptionDefaults.nodeSelector keys must be label keys: an optional DNS subdomain prefix and '/', then a name of letters, digits, '-', '_' and '.' starting and ending with a letter or digit"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, self[k].matches('^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$'))",message="subscriptionDefaults.nodeSelector values must be label values: at most 63 letters, digits, '-', '_' and '.', starting and ending with a letter or digit"
+	NodeSelector map[string]LabelValue `json:"nodeSelector,omitempty"`
+
+	// tolerations is the default spec.config.tolerations, as on a Pod: they let the
+	// operator's pods run on nodes with matching taints.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	Tolerations []Toleration `json:"tolerations,omitempty"`
+}
+
+// LabelValue is a Kubernetes label value.
+// +kubebuilder:validation:MaxLength=63
+type LabelValue string
+
+// Toleration is core's Toleration (k8s.io/api/core/v1), with the validation Kubernetes
+// applies to a Pod's at admission.
+// +kubebuilder:validation:XValidation:rule="(has(self.key) && size(self.key) > 0) || (has(self.operator) && self.operator == 'Exists')",message="subscriptionDefaults.tolerations[]: a toleration without key must have operator Exists (it tolerates every taint)"
+// +kubebuilder:validation:XValidation:rule="!has(self.operator) || self.operator != 'Exists' || !has(self.value) || size(self.value) == 0",message="subscriptionDefaults.tolerations[].value must be empty when operator is Exists"
+// +kubebuilder:validation:XValidation:rule="!has(self.tolerationSeconds) || (has(self.effect) && self.effect == 'NoExecute')",message="subscriptionDefaults.tolerations[].tolerationSeconds needs effect NoExecute"
+type Toleration struct {
+	// key is the taint key the toleration applies to; empty (with operator Exists)
+	// matches every key.
+	// +optional
+	// +kubebuilder:validation:MaxLength=317
+	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || self.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$')",message="subscriptionDefaults.tolerations[].key must be a label key: an optional DNS subdomain prefix and '/', then a name of letters, digits, '-', '_' and '.' starting and ending with a letter or digit"
+	Key string `json:"key,omitempty"`
+
+	// operator is Exists (any value) or Equal (the default: value must match).
+	// +optional
+	// +kubebuilder:validation:Enum=Exists;Equal
+	Operator corev1.TolerationOperator `json:"operator,omitempty"`
+
+	// value is the taint value the toleration matches with operator Equal.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$')",message="subscriptionDefaults.tolerations[].value must be a label value: letters, digits, '-', '_' and '.', starting and ending with a letter or digit"
+	Value string `json:"value,omitempty"`
+
+	// effect is the taint effect to match: NoSchedule, PreferNoSchedule or NoExecute;
+	// empty matches every effect.
+	// +optional
+	// +kubebuilder:validation:Enum=NoSchedule;PreferNoSchedule;NoExecute
+	Effect corev1.TaintEffect `json:"effect,omitempty"`
+
+	// tolerationSeconds is how long a NoExecute taint is tolerated before the pod is
+	// evicted; unset: forever.
+	// +optional
+	TolerationSeconds *int64 `json:"tolerationSeconds,omitempty"`
+}
+
+// Core is the Toleration as core's type.
+func (t Toleration) Core() corev1.Toleration {
+	return corev1.Toleration{Key: t.Key, Operator: t.Operator, Value: t.Value, Effect: t.Effect, TolerationSeconds: t.TolerationSeconds}
+}
+
+// Placement is the defaults as a Pod's (and OLM's SubscriptionConfig's) types: nil
+// for what they do not set.
+func (d *SubscriptionDefaults) Placement() (nodeSelector map[string]string, tolerations []corev1.Toleration) {
+	if d == nil {
+		return nil, nil
+	}
+	if len(d.NodeSelector) > 0 {
+		nodeSelector = make(map[string]string, len(d.NodeSelector))
+		for k, v := range d.NodeSelector {
+			nodeSelector[k] = string(v)
+		}
+	}
+	for _, t := range d.Tolerations {
+		tolerations = append(tolerations, t.Core())
+	}
+	return nodeSelector, tolerations
 }
 
 // OLMCatalogImages are the images of the default OLM catalogs for one OpenShift minor

@@ -67,6 +67,14 @@ spec:
         upgradeType: Replace
       platform:
         type: None
+  olm:
+    subscriptionDefaults:
+      nodeSelector:
+        node-role.kubernetes.io/infra: ""
+      tolerations:
+      - key: node-role.kubernetes.io/infra
+        operator: Exists
+        effect: NoSchedule
 `
 
 const validHostingConfig = `
@@ -109,6 +117,16 @@ spec:
     registryOverrides:
     - source: registry.redhat.io
       mirrors: [mirror.example.com]
+    subscriptionDefaults:
+      nodeSelector:
+        hcpfleet.example.com/reaches-control-plane: "true"
+        zone: eu-1a
+      tolerations:
+      - key: dedicated
+        operator: Equal
+        value: operators
+        effect: NoExecute
+        tolerationSeconds: 300
   agentProviders: {bootstrap: true, controlPlane: true}
   hostingNamespaces: [clusters, team-a-hcps]
 `
@@ -340,6 +358,36 @@ func TestValidationRejects(t *testing.T) {
 				_ = unstructured.SetNestedSlice(o, append(c, runtime.DeepCopyJSONValue(c[0])), "spec", "olm", "catalogs")
 			}},
 			`spec.olm.catalogs[1]: Duplicate value: {"openShiftVersion":"4.18"}`},
+		{"subscription default node selector key not a label key", validHostingConfig,
+			[]edit{set(map[string]any{"reaches control plane": "true"}, "spec", "olm", "subscriptionDefaults", "nodeSelector")},
+			"subscriptionDefaults.nodeSelector keys must be label keys"},
+		{"subscription default node selector value not a label value", validHCD,
+			[]edit{set(map[string]any{"zone": "-eu"}, "spec", "olm", "subscriptionDefaults", "nodeSelector")},
+			"subscriptionDefaults.nodeSelector values must be label values"},
+		{"subscription default node selector empty", validHostingConfig,
+			[]edit{set(map[string]any{}, "spec", "olm", "subscriptionDefaults", "nodeSelector")},
+			"spec.olm.subscriptionDefaults.nodeSelector in body should have at least 1 properties"},
+		{"subscription default toleration operator", validHostingConfig,
+			[]edit{first("In", "operator", "spec", "olm", "subscriptionDefaults", "tolerations")},
+			`spec.olm.subscriptionDefaults.tolerations[0].operator: Unsupported value: "In": supported values: "Exists", "Equal"`},
+		{"subscription default toleration effect", validHCD,
+			[]edit{first("NoRun", "effect", "spec", "olm", "subscriptionDefaults", "tolerations")},
+			`spec.olm.subscriptionDefaults.tolerations[0].effect: Unsupported value: "NoRun": supported values: "NoSchedule", "PreferNoSchedule", "NoExecute"`},
+		{"subscription default toleration without key", validHostingConfig,
+			[]edit{first(nil, "key", "spec", "olm", "subscriptionDefaults", "tolerations")},
+			"subscriptionDefaults.tolerations[]: a toleration without key must have operator Exists"},
+		{"subscription default toleration Exists with a value", validHostingConfig,
+			[]edit{first("Exists", "operator", "spec", "olm", "subscriptionDefaults", "tolerations")},
+			"subscriptionDefaults.tolerations[].value must be empty when operator is Exists"},
+		{"subscription default toleration seconds without NoExecute", validHostingConfig,
+			[]edit{first("NoSchedule", "effect", "spec", "olm", "subscriptionDefaults", "tolerations")},
+			"subscriptionDefaults.tolerations[].tolerationSeconds needs effect NoExecute"},
+		{"subscription default toleration key not a label key", validHCD,
+			[]edit{first("node role", "key", "spec", "olm", "subscriptionDefaults", "tolerations")},
+			"subscriptionDefaults.tolerations[].key must be a label key"},
+		{"subscription default toleration value not a label value", validHostingConfig,
+			[]edit{first("ops/team", "value", "spec", "olm", "subscriptionDefaults", "tolerations")},
+			"subscriptionDefaults.tolerations[].value must be a label value"},
 	}
 	for _, ns := range reservedNamespaces {
 		cases = append(cases, struct {
@@ -441,6 +489,12 @@ func TestValidationAccepts(t *testing.T) {
 		}},
 		{"bootstrap provider only", validHostingConfig, func(obj map[string]any) {
 			mustSet(t, obj, false, "spec", "agentProviders", "controlPlane")
+		}},
+		{"HostedClusterDeployment opting out of the fleet's subscription defaults", validHCD, func(obj map[string]any) {
+			mustSet(t, obj, map[string]any{}, "spec", "olm", "subscriptionDefaults")
+		}},
+		{"subscription defaults: tolerate every taint, no selector", validHostingConfig, func(obj map[string]any) {
+			mustSet(t, obj, map[string]any{"tolerations": []any{map[string]any{"operator": "Exists"}}}, "spec", "olm", "subscriptionDefaults")
 		}},
 		{"most hosting namespaces", validHostingConfig, func(obj map[string]any) {
 			mustSet(t, obj, tooManyNamespaces(64), "spec", "hostingNamespaces")

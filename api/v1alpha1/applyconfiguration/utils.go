@@ -66,6 +66,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.HostedClusterExtensionSpecApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("HostedClusterExtensionStatus"):
 		return &apiv1alpha1.HostedClusterExtensionStatusApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("HostedClusterOLM"):
+		return &apiv1alpha1.HostedClusterOLMApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("HostedClusterTemplate"):
 		return &apiv1alpha1.HostedClusterTemplateApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("HostedClusterVersionStatus"):
@@ -100,6 +102,10 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.RollingUpgradeStrategyApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("SecretKeyReference"):
 		return &apiv1alpha1.SecretKeyReferenceApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("SubscriptionDefaults"):
+		return &apiv1alpha1.SubscriptionDefaultsApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("Toleration"):
+		return &apiv1alpha1.TolerationApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("VersionHistoryEntry"):
 		return &apiv1alpha1.VersionHistoryEntryApplyConfiguration{}
 

@@ -15,6 +15,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/agent/namespacegc"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/agent/operator"
 	"github.com/hcp-fleet/hcp-fleet/pkg/olm/agent/operatorlimits"
+	"github.com/hcp-fleet/hcp-fleet/pkg/olm/agent/subscriptiondefaults"
 )
 
 // Features are the parts of the agent, in setup order. Cleanup runs in
@@ -29,7 +30,7 @@ import (
 // removes its grants in control-plane namespaces — before the operator's
 // cleanup takes away the HyperShift CRDs the engine reads.
 func Features() []addonagent.Feature {
-	return []addonagent.Feature{capacity.Feature(), namespacegc.Feature(), kubeconfigexport.Feature(), operatorlimits.Feature(), capifeature.Feature(capifeature.Options{}), operator.Feature(),
+	return []addonagent.Feature{capacity.Feature(), namespacegc.Feature(), kubeconfigexport.Feature(), operatorlimits.Feature(), subscriptiondefaults.Feature(), capifeature.Feature(capifeature.Options{}), operator.Feature(),
 		extensionagent.Feature(extensionagent.Options{})}
 }
 

@@ -30,6 +30,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 	"github.com/hcp-fleet/hcp-fleet/pkg/olm"
 	"github.com/hcp-fleet/hcp-fleet/pkg/olm/agent/operatorlimits"
+	"github.com/hcp-fleet/hcp-fleet/pkg/olm/agent/subscriptiondefaults"
 	olmhub "github.com/hcp-fleet/hcp-fleet/pkg/olm/hub"
 )
 
@@ -47,6 +48,8 @@ func TestMain(m *testing.M) {
 	// The agents run in this process: read the guests' operators often.
 	operatorlimits.ResyncPeriod = time.Second
 	operatorlimits.GuestRetry = 2 * time.Second
+	subscriptiondefaults.ResyncPeriod = time.Second
+	subscriptiondefaults.GuestRetry = 2 * time.Second
 	opts := hcpfleet.Options{}
 	fleettest.MainWithGuests(m, 1, opts, func(e *fleettest.Env) {
 		env = e
@@ -363,4 +366,129 @@ func guestOf(t *testing.T, namespace, name string) dynamic.Interface {
 		return err
 	})
 	return guest
+}
+
+var subscriptionGVR = schema.GroupVersionResource{Group: "operators.coreos.com", Version: "v1alpha1", Resource: "subscriptions"}
+
+// TestSubscriptionDefaults: the fleet's Subscription defaults (HostingConfig)
+// land on a guest Subscription that sets no placement, and only there — one
+// with its own node selector is never written (asserted once the hub shows
+// the agent's report naming it); the HostedClusterDeployment's own defaults
+// win and replace what the agent set; an HCD opting out ({}) has the agent
+// remove them again.
+func TestSubscriptionDefaults(t *testing.T) {
+	ctx := context.Background()
+	ns, name := "olm-subscriptions", "placed"
+	if err := fleettest.Tenant(ctx, hubc, ns); err != nil {
+		t.Fatal(err)
+	}
+	hostingConfig := func(patch string) {
+		t.Helper()
+		hc := &v1alpha1.HostingConfig{}
+		hc.SetNamespace("hcp-fleet")
+		hc.SetName("default")
+		if err := hubc.Patch(context.Background(), hc, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hostingConfig(`{"spec":{"olm":{"subscriptionDefaults":{"nodeSelector":{"fleet.example.com/reaches-control-plane":"true"}}}}}`)
+	t.Cleanup(func() { hostingConfig(`{"spec":{"olm":null}}`) })
+	hcd := fleettest.HCD(ns, name, func(spec map[string]any) { delete(spec, "nodePools") })
+	if err := hubc.Create(ctx, hcd); err != nil {
+		t.Fatal(err)
+	}
+	guest := guestOf(t, v1alpha1.DefaultHostingNamespace, name)
+	if _, err := guest.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Create(ctx,
+		&unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "operators"}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	subscription := func(name string, config map[string]any) *unstructured.Unstructured {
+		t.Helper()
+		u := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "operators.coreos.com/v1alpha1", "kind": "Subscription",
+			"metadata": map[string]any{"namespace": "operators", "name": name},
+			"spec":     map[string]any{"name": name, "channel": "stable", "source": "redhat-operators", "sourceNamespace": "openshift-marketplace", "config": config},
+		}}
+		created, err := guest.Resource(subscriptionGVR).Namespace("operators").Create(ctx, u, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return created
+	}
+	// One without placement (other config fields stay), one with its own.
+	subscription("plain", map[string]any{"env": []any{map[string]any{"name": "LOG_LEVEL", "value": "debug"}}})
+	mine := subscription("mine", map[string]any{"nodeSelector": map[string]any{"pool": "mine"}})
+
+	waitApplied := func(want string) {
+		t.Helper()
+		env.Eventually(t, 2*time.Minute, "SubscriptionDefaultsApplied=True: "+want, func(ctx context.Context) error {
+			h := &v1alpha1.HostedClusterDeployment{}
+			if err := hubc.Get(ctx, client.ObjectKeyFromObject(hcd), h); err != nil {
+				return err
+			}
+			c := meta.FindStatusCondition(h.Status.Conditions, v1alpha1.ConditionSubscriptionDefaultsApplied)
+			if c == nil || c.ObservedGeneration != h.Generation || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, want) {
+				return fmt.Errorf("SubscriptionDefaultsApplied %+v (generation %d)", c, h.Generation)
+			}
+			return nil
+		})
+	}
+	placement := func(name string) (nodeSelector map[string]any, tolerations []any, mark string, sub *unstructured.Unstructured) {
+		t.Helper()
+		sub, err := guest.Resource(subscriptionGVR).Namespace("operators").Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		nodeSelector, _, _ = unstructured.NestedMap(sub.Object, "spec", "config", "nodeSelector")
+		tolerations, _, _ = unstructured.NestedSlice(sub.Object, "spec", "config", "tolerations")
+		return nodeSelector, tolerations, sub.GetAnnotations()[olm.AnnotationSubscriptionDefaulted], sub
+	}
+	// The report reaching the hub names "mine": the agent saw it.
+	waitApplied("set on 1 Subscriptions; 1 keep their own node selector or tolerations: operators/mine")
+	if _, _, _, sub := placement("mine"); sub.GetResourceVersion() != mine.GetResourceVersion() {
+		t.Errorf("the Subscription with its own node selector was written: %v", sub.Object)
+	}
+	nodeSelector, tolerations, mark, sub := placement("plain")
+	if fmt.Sprint(nodeSelector) != "map[fleet.example.com/reaches-control-plane:true]" || tolerations != nil || mark == "" {
+		t.Errorf("plain: nodeSelector %v, tolerations %v, mark %q; want the fleet's defaults, marked", nodeSelector, tolerations, mark)
+	}
+	if vars, _, _ := unstructured.NestedSlice(sub.Object, "spec", "config", "env"); len(vars) != 1 {
+		t.Errorf("plain lost its other config: env %v", vars)
+	}
+
+	// The HCD's own defaults win, and replace what the agent set.
+	if err := hubc.Patch(ctx, hcd, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"olm":{"subscriptionDefaults":{`+
+		`"nodeSelector":{"pool":"infra"},"tolerations":[{"key":"infra","operator":"Exists","effect":"NoSchedule"}]}}}}`))); err != nil {
+		t.Fatal(err)
+	}
+	waitApplied("set on 1 Subscriptions; 1 keep")
+	nodeSelector, tolerations, _, _ = placement("plain")
+	if fmt.Sprint(nodeSelector) != "map[pool:infra]" || len(tolerations) != 1 {
+		t.Errorf("plain: nodeSelector %v, tolerations %v; want the HostedClusterDeployment's defaults", nodeSelector, tolerations)
+	}
+	if _, _, _, sub := placement("mine"); sub.GetResourceVersion() != mine.GetResourceVersion() {
+		t.Errorf("the Subscription with its own node selector was written: %v", sub.Object)
+	}
+
+	// Opting out ({}) removes what the agent set, and the condition.
+	if err := hubc.Patch(ctx, hcd, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"olm":{"subscriptionDefaults":{"nodeSelector":null,"tolerations":null}}}}`))); err != nil {
+		t.Fatal(err)
+	}
+	env.Eventually(t, 2*time.Minute, "the defaults removed from plain", func(ctx context.Context) error {
+		nodeSelector, tolerations, mark, _ := placement("plain")
+		if nodeSelector != nil || tolerations != nil || mark != "" {
+			return fmt.Errorf("nodeSelector %v, tolerations %v, mark %q", nodeSelector, tolerations, mark)
+		}
+		h := &v1alpha1.HostedClusterDeployment{}
+		if err := hubc.Get(ctx, client.ObjectKeyFromObject(hcd), h); err != nil {
+			return err
+		}
+		if c := meta.FindStatusCondition(h.Status.Conditions, v1alpha1.ConditionSubscriptionDefaultsApplied); c != nil {
+			return fmt.Errorf("SubscriptionDefaultsApplied %+v", c)
+		}
+		return nil
+	})
+	if _, _, _, sub := placement("mine"); sub.GetResourceVersion() != mine.GetResourceVersion() {
+		t.Errorf("the Subscription with its own node selector was written: %v", sub.Object)
+	}
 }

@@ -263,6 +263,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	problem := hostingNamespaceNotAllowed(hcd, cluster, config)
 	upgrade, current := upgradeDecision(hcd, work)
 	observed.Upgrade = &upgrade
+	observed.SubscriptionDefaults = olmhub.SubscriptionDefaults(config.olm(), hcd.Spec.OLM)
 	var w *workv1.ManifestWork
 	if problem == nil {
 		w, observed.DroppedAnnotations, problem, err = r.deliver(ctx, hcd, u, cluster, work, config.olm(), upgrade, current)
@@ -308,6 +309,14 @@ func (r *Reconciler) deliver(ctx context.Context, hcd *v1alpha1.HostedClusterDep
 		Placement:   string(hcd.Spec.HostedCluster.Spec.OLMCatalogPlacement),
 		Annotations: own,
 	})
+	if v := olm.EncodeSubscriptionDefaults(olmhub.SubscriptionDefaults(olmPolicy, hcd.Spec.OLM)); v != "" {
+		// For the agent, which applies them in the hosted cluster
+		// (pkg/olm/agent/subscriptiondefaults).
+		if spec.FleetAnnotations == nil {
+			spec.FleetAnnotations = map[string]string{}
+		}
+		spec.FleetAnnotations[olm.AnnotationSubscriptionDefaults] = v
+	}
 	if upgrade.Force {
 		// HyperShift's own gate: its operator upgrades past
 		// ClusterVersionUpgradeable=False only to exactly this image.
@@ -570,6 +579,11 @@ func (r *Reconciler) removeFinalizer(ctx context.Context, hcd *v1alpha1.HostedCl
 // differ from what the HostedClusterDeployment shows.
 func (r *Reconciler) applyStatus(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment, s Status) error {
 	conditions, changed := hcdstatus.Conditions(hcd.Status.Conditions, s.Conditions, s.ObservedGeneration, metav1.Now())
+	// Conditions this controller sets only at times: one that goes away is a
+	// change too (the apply below drops it).
+	for _, t := range []string{v1alpha1.ConditionUpgradeBlocked, v1alpha1.ConditionSubscriptionDefaultsApplied} {
+		changed = changed || (meta.FindStatusCondition(hcd.Status.Conditions, t) != nil && meta.FindStatusCondition(s.Conditions, t) == nil)
+	}
 	changed = changed || hcd.Status.ObservedGeneration != s.ObservedGeneration || hcd.Status.ManifestWork != s.ManifestWork ||
 		!equality.Semantic.DeepEqual(hcd.Status.Version, s.Version) ||
 		!equality.Semantic.DeepEqual(hcd.Status.ControlPlaneEndpoint, s.ControlPlaneEndpoint) ||

@@ -11,31 +11,32 @@ import (
 // first match of a JSONPath unless its RawFeedbackJsonString gate is on, in
 // which case a multi-match comes back as a JSON list; Values handles both).
 const (
-	fbAvailable          = "available"
-	fbAvailableReason    = "available-reason"
-	fbAvailableMessage   = "available-message"
-	fbProgressing        = "progressing"
-	fbProgressingReason  = "progressing-reason"
-	fbProgressingMessage = "progressing-message"
-	fbDegraded           = "degraded"
-	fbDegradedReason     = "degraded-reason"
-	fbDegradedMessage    = "degraded-message"
-	fbValidRelease       = "valid-release"
-	fbValidReleaseMsg    = "valid-release-message"
-	fbValidConfig        = "valid-config"
-	fbValidConfigMsg     = "valid-config-message"
-	fbDesiredVersion     = "desired-version"
-	fbDesiredImage       = "desired-image"
-	fbCurrentVersion     = "current-version"
-	fbLatestState        = "latest-state"
-	fbLatestVersion      = "latest-version"
-	fbLatestImage        = "latest-image"
-	fbEndpointHost       = "endpoint-host"
-	fbEndpointPort       = "endpoint-port"
-	fbKubeconfig         = "kubeconfig"
-	fbMigrationFailed    = "migration-failed"
-	fbMigrating          = "migration-in-progress"
-	fbOperatorLimits     = "olm-operator-limits"
+	fbAvailable            = "available"
+	fbAvailableReason      = "available-reason"
+	fbAvailableMessage     = "available-message"
+	fbProgressing          = "progressing"
+	fbProgressingReason    = "progressing-reason"
+	fbProgressingMessage   = "progressing-message"
+	fbDegraded             = "degraded"
+	fbDegradedReason       = "degraded-reason"
+	fbDegradedMessage      = "degraded-message"
+	fbValidRelease         = "valid-release"
+	fbValidReleaseMsg      = "valid-release-message"
+	fbValidConfig          = "valid-config"
+	fbValidConfigMsg       = "valid-config-message"
+	fbDesiredVersion       = "desired-version"
+	fbDesiredImage         = "desired-image"
+	fbCurrentVersion       = "current-version"
+	fbLatestState          = "latest-state"
+	fbLatestVersion        = "latest-version"
+	fbLatestImage          = "latest-image"
+	fbEndpointHost         = "endpoint-host"
+	fbEndpointPort         = "endpoint-port"
+	fbKubeconfig           = "kubeconfig"
+	fbMigrationFailed      = "migration-failed"
+	fbMigrating            = "migration-in-progress"
+	fbOperatorLimits       = "olm-operator-limits"
+	fbSubscriptionDefaults = "olm-subscription-defaults"
 
 	fbReplicas        = "replicas"
 	fbDesiredReplicas = "desired-replicas"
@@ -76,6 +77,8 @@ var hostedClusterFeedback = concat(
 		{Name: fbMigrating, Path: ".metadata.annotations['hypershift\\.openshift\\.io/migration-in-progress']"},
 		// The guest's operator limits, as the agent reports them (pkg/olm).
 		{Name: fbOperatorLimits, Path: ".metadata.annotations['hcpfleet\\.io/olm-operator-limits']"},
+		// What the agent did with the Subscription defaults (pkg/olm).
+		{Name: fbSubscriptionDefaults, Path: ".metadata.annotations['hcpfleet\\.io/olm-subscription-defaults-report']"},
 	},
 )
 

@@ -49,7 +49,8 @@ type Spec struct {
 	// the HostedCluster (the zero value: none of a restricted domain).
 	Annotations AnnotationPolicy
 	// FleetAnnotations are added to the HostedCluster by the fleet admin's
-	// policy (the OLM catalogs of the host's HostingConfig, pkg/olm/hub);
+	// policy (the OLM catalogs of the host's HostingConfig, pkg/olm/hub) and
+	// by the hub for the agent (the effective OLM Subscription defaults);
 	// the HostedClusterDeployment's own annotations of the same keys win.
 	FleetAnnotations map[string]string
 	// HeldRelease, when set, is the release image the HostedCluster keeps
@@ -310,7 +311,7 @@ func merged(a, b map[string]string) map[string]string {
 // changes for the same input (new copy names, apply options, filtering), so
 // that every ManifestWork is rendered again once after the hub is upgraded
 // instead of keeping what an older hub wrote until its HCD changes.
-const RenderVersion = 3
+const RenderVersion = 4
 
 // InputHash hashes what a ManifestWork is rendered from: the renderer's
 // version, the spec and the versions of the referenced objects (kind/name →

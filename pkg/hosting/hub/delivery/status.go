@@ -55,6 +55,10 @@ type Observed struct {
 	// Upgrade is the upgrade gate's decision (nil: none made), reported as
 	// UpgradeBlocked.
 	Upgrade *olmhub.Decision
+	// SubscriptionDefaults are the hosted cluster's effective OLM
+	// Subscription defaults (nil: none), reported as
+	// SubscriptionDefaultsApplied.
+	SubscriptionDefaults *v1alpha1.SubscriptionDefaults
 }
 
 // Status is the part of HostedClusterDeployment status the delivery owns.
@@ -167,6 +171,9 @@ func ComputeStatus(o Observed) Status {
 			status = metav1.ConditionTrue
 		}
 		cond(v1alpha1.ConditionUpgradeBlocked, status, u.Reason, u.Message)
+	}
+	if c := olmhub.SubscriptionDefaultsCondition(o.SubscriptionDefaults, hc[fbSubscriptionDefaults]); c != nil && !o.Deleting {
+		cond(c.Type, c.Status, c.Reason, c.Message)
 	}
 
 	// Node pools.

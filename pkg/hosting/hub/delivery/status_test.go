@@ -21,6 +21,7 @@ import (
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
+	"github.com/hcp-fleet/hcp-fleet/pkg/olm"
 )
 
 func str(s string) *string { return &s }
@@ -283,5 +284,22 @@ func TestFinalizeConfirmsTheWorkIsGone(t *testing.T) {
 	}
 	if err := cache.Get(ctx, client.ObjectKeyFromObject(hcd), got); !apierrors.IsNotFound(err) {
 		t.Fatalf("the HCD stays after its ManifestWork is gone: %v %v", err, got.Finalizers)
+	}
+}
+
+// TestComputeStatusSubscriptionDefaults: SubscriptionDefaultsApplied only
+// while the hosted cluster has defaults, from the agent's report as fed
+// back.
+func TestComputeStatusSubscriptionDefaults(t *testing.T) {
+	d := &v1alpha1.SubscriptionDefaults{NodeSelector: map[string]v1alpha1.LabelValue{"pool": "infra"}}
+	report := `{"defaults":"` + olm.FingerprintOf(d) + `","defaulted":2,"own":0}`
+	work := appliedWork(map[string]string{fbSubscriptionDefaults: report}, nil)
+	s := ComputeStatus(Observed{Generation: 2, Work: work, Host: upHost, SubscriptionDefaults: d})
+	if c := cond(t, s, v1alpha1.ConditionSubscriptionDefaultsApplied); c.Status != metav1.ConditionTrue || c.Message != "set on 2 Subscriptions" {
+		t.Errorf("SubscriptionDefaultsApplied %+v", c)
+	}
+	s = ComputeStatus(Observed{Generation: 2, Work: work, Host: upHost})
+	if c := meta.FindStatusCondition(s.Conditions, v1alpha1.ConditionSubscriptionDefaultsApplied); c != nil {
+		t.Errorf("without defaults: %+v", c)
 	}
 }

@@ -12,44 +12,30 @@
 // list. One the agent cannot reach keeps its last report (and the hub
 // decides on it) until it can again.
 //
-// What it reads on the management cluster: the delivered HostedClusters
-// (one label-selected list per pass, uncached) and their kubeconfig Secrets
-// by name, with the grant the kubeconfig export uses
-// (addon.AgentHostingNamespaceRole). What it writes: that one annotation,
-// by merge patch.
+// It reaches the guests as pkg/olm/agent/guests does. What it writes: that
+// one annotation, by merge patch.
 package operatorlimits
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
 
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
-	authorizationv1 "k8s.io/api/authorization/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon/agent"
-	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
-	"github.com/hcp-fleet/hcp-fleet/pkg/kubeutil"
 	"github.com/hcp-fleet/hcp-fleet/pkg/olm"
+	"github.com/hcp-fleet/hcp-fleet/pkg/olm/agent/guests"
 )
 
 // ResyncPeriod is how often the hosted clusters' operators are read: a CSV
@@ -57,14 +43,9 @@ import (
 // the work agent's feedback interval).
 var ResyncPeriod = 15 * time.Second
 
-// guestTimeout bounds each request to a hosted cluster's API server, so one
-// unreachable guest does not hold up the others for long.
-const guestTimeout = 10 * time.Second
-
 var (
-	hostedClusterGVR = schema.GroupVersionResource{Group: "hypershift.openshift.io", Version: "v1beta1", Resource: "hostedclusters"}
-	key              = reconcile.Request{NamespacedName: types.NamespacedName{Name: "olm-operator-limits"}}
-	guestScheme      = runtime.NewScheme()
+	key         = reconcile.Request{NamespacedName: types.NamespacedName{Name: "olm-operator-limits"}}
+	guestScheme = runtime.NewScheme()
 )
 
 func init() {
@@ -85,62 +66,22 @@ func Feature() agent.Feature {
 var GuestRetry = time.Minute
 
 type reconciler struct {
-	managed dynamic.Interface
-	secrets client.Reader // uncached: kubeconfig Secrets by name
-	binder  *kubeutil.Binder
-	// failed: when reading a hosted cluster (by UID) last failed.
-	failed map[types.UID]time.Time
+	guests *guests.Visitor
 }
 
 func setup(mgr ctrl.Manager, env *agent.Env) error {
-	dyn, err := dynamic.NewForConfig(env.Managed)
+	v, err := guests.New(mgr, env, guestScheme, GuestRetry)
 	if err != nil {
 		return err
 	}
-	r := &reconciler{managed: dyn, secrets: mgr.GetAPIReader(), failed: map[types.UID]time.Time{},
-		binder: &kubeutil.Binder{Client: mgr.GetClient(), ClusterRole: addon.AgentHostingNamespaceRole,
-			Probe: authorizationv1.ResourceAttributes{Verb: "get", Resource: "secrets"}}}
 	trigger := agent.NewSingleRequest(key)
 	trigger.Requeue()
-	return trigger.Controller(mgr, "olm-operator-limits").Complete(r)
+	return trigger.Controller(mgr, "olm-operator-limits").Complete(&reconciler{guests: v})
 }
 
 // Reconcile reports the operator limits of every delivered hosted cluster.
 func (r *reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
-	selector := labels.NewSelector()
-	for _, l := range []string{hosting.LabelHCDNamespace, hosting.LabelHCDName} {
-		req, _ := labels.NewRequirement(l, selection.Exists, nil)
-		selector = selector.Add(*req)
-	}
-	list, err := r.managed.Resource(hostedClusterGVR).List(ctx, metav1.ListOptions{LabelSelector: selector.String()})
-	if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
-		return reconcile.Result{RequeueAfter: ResyncPeriod}, nil // no HyperShift CRDs yet
-	}
-	if err != nil {
-		return reconcile.Result{}, err
-	}
-	var errs []error
-	now := time.Now()
-	seen := make(map[types.UID]bool, len(list.Items))
-	for i := range list.Items {
-		hc := &list.Items[i]
-		seen[hc.GetUID()] = true
-		if at, ok := r.failed[hc.GetUID()]; ok && now.Sub(at) < GuestRetry {
-			continue
-		}
-		if err := r.report(ctx, hc); err != nil {
-			r.failed[hc.GetUID()] = now
-			errs = append(errs, err)
-			continue
-		}
-		delete(r.failed, hc.GetUID())
-	}
-	for uid := range r.failed {
-		if !seen[uid] {
-			delete(r.failed, uid)
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
+	if err := r.guests.Each(ctx, r.report); err != nil {
 		// Logged; the others were reported, and the next pass tries again.
 		ctrl.LoggerFrom(ctx).Error(err, "reading hosted clusters' operators")
 	}
@@ -148,62 +89,20 @@ func (r *reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 }
 
 // report writes hc's operator limits onto it when they changed.
-func (r *reconciler) report(ctx context.Context, hc *unstructured.Unstructured) error {
-	secretName, _, _ := unstructured.NestedString(hc.Object, "status", "kubeconfig", "name")
-	if secretName == "" || hc.GetDeletionTimestamp() != nil {
-		return nil
-	}
-	guest, err := r.guestClient(ctx, hc.GetNamespace(), secretName)
-	if err != nil || guest == nil {
-		return err
-	}
+func (r *reconciler) report(ctx context.Context, hc *unstructured.Unstructured, guest client.Client) error {
 	limits, err := Read(ctx, guest)
 	if err != nil {
-		return fmt.Errorf("HostedCluster %s/%s: %w", hc.GetNamespace(), hc.GetName(), err)
+		return err
 	}
 	value, err := Encode(limits)
 	if err != nil {
 		return err
 	}
-	if current, ok := hc.GetAnnotations()[olm.AnnotationOperatorLimits]; ok && current == value {
-		return nil
-	}
-	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{olm.AnnotationOperatorLimits: value}}})
-	_, err = r.managed.Resource(hostedClusterGVR).Namespace(hc.GetNamespace()).Patch(ctx, hc.GetName(), types.MergePatchType, patch, metav1.PatchOptions{FieldManager: FieldManager})
-	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("reporting operator limits on HostedCluster %s/%s: %w", hc.GetNamespace(), hc.GetName(), err)
-	}
-	return nil
+	return r.guests.Annotate(ctx, hc, olm.AnnotationOperatorLimits, &value, FieldManager)
 }
 
 // FieldManager owns the report annotation on HostedClusters.
 const FieldManager = "hcp-fleet-olm-operator-limits"
-
-// guestClient is a client of the hosted cluster as its admin, or nil while
-// its kubeconfig Secret is not there.
-func (r *reconciler) guestClient(ctx context.Context, namespace, secretName string) (client.Client, error) {
-	if err := r.binder.Ensure(ctx, namespace); err != nil {
-		return nil, err
-	}
-	secret := &corev1.Secret{}
-	err := r.binder.Checked(namespace, r.secrets.Get(ctx, types.NamespacedName{Namespace: namespace, Name: secretName}, secret))
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading kubeconfig Secret %s/%s: %w", namespace, secretName, err)
-	}
-	data := secret.Data[hosting.KubeconfigKey]
-	if len(data) == 0 {
-		return nil, nil
-	}
-	cfg, err := clientcmd.RESTConfigFromKubeConfig(data)
-	if err != nil {
-		return nil, fmt.Errorf("kubeconfig Secret %s/%s: %w", namespace, secretName, err)
-	}
-	cfg.Timeout = guestTimeout
-	return client.New(cfg, client.Options{Scheme: guestScheme})
-}
 
 // Read lists the hosted cluster's CSVs and returns their limits; none when
 // OLM's CRDs are not installed.

@@ -15,6 +15,7 @@ type HostedClusterDeploymentSpecApplyConfiguration struct {
 	HostedCluster    *HostedClusterTemplateApplyConfiguration `json:"hostedCluster,omitempty"`
 	NodePools        []NodePoolTemplateApplyConfiguration     `json:"nodePools,omitempty"`
 	DeletionPolicy   *apiv1alpha1.DeletionPolicy              `json:"deletionPolicy,omitempty"`
+	OLM              *HostedClusterOLMApplyConfiguration      `json:"olm,omitempty"`
 }
 
 // HostedClusterDeploymentSpecApplyConfiguration constructs a declarative configuration of the HostedClusterDeploymentSpec type for use with
@@ -73,5 +74,13 @@ func (b *HostedClusterDeploymentSpecApplyConfiguration) WithNodePools(values ...
 // If called multiple times, the DeletionPolicy field is set to the value of the last call.
 func (b *HostedClusterDeploymentSpecApplyConfiguration) WithDeletionPolicy(value apiv1alpha1.DeletionPolicy) *HostedClusterDeploymentSpecApplyConfiguration {
 	b.DeletionPolicy = &value
+	return b
+}
+
+// WithOLM sets the OLM field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the OLM field is set to the value of the last call.
+func (b *HostedClusterDeploymentSpecApplyConfiguration) WithOLM(value *HostedClusterOLMApplyConfiguration) *HostedClusterDeploymentSpecApplyConfiguration {
+	b.OLM = value
 	return b
 }

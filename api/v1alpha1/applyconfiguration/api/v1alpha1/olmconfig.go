@@ -5,8 +5,9 @@ package v1alpha1
 // OLMConfigApplyConfiguration represents a declarative configuration of the OLMConfig type for use
 // with apply.
 type OLMConfigApplyConfiguration struct {
-	Catalogs          []OLMCatalogImagesApplyConfiguration `json:"catalogs,omitempty"`
-	RegistryOverrides []RegistryOverrideApplyConfiguration `json:"registryOverrides,omitempty"`
+	Catalogs             []OLMCatalogImagesApplyConfiguration    `json:"catalogs,omitempty"`
+	RegistryOverrides    []RegistryOverrideApplyConfiguration    `json:"registryOverrides,omitempty"`
+	SubscriptionDefaults *SubscriptionDefaultsApplyConfiguration `json:"subscriptionDefaults,omitempty"`
 }
 
 // OLMConfigApplyConfiguration constructs a declarative configuration of the OLMConfig type for use with
@@ -38,5 +39,13 @@ func (b *OLMConfigApplyConfiguration) WithRegistryOverrides(values ...*RegistryO
 		}
 		b.RegistryOverrides = append(b.RegistryOverrides, *values[i])
 	}
+	return b
+}
+
+// WithSubscriptionDefaults sets the SubscriptionDefaults field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the SubscriptionDefaults field is set to the value of the last call.
+func (b *OLMConfigApplyConfiguration) WithSubscriptionDefaults(value *SubscriptionDefaultsApplyConfiguration) *OLMConfigApplyConfiguration {
+	b.SubscriptionDefaults = value
 	return b
 }
