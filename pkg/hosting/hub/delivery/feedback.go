@@ -36,6 +36,7 @@ const (
 	fbMigrationFailed    = "migration-failed"
 	fbMigrating          = "migration-in-progress"
 	fbOperatorLimits     = "olm-operator-limits"
+	fbCatalogHealth      = "olm-catalog-health"
 
 	fbReplicas        = "replicas"
 	fbDesiredReplicas = "desired-replicas"
@@ -76,6 +77,8 @@ var hostedClusterFeedback = concat(
 		{Name: fbMigrating, Path: ".metadata.annotations['hypershift\\.openshift\\.io/migration-in-progress']"},
 		// The guest's operator limits, as the agent reports them (pkg/olm).
 		{Name: fbOperatorLimits, Path: ".metadata.annotations['hcpfleet\\.io/olm-operator-limits']"},
+		// The guest's catalog health, as the agent reports it (pkg/olm).
+		{Name: fbCatalogHealth, Path: ".metadata.annotations['hcpfleet\\.io/olm-catalog-health']"},
 	},
 )
 

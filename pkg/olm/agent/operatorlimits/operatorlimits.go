@@ -1,22 +1,28 @@
 // Package operatorlimits is the agent feature that tells the hub which
 // operators installed in each hosted cluster limit its OpenShift minor
-// upgrades: for every HostedCluster the hub delivered whose admin kubeconfig
-// exists, the agent lists the ClusterServiceVersions in the hosted cluster
+// upgrades, and whether its catalogs serve: for every HostedCluster the hub
+// delivered whose admin kubeconfig exists, the agent lists the ClusterServiceVersions in the hosted cluster
 // (its guest API server, as the admin), applies OLM's rule (pkg/olm.Limits:
 // olm.maxOpenShiftVersion, copies ignored, invalid values block) and writes
 // the result onto the HostedCluster as olm.AnnotationOperatorLimits, which
 // the hub reads back through the ManifestWork's status feedback and gates
-// minor upgrades with (pkg/olm/hub.Decide).
+// minor upgrades with (pkg/olm/hub.Decide). In the same pass it lists the
+// CatalogSources in the hosted cluster's openshift-marketplace and writes
+// their connection states (OLM's catalog-operator's
+// status.connectionState.lastObservedState) as olm.AnnotationCatalogHealth,
+// which the hub turns into the CatalogsReady condition
+// (pkg/olm/hub.CatalogsCondition).
 //
-// A hosted cluster without OLM's CRDs has no operators: it reports an empty
-// list. One the agent cannot reach keeps its last report (and the hub
+// A hosted cluster without OLM's CRDs has no operators and no catalogs: it
+// reports an empty list and no catalogs. One the agent cannot reach keeps its last report (and the hub
 // decides on it) until it can again.
 //
 // What it reads on the management cluster: the delivered HostedClusters
 // (one label-selected list per pass, uncached) and their kubeconfig Secrets
 // by name, with the grant the kubeconfig export uses
-// (addon.AgentHostingNamespaceRole). What it writes: that one annotation,
-// by merge patch.
+// (addon.AgentHostingNamespaceRole). What it writes: the annotations
+// olm.AnnotationOperatorLimits and olm.AnnotationCatalogHealth, by merge patch. In the hosted cluster
+// it only reads (CSVs, CatalogSources), as its admin.
 package operatorlimits
 
 import (
@@ -147,7 +153,8 @@ func (r *reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	return reconcile.Result{RequeueAfter: ResyncPeriod}, nil
 }
 
-// report writes hc's operator limits onto it when they changed.
+// report writes hc's operator limits and catalog health onto it when they
+// changed. A failure to read one does not hold up the other's report.
 func (r *reconciler) report(ctx context.Context, hc *unstructured.Unstructured) error {
 	secretName, _, _ := unstructured.NestedString(hc.Object, "status", "kubeconfig", "name")
 	if secretName == "" || hc.GetDeletionTimestamp() != nil {
@@ -157,21 +164,35 @@ func (r *reconciler) report(ctx context.Context, hc *unstructured.Unstructured) 
 	if err != nil || guest == nil {
 		return err
 	}
-	limits, err := Read(ctx, guest)
-	if err != nil {
+	want := map[string]string{}
+	var errs []error
+	if limits, err := Read(ctx, guest); err != nil {
+		errs = append(errs, err)
+	} else if value, err := Encode(limits); err != nil {
+		errs = append(errs, err)
+	} else {
+		want[olm.AnnotationOperatorLimits] = value
+	}
+	if catalogs, err := ReadCatalogs(ctx, guest); err != nil {
+		errs = append(errs, err)
+	} else {
+		want[olm.AnnotationCatalogHealth] = catalogs.Encode()
+	}
+	changed := map[string]string{}
+	for k, v := range want {
+		if current, ok := hc.GetAnnotations()[k]; !ok || current != v {
+			changed[k] = v
+		}
+	}
+	if len(changed) > 0 {
+		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": changed}})
+		_, err = r.managed.Resource(hostedClusterGVR).Namespace(hc.GetNamespace()).Patch(ctx, hc.GetName(), types.MergePatchType, patch, metav1.PatchOptions{FieldManager: FieldManager})
+		if err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("reporting on HostedCluster: %w", err))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("HostedCluster %s/%s: %w", hc.GetNamespace(), hc.GetName(), err)
-	}
-	value, err := Encode(limits)
-	if err != nil {
-		return err
-	}
-	if current, ok := hc.GetAnnotations()[olm.AnnotationOperatorLimits]; ok && current == value {
-		return nil
-	}
-	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{olm.AnnotationOperatorLimits: value}}})
-	_, err = r.managed.Resource(hostedClusterGVR).Namespace(hc.GetNamespace()).Patch(ctx, hc.GetName(), types.MergePatchType, patch, metav1.PatchOptions{FieldManager: FieldManager})
-	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("reporting operator limits on HostedCluster %s/%s: %w", hc.GetNamespace(), hc.GetName(), err)
 	}
 	return nil
 }
