@@ -204,13 +204,27 @@ func (cs *catalogServer) state(ctx context.Context) string {
 	if ok {
 		return connectivity.Ready.String()
 	}
+	// A lost connection leaves the channel IDLE until something uses it:
+	// connect, and report where connecting leads (TRANSIENT_FAILURE for a
+	// server that is gone), as catalog-operator keeps its connections up.
+	conn := cs.client.Conn
+	st := conn.GetState()
+	if st == connectivity.Idle {
+		conn.Connect()
+	}
+	for st == connectivity.Idle || st == connectivity.Connecting {
+		if !conn.WaitForStateChange(ctx, st) {
+			break
+		}
+		st = conn.GetState()
+	}
 	// Reconnect on the next check instead of after gRPC's backoff (up to
 	// two minutes), so a restarted server is seen within a pass.
-	cs.client.Conn.ResetConnectBackoff()
-	if st := cs.client.Conn.GetState(); st != connectivity.Ready {
-		return st.String()
+	conn.ResetConnectBackoff()
+	if st == connectivity.Ready {
+		return connectivity.TransientFailure.String() // connected, but the check failed
 	}
-	return connectivity.TransientFailure.String()
+	return st.String()
 }
 
 // remove stops the servers of hosted cluster uid.
