@@ -472,6 +472,15 @@ func TestCatalogHealth(t *testing.T) {
 	setDown(nil)
 	waitCatalogsReady("catalogs", metav1.ConditionTrue, v1alpha1.ReasonAsExpected)
 
+	// The hosted cluster's OperatorHub disables the default sources: HCCO
+	// deletes the CatalogSources, and there is nothing left to serve.
+	patch := `{"spec":{"hostedCluster":{"spec":{"configuration":{"operatorhub":{"disableAllDefaultSources":true}}}}}}`
+	if err := hubc.Patch(ctx, &v1alpha1.HostedClusterDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "catalogs"}},
+		client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+		t.Fatal(err)
+	}
+	waitCatalogsReady("catalogs", metav1.ConditionTrue, v1alpha1.ReasonNoCatalogs)
+
 	// Guest placement: index images of the release's minor, no address;
 	// nothing plays the guest's OLM, so no connection state.
 	waitCatalogsReady("guest-catalogs", metav1.ConditionUnknown, v1alpha1.ReasonCatalogsNotObserved, "4 of 4")
