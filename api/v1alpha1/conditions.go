@@ -29,6 +29,10 @@ const (
 	// ConditionUpgradeBlocked is True when a requested release upgrade is held back,
 	// e.g. because installed guest operators do not support the new OpenShift version.
 	ConditionUpgradeBlocked = "UpgradeBlocked"
+	// ConditionCatalogsReady is True when every OLM catalog of the hosted cluster
+	// (the CatalogSources in its openshift-marketplace) serves: OLM's
+	// catalog-operator is connected to it (connection state READY).
+	ConditionCatalogsReady = "CatalogsReady"
 	// ConditionImported is True once the hosted cluster is represented on the hub
 	// by a ManagedCluster (status.managedCluster) and its admin kubeconfig is
 	// mirrored into this namespace (status.kubeconfigSecret).
@@ -133,6 +137,18 @@ const (
 	// ReasonSubscriptionDefaultsFailed: the agent could not write the defaults on some
 	// Subscriptions in the hosted cluster.
 	ReasonSubscriptionDefaultsFailed = "SubscriptionDefaultsFailed"
+
+	// CatalogsReady.
+
+	// ReasonCatalogsNotReady: catalogs of the hosted cluster do not serve (their
+	// connection state is not READY); the message names each and its state.
+	ReasonCatalogsNotReady = "CatalogsNotReady"
+	// ReasonCatalogsNotObserved: catalogs of the hosted cluster have no connection
+	// state yet (OLM's catalog-operator has not connected to them).
+	ReasonCatalogsNotObserved = "CatalogsNotObserved"
+	// ReasonNoCatalogs: the hosted cluster has no CatalogSources in
+	// openshift-marketplace (e.g. the default sources are disabled).
+	ReasonNoCatalogs = "NoCatalogs"
 
 	// Deletion.
 

@@ -225,7 +225,8 @@ type HostedClusterDeploymentStatus struct {
 	ManifestWork string `json:"manifestWork,omitempty"`
 
 	// conditions describe the hosted cluster's state: Scheduled, Delivered, Available,
-	// Progressing, Degraded, NodePoolsReady, HostingClusterAvailable, UpgradeBlocked, Imported.
+	// Progressing, Degraded, NodePoolsReady, HostingClusterAvailable, UpgradeBlocked,
+	// CatalogsReady, Imported.
 	// Each carries a reason and a human-readable message.
 	// +optional
 	// +listType=map
@@ -394,6 +395,7 @@ type NodePoolStatus struct {
 // +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
 // +kubebuilder:printcolumn:name="Placement",type="string",JSONPath=".spec.placement",priority=1
 // +kubebuilder:printcolumn:name="Desired",type="string",JSONPath=".status.version.desired.version",priority=1,description="The OpenShift version being rolled out"
+// +kubebuilder:printcolumn:name="Catalogs Ready",type="string",JSONPath=".status.conditions[?(@.type==\"CatalogsReady\")].status",priority=1,description="Whether the hosted cluster's OLM catalogs serve"
 // +kubebuilder:printcolumn:name="Message",type="string",JSONPath=".status.conditions[?(@.type==\"Available\")].message",priority=1
 // +kubebuilder:validation:XValidation:rule=`self.metadata.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')`,message="metadata.name must be a lowercase RFC 1123 label (lowercase letters, digits and '-', starting and ending with a letter or digit): it becomes the HostedCluster's name and part of its DNS names"
 // +kubebuilder:validation:XValidation:rule=`!(self.metadata.name in ['default', 'local-cluster', 'openshift', 'hypershift', 'multicluster-engine'] || self.metadata.name.startsWith('kube-') || self.metadata.name.startsWith('openshift-') || self.metadata.name.startsWith('open-cluster-management') || self.metadata.name.startsWith('hcp-fleet'))`,messageExpression="'metadata.name ' + self.metadata.name + ' is reserved: the hosted cluster is imported as a ManagedCluster of this name, and OCM makes the hub namespace of that name its cluster namespace; default, kube-*, openshift, openshift-*, open-cluster-management*, multicluster-engine, hypershift and hcp-fleet* belong to the hub, and local-cluster is the name ACM gives the hub itself'"

@@ -170,6 +170,9 @@ var keyConditions = []struct {
 	// A minor upgrade held because installed operators do not support it
 	// (pkg/olm): the problem line names them.
 	{v1alpha1.ConditionUpgradeBlocked, false},
+	// Whether the hosted cluster's OLM catalogs serve (pkg/olm): the
+	// problem line names those that do not.
+	{v1alpha1.ConditionCatalogsReady, true},
 }
 
 // Collect reads a Snapshot from the hub: the HostedClusterDeployments of

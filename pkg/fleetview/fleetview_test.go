@@ -51,6 +51,16 @@ func TestDeploymentOf(t *testing.T) {
 			"the upgrade from OpenShift 4.17 to 4.18 is held: installed operators do not support OpenShift 4.18: operators/old-db.v1 (olm.maxOpenShiftVersion 4.17)"),
 	}
 
+	catalogs := &v1alpha1.HostedClusterDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "catalogs"}}
+	catalogs.Status.HostingCluster = "cluster-1"
+	catalogs.Status.Conditions = []metav1.Condition{
+		cond(v1alpha1.ConditionScheduled, metav1.ConditionTrue, "Scheduled", ""),
+		cond(v1alpha1.ConditionDelivered, metav1.ConditionTrue, "Applied", ""),
+		cond(v1alpha1.ConditionAvailable, metav1.ConditionTrue, "AsExpected", ""),
+		cond(v1alpha1.ConditionCatalogsReady, metav1.ConditionFalse, v1alpha1.ReasonCatalogsNotReady,
+			"1 of 4 catalogs in openshift-marketplace do not serve: redhat-marketplace (TRANSIENT_FAILURE)"),
+	}
+
 	for _, tc := range []struct {
 		hcd                          *v1alpha1.HostedClusterDeployment
 		phase, version, conds, issue string
@@ -60,6 +70,8 @@ func TestDeploymentOf(t *testing.T) {
 		{deleting, "Orphaning", "", "-", ""},
 		{held, "Available", "4.17.6", "Scheduled Delivered Available UpgradeBlocked",
 			"UpgradeBlocked OperatorIncompatible: the upgrade from OpenShift 4.17 to 4.18 is held: installed operators do not support OpenShift 4.18: operators/old-db.v1 (olm.maxOpenShiftVersion 4.17)"},
+		{catalogs, "Available", "", "Scheduled Delivered Available !CatalogsReady",
+			"CatalogsReady CatalogsNotReady: 1 of 4 catalogs in openshift-marketplace do not serve: redhat-marketplace (TRANSIENT_FAILURE)"},
 	} {
 		d := DeploymentOf(tc.hcd)
 		if d.Phase != tc.phase || d.Version != tc.version || conditionSummary(d.Conditions) != tc.conds || d.Problem != tc.issue {

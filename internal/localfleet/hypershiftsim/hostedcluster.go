@@ -35,10 +35,16 @@ type hostedClusterReconciler struct {
 	reader client.Reader // uncached: Secrets and Namespaces
 	opts   Options
 	now    func() time.Time
+	// catalogs are the catalog servers the stand-in runs for hosted
+	// clusters with guests (catalogs.go).
+	catalogs *catalogServers
 }
 
 func setupHostedClusters(mgr ctrl.Manager, opts Options) error {
-	r := &hostedClusterReconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader(), opts: opts, now: time.Now}
+	r := &hostedClusterReconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader(), opts: opts, now: time.Now, catalogs: newCatalogServers()}
+	if err := mgr.Add(r.catalogs); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).Named("hypershiftsim-hostedcluster").For(&hyperv1.HostedCluster{}).Complete(r)
 }
 
@@ -99,6 +105,18 @@ func (r *hostedClusterReconciler) Reconcile(ctx context.Context, req reconcile.R
 		}
 		status.ControlPlaneEndpoint = hyperv1.APIEndpoint{Host: cp.Host, Port: cp.Port}
 		status.KubeConfig = &corev1.LocalObjectReference{Name: KubeconfigSecretName(hc.Name)}
+		if guests, ok := r.opts.ControlPlanes.(Guests); ok {
+			if cfg, ok := guests.GuestConfig(hc); ok {
+				// Logged, not returned: the status below must not wait for
+				// the catalogs (rechecked every upgradeRecheck anyway).
+				if err := r.reconcileCatalogs(ctx, hc, cfg); err != nil {
+					ctrl.LoggerFrom(ctx).Error(err, "default catalogs of the hosted cluster")
+				}
+				if requeue == 0 || requeue > upgradeRecheck {
+					requeue = upgradeRecheck
+				}
+			}
+		}
 	}
 	if err := patchHostedClusterStatus(ctx, r.client, hc, status); err != nil {
 		return reconcile.Result{}, err
@@ -374,6 +392,7 @@ func (r *hostedClusterReconciler) delete(ctx context.Context, hc *hyperv1.Hosted
 	if err := r.client.Delete(ctx, ns); client.IgnoreNotFound(err) != nil {
 		return reconcile.Result{}, err
 	}
+	r.catalogs.remove(hc.UID)
 	if err := r.opts.ControlPlanes.Remove(ctx, hc); err != nil {
 		return reconcile.Result{}, err
 	}

@@ -40,6 +40,9 @@
 //   - hypershiftsim.hcpfleet.io/degraded: Degraded=True (UnavailableReplicas);
 //   - hypershiftsim.hcpfleet.io/rollout-duration: a Go duration ("30s")
 //     replacing Options.RolloutDuration for this HostedCluster.
+//   - hypershiftsim.hcpfleet.io/catalogs-down: default OLM catalogs
+//     ("redhat-marketplace,community-operators") whose catalog servers are
+//     stopped (with guest control planes; see catalogs.go).
 //
 // Options.OperatorFailure makes the operator itself fail: the program exits
 // at once with that message, so the kubelet stand-in reports its Deployment
@@ -50,7 +53,9 @@
 // the published controlPlaneEndpoint, where nothing answers.
 // hcpfleet.GuestControlPlanes starts a real kube-apiserver per HostedCluster
 // instead (`localfleet up` and the e2e suite use it), so the admin
-// kubeconfig reaches a real API server.
+// kubeconfig reaches a real API server; with those guests the stand-in also
+// plays olm-operator for upgrades (upgradeable.go) and the control-plane
+// operator and HCCO for OLM's default catalogs (catalogs.go).
 //
 // Test and demo infrastructure only; never used by product code.
 package hypershiftsim

@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -35,9 +37,9 @@ const ReasonIncompatibleOperatorsInstalled = "IncompatibleOperatorsInstalled"
 var guestScheme = runtime.NewScheme()
 
 func init() {
-	if err := operatorsv1alpha1.AddToScheme(guestScheme); err != nil {
-		panic(err)
-	}
+	// OLM's types and the built-in ones (the guest's namespaces).
+	utilruntime.Must(clientgoscheme.AddToScheme(guestScheme))
+	utilruntime.Must(operatorsv1alpha1.AddToScheme(guestScheme))
 }
 
 // clusterVersionUpgradeable is the HostedCluster's ClusterVersionUpgradeable

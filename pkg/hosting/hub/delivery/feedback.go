@@ -37,6 +37,7 @@ const (
 	fbMigrating            = "migration-in-progress"
 	fbOperatorLimits       = "olm-operator-limits"
 	fbSubscriptionDefaults = "olm-subscription-defaults"
+	fbCatalogHealth        = "olm-catalog-health"
 
 	fbReplicas        = "replicas"
 	fbDesiredReplicas = "desired-replicas"
@@ -79,6 +80,8 @@ var hostedClusterFeedback = concat(
 		{Name: fbOperatorLimits, Path: ".metadata.annotations['hcpfleet\\.io/olm-operator-limits']"},
 		// What the agent did with the Subscription defaults (pkg/olm).
 		{Name: fbSubscriptionDefaults, Path: ".metadata.annotations['hcpfleet\\.io/olm-subscription-defaults-report']"},
+		// The guest's catalog health, as the agent reports it (pkg/olm).
+		{Name: fbCatalogHealth, Path: ".metadata.annotations['hcpfleet\\.io/olm-catalog-health']"},
 	},
 )
 

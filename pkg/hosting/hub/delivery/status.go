@@ -176,6 +176,13 @@ func ComputeStatus(o Observed) Status {
 		cond(c.Type, c.Status, c.Reason, c.Message)
 	}
 
+	// CatalogsReady from the agent's report of the guest's CatalogSources;
+	// while the host is unavailable it is the last reported, as above.
+	if !o.Deleting && o.Work != nil {
+		status, reason, message := olmhub.CatalogsCondition(hc[fbCatalogHealth])
+		cond(v1alpha1.ConditionCatalogsReady, status, reason, message)
+	}
+
 	// Node pools.
 	var notReady []string
 	for _, name := range o.NodePools {

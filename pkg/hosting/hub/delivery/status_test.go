@@ -303,3 +303,33 @@ func TestComputeStatusSubscriptionDefaults(t *testing.T) {
 		t.Errorf("without defaults: %+v", c)
 	}
 }
+
+// TestComputeStatusCatalogs: CatalogsReady follows the agent's catalog
+// report through the feedback, Unknown without one, none before a
+// ManifestWork exists or while deleting.
+func TestComputeStatusCatalogs(t *testing.T) {
+	failing := olm.NewCatalogHealth(map[string]string{"redhat-operators": "READY", "redhat-marketplace": "TRANSIENT_FAILURE"}).Encode()
+	for _, tc := range []struct {
+		report string
+		status metav1.ConditionStatus
+		reason string
+	}{
+		{"", metav1.ConditionUnknown, v1alpha1.ReasonStatusUnknown},
+		{olm.NewCatalogHealth(map[string]string{"redhat-operators": "READY"}).Encode(), metav1.ConditionTrue, v1alpha1.ReasonAsExpected},
+		{failing, metav1.ConditionFalse, v1alpha1.ReasonCatalogsNotReady},
+	} {
+		hc := map[string]string{fbAvailable: "True"}
+		if tc.report != "" {
+			hc[fbCatalogHealth] = tc.report
+		}
+		c := cond(t, ComputeStatus(Observed{Generation: 2, Work: appliedWork(hc, nil), Host: upHost}), v1alpha1.ConditionCatalogsReady)
+		if c.Status != tc.status || c.Reason != tc.reason || c.ObservedGeneration != 2 {
+			t.Errorf("report %q: CatalogsReady %s %s (%s), want %s %s", tc.report, c.Status, c.Reason, c.Message, tc.status, tc.reason)
+		}
+	}
+	for _, o := range []Observed{{Generation: 2, Host: upHost}, {Generation: 2, Host: upHost, Deleting: true, Work: appliedWork(map[string]string{fbCatalogHealth: failing}, nil)}} {
+		if c := meta.FindStatusCondition(ComputeStatus(o).Conditions, v1alpha1.ConditionCatalogsReady); c != nil {
+			t.Errorf("CatalogsReady %+v without a ManifestWork or while deleting", c)
+		}
+	}
+}

@@ -63,7 +63,7 @@ var (
 var conditionTypes = []string{
 	v1alpha1.ConditionScheduled, v1alpha1.ConditionDelivered, v1alpha1.ConditionAvailable, v1alpha1.ConditionProgressing,
 	v1alpha1.ConditionDegraded, v1alpha1.ConditionNodePoolsReady, v1alpha1.ConditionHostingClusterAvailable,
-	v1alpha1.ConditionUpgradeBlocked, v1alpha1.ConditionImported,
+	v1alpha1.ConditionUpgradeBlocked, v1alpha1.ConditionCatalogsReady, v1alpha1.ConditionImported,
 }
 
 // source is one hub's cache.

@@ -6,19 +6,27 @@
 // olm.maxOpenShiftVersion, copies ignored, invalid values block) and writes
 // the result onto the HostedCluster as olm.AnnotationOperatorLimits, which
 // the hub reads back through the ManifestWork's status feedback and gates
-// minor upgrades with (pkg/olm/hub.Decide).
+// minor upgrades with (pkg/olm/hub.Decide). In the same pass it lists the
+// CatalogSources in the hosted cluster's openshift-marketplace and writes
+// their connection states (OLM's catalog-operator's
+// status.connectionState.lastObservedState) as olm.AnnotationCatalogHealth,
+// which the hub turns into the CatalogsReady condition
+// (pkg/olm/hub.CatalogsCondition).
 //
-// A hosted cluster without OLM's CRDs has no operators: it reports an empty
-// list. One the agent cannot reach keeps its last report (and the hub
-// decides on it) until it can again.
+// A hosted cluster without OLM's CRDs has no operators and no catalogs: it
+// reports an empty list and no catalogs. One the agent cannot reach keeps
+// its last report (and the hub decides on it) until it can again.
 //
-// It reaches the guests as pkg/olm/agent/guests does. What it writes: that
-// one annotation, by merge patch.
+// It reaches the guests as pkg/olm/agent/guests does. What it writes: the
+// annotations olm.AnnotationOperatorLimits and olm.AnnotationCatalogHealth,
+// by merge patch. In the hosted cluster it only reads (CSVs,
+// CatalogSources), as its admin.
 package operatorlimits
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -88,17 +96,26 @@ func (r *reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	return reconcile.Result{RequeueAfter: ResyncPeriod}, nil
 }
 
-// report writes hc's operator limits onto it when they changed.
+// report writes hc's operator limits and catalog health onto it when they
+// changed. A failure to read one does not hold up the other's report.
 func (r *reconciler) report(ctx context.Context, hc *unstructured.Unstructured, guest client.Client) error {
-	limits, err := Read(ctx, guest)
-	if err != nil {
-		return err
+	var errs []error
+	if limits, err := Read(ctx, guest); err != nil {
+		errs = append(errs, err)
+	} else if value, err := Encode(limits); err != nil {
+		errs = append(errs, err)
+	} else if err := r.guests.Annotate(ctx, hc, olm.AnnotationOperatorLimits, &value, FieldManager); err != nil {
+		errs = append(errs, err)
 	}
-	value, err := Encode(limits)
-	if err != nil {
-		return err
+	if catalogs, err := ReadCatalogs(ctx, guest); err != nil {
+		errs = append(errs, err)
+	} else {
+		value := catalogs.Encode()
+		if err := r.guests.Annotate(ctx, hc, olm.AnnotationCatalogHealth, &value, FieldManager); err != nil {
+			errs = append(errs, err)
+		}
 	}
-	return r.guests.Annotate(ctx, hc, olm.AnnotationOperatorLimits, &value, FieldManager)
+	return errors.Join(errs...)
 }
 
 // FieldManager owns the report annotation on HostedClusters.
