@@ -126,8 +126,10 @@ var _ = Describe("the hcp-fleet user journey", Ordered, func() {
 				if h, err = getHCD(ctx, name); err != nil {
 					return err
 				}
+				// CatalogsReady: the stand-in serves the default catalogs
+				// (management placement) with operator-registry's server.
 				return conditionsTrue(h, v1alpha1.ConditionScheduled, v1alpha1.ConditionDelivered, v1alpha1.ConditionAvailable,
-					v1alpha1.ConditionNodePoolsReady, v1alpha1.ConditionImported)
+					v1alpha1.ConditionNodePoolsReady, v1alpha1.ConditionImported, v1alpha1.ConditionCatalogsReady)
 			})
 			host := h.Status.HostingCluster
 			Expect(hosts).To(HaveKey(host))
