@@ -2,7 +2,9 @@ package delivery
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -66,6 +68,13 @@ var (
 
 func init() { metrics.Registry.MustRegister(workWrites, deliveryProblems) }
 
+// DefaultWorkers is how many HostedClusterDeployments the delivery
+// reconciles at once by default: as many as the scheduler binds at once
+// (scheduling.DefaultWorkers), so that a burst's deliveries keep up with its
+// bindings; each delivery waits mostly on the hub API server's writes, which
+// it accepts many times faster in parallel.
+const DefaultWorkers = scheduling.DefaultWorkers
+
 // Options configure the delivery.
 type Options struct {
 	// LostHostTimeout is how long deletion waits for an unavailable hosting
@@ -97,7 +106,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		opts.LostHostTimeout = 10 * time.Minute
 	}
 	if opts.MaxConcurrentReconciles == 0 {
-		opts.MaxConcurrentReconciles = 4
+		opts.MaxConcurrentReconciles = DefaultWorkers
 	}
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha1.HostedClusterDeployment{}, indexReferences,
 		func(o client.Object) []string {
@@ -150,11 +159,21 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 // the works of extensions (pkg/extension/hub) carry the same labels and are
 // not the delivery's.
 func workOwner(_ context.Context, o client.Object) []reconcile.Request {
-	ns, name := o.GetLabels()[hosting.LabelHCDNamespace], o.GetLabels()[hosting.LabelHCDName]
-	if ns == "" || name == "" || o.GetLabels()[extension.LabelExtension] != "" {
+	owner := workOwnerOf(o)
+	if owner.Name == "" {
 		return nil
 	}
-	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}}
+	return []reconcile.Request{{NamespacedName: owner}}
+}
+
+// workOwnerOf names the HostedClusterDeployment a ManifestWork delivers
+// (empty when it is not the delivery's).
+func workOwnerOf(o client.Object) types.NamespacedName {
+	ns, name := o.GetLabels()[hosting.LabelHCDNamespace], o.GetLabels()[hosting.LabelHCDName]
+	if ns == "" || name == "" || o.GetLabels()[extension.LabelExtension] != "" {
+		return types.NamespacedName{}
+	}
+	return types.NamespacedName{Namespace: ns, Name: name}
 }
 
 // boundTo maps a cluster-level object to every HostedClusterDeployment bound
@@ -266,6 +285,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	var w *workv1.ManifestWork
 	if problem == nil {
 		w, observed.DroppedAnnotations, problem, err = r.deliver(ctx, hcd, u, cluster, work, config.olm(), upgrade, current)
+		if errors.Is(err, errCacheBehind) {
+			return ctrl.Result{RequeueAfter: cacheBehindRetry}, nil
+		}
 		if err != nil && problem == nil {
 			return ctrl.Result{}, err
 		}
@@ -359,6 +381,12 @@ func (r *Reconciler) deliver(ctx context.Context, hcd *v1alpha1.HostedClusterDep
 	}
 	if existing == nil {
 		if err := r.client.Create(ctx, desired); err != nil {
+			if apierrors.IsAlreadyExists(err) && r.ours(ctx, desired) {
+				// Created moments ago (by the reconcile before this one) and
+				// not in the cache yet: its event comes, and nothing is
+				// reported meanwhile.
+				return nil, nil, nil, errCacheBehind
+			}
 			err = fmt.Errorf("creating ManifestWork %s/%s: %w", desired.Namespace, desired.Name, err)
 			return nil, nil, &Problem{Reason: v1alpha1.ReasonApplyFailed, Message: err.Error()}, err
 		}
@@ -378,6 +406,25 @@ func (r *Reconciler) deliver(ctx context.Context, hcd *v1alpha1.HostedClusterDep
 	}
 	workWrites.WithLabelValues("update").Inc()
 	return updated, dropped, nil, nil
+}
+
+// errCacheBehind: a ManifestWork the cache does not show yet exists.
+var errCacheBehind = errors.New("the ManifestWork exists but is not in the cache yet")
+
+// cacheBehindRetry is when a reconcile that found errCacheBehind runs again
+// at the latest (the ManifestWork's event normally comes first).
+const cacheBehindRetry = time.Second
+
+// ours reads the ManifestWork named like desired from the API server and
+// reports whether it is the delivery's for the same HostedClusterDeployment.
+func (r *Reconciler) ours(ctx context.Context, desired *workv1.ManifestWork) bool {
+	live := &metav1.PartialObjectMetadata{}
+	live.SetGroupVersionKind(workv1.SchemeGroupVersion.WithKind("ManifestWork"))
+	if err := r.reader.Get(ctx, client.ObjectKeyFromObject(desired), live); err != nil {
+		return false
+	}
+	owner := workOwnerOf(live)
+	return owner.Name != "" && owner == workOwnerOf(desired)
 }
 
 // hostConfig is the HostingConfig a hosting cluster's add-on runs with.
@@ -436,9 +483,13 @@ func hostingNamespaceNotAllowed(hcd *v1alpha1.HostedClusterDeployment, cluster s
 
 // host reads what the hub knows about the hosting cluster.
 func (r *Reconciler) host(ctx context.Context, cluster string) (Host, error) {
+	return hostOf(ctx, r.client, cluster)
+}
+
+func hostOf(ctx context.Context, c client.Reader, cluster string) (Host, error) {
 	h := Host{Cluster: cluster}
 	mc := &clusterv1.ManagedCluster{}
-	if err := r.client.Get(ctx, types.NamespacedName{Name: cluster}, mc); err != nil {
+	if err := c.Get(ctx, types.NamespacedName{Name: cluster}, mc); err != nil {
 		if apierrors.IsNotFound(err) {
 			return h, nil
 		}
@@ -447,7 +498,7 @@ func (r *Reconciler) host(ctx context.Context, cluster string) (Host, error) {
 	h.Exists = mc.DeletionTimestamp == nil
 	h.Available = meta.IsStatusConditionTrue(mc.Status.Conditions, clusterv1.ManagedClusterConditionAvailable)
 	mca := &addonv1alpha1.ManagedClusterAddOn{}
-	if err := r.client.Get(ctx, types.NamespacedName{Namespace: cluster, Name: addon.Name}, mca); err == nil {
+	if err := c.Get(ctx, types.NamespacedName{Namespace: cluster, Name: addon.Name}, mca); err == nil {
 		h.AddOnAvailable = meta.IsStatusConditionTrue(mca.Status.Conditions, addonv1alpha1.ManagedClusterAddOnConditionAvailable)
 	} else if !apierrors.IsNotFound(err) {
 		return h, err
@@ -569,17 +620,39 @@ func (r *Reconciler) removeFinalizer(ctx context.Context, hcd *v1alpha1.HostedCl
 // applyStatus server-side applies the delivery's status fields when they
 // differ from what the HostedClusterDeployment shows.
 func (r *Reconciler) applyStatus(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment, s Status) error {
-	conditions, changed := hcdstatus.Conditions(hcd.Status.Conditions, s.Conditions, s.ObservedGeneration, metav1.Now())
+	apply, conditions, changed := statusApply(hcd, s, metav1.Now())
+	if !changed {
+		return nil
+	}
+	if err := hcdstatus.Apply(ctx, r.client, apply, FieldManager); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	hcdstatus.RecordTransitions(r.recorder, hcd, hcd.Status.HostingCluster, hcd.Status.Conditions, conditions)
+	return nil
+}
+
+// statusApply is the status apply configuration that writes s over hcd's
+// status, the conditions it applies, and whether it changes anything. It
+// carries hcd's binding as it is (status.hostingCluster and the Scheduled
+// condition): the scheduler and the delivery apply under one field manager
+// (hcdstatus.FieldManager), so each apply holds all of their fields. Pure.
+func statusApply(hcd *v1alpha1.HostedClusterDeployment, s Status, now metav1.Time) (*hcdac.HostedClusterDeploymentApplyConfiguration, []metav1.Condition, bool) {
+	conditions, changed := hcdstatus.Conditions(hcd.Status.Conditions, s.Conditions, s.ObservedGeneration, now)
 	changed = changed || hcd.Status.ObservedGeneration != s.ObservedGeneration || hcd.Status.ManifestWork != s.ManifestWork ||
 		!equality.Semantic.DeepEqual(hcd.Status.Version, s.Version) ||
 		!equality.Semantic.DeepEqual(hcd.Status.ControlPlaneEndpoint, s.ControlPlaneEndpoint) ||
 		!equality.Semantic.DeepEqual(hcd.Status.NodePools, s.NodePools)
-	if !changed {
-		return nil
+	if scheduled := meta.FindStatusCondition(hcd.Status.Conditions, v1alpha1.ConditionScheduled); scheduled != nil {
+		// As it is: its observedGeneration is the binding's.
+		conditions = append(conditions, *scheduled)
+		slices.SortStableFunc(conditions, func(a, b metav1.Condition) int { return strings.Compare(a.Type, b.Type) })
 	}
 	status := hcdac.HostedClusterDeploymentStatus().
 		WithObservedGeneration(s.ObservedGeneration).
 		WithConditions(hcdstatus.ApplyConditions(conditions)...)
+	if hcd.Status.HostingCluster != "" {
+		status.WithHostingCluster(hcd.Status.HostingCluster)
+	}
 	if s.ManifestWork != "" {
 		status.WithManifestWork(s.ManifestWork)
 	}
@@ -619,9 +692,36 @@ func (r *Reconciler) applyStatus(ctx context.Context, hcd *v1alpha1.HostedCluste
 	for _, np := range s.NodePools {
 		status.WithNodePools(hcdac.NodePoolStatus().WithName(np.Name).WithReplicas(np.Replicas).WithReadyReplicas(np.ReadyReplicas))
 	}
-	if err := hcdstatus.Apply(ctx, r.client, hcdac.HostedClusterDeployment(hcd.Name, hcd.Namespace).WithStatus(status), FieldManager); err != nil {
-		return client.IgnoreNotFound(err)
+	return hcdac.HostedClusterDeployment(hcd.Name, hcd.Namespace).WithStatus(status), conditions, changed
+}
+
+// BindingStatus is the scheduler's scheduling.BindingStatus: a binding is
+// written with the status the delivery writes once it has written the
+// ManifestWork and the work agent has not answered yet, so that the burst of
+// a binding and its delivery writes the status once, not twice (the
+// delivery then finds nothing to change). c is the hub's cache. What the
+// delivery finds different when it gets there (a referenced Secret missing,
+// a host that just went away) it writes as usual.
+func BindingStatus(c client.Reader) scheduling.BindingStatus {
+	return func(ctx context.Context, bound *v1alpha1.HostedClusterDeployment) (*hcdac.HostedClusterDeploymentApplyConfiguration, []metav1.Condition, error) {
+		host, err := hostOf(ctx, c, bound.Status.HostingCluster)
+		if err != nil {
+			return nil, nil, err
+		}
+		apply, conditions, _ := statusApply(bound, ComputeStatus(written(bound, host)), metav1.Now())
+		return apply, conditions, nil
 	}
-	hcdstatus.RecordTransitions(r.recorder, hcd, hcd.Status.HostingCluster, hcd.Status.Conditions, conditions)
-	return nil
+}
+
+// written is what Reconcile observes right after it created hcd's
+// ManifestWork on host.
+func written(hcd *v1alpha1.HostedClusterDeployment, host Host) Observed {
+	observed := Observed{Generation: hcd.Generation, Host: host,
+		Work: &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: host.Cluster, Name: hosting.WorkName(hcd.Namespace, hcd.Name)}}}
+	for _, np := range hcd.Spec.NodePools {
+		observed.NodePools = append(observed.NodePools, np.Name)
+	}
+	upgrade, _ := upgradeDecision(hcd, nil)
+	observed.Upgrade = &upgrade
+	return observed
 }
