@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -98,6 +99,34 @@ type Reconciler struct {
 	reader   client.Reader // live reads of referenced objects' contents
 	opts     Options
 	recorder record.EventRecorder
+	// created remembers the ManifestWorks this replica created and its cache
+	// does not show yet (by HostedClusterDeployment, with its UID and the
+	// time), as the kube-controller-manager's expectations do: the
+	// reconcile that follows at once (the finalizer's event) would otherwise
+	// create it again and be refused.
+	created sync.Map
+}
+
+// createdWork is an entry of Reconciler.created.
+type createdWork struct {
+	uid types.UID
+	at  time.Time
+}
+
+// createdExpiry is how long a created ManifestWork is expected to show up
+// in the cache; after it, the delivery creates it again (it was deleted
+// meanwhile, or its event was lost).
+const createdExpiry = 30 * time.Second
+
+// awaitingCache reports whether hcd's ManifestWork was created moments ago
+// by this replica and the cache does not show it yet.
+func (r *Reconciler) awaitingCache(hcd *v1alpha1.HostedClusterDeployment) bool {
+	v, ok := r.created.Load(client.ObjectKeyFromObject(hcd))
+	if !ok {
+		return false
+	}
+	c := v.(createdWork)
+	return c.uid == hcd.UID && time.Since(c.at) < createdExpiry
 }
 
 // Setup registers the delivery with mgr; scheduling.AddIndexes must have run.
@@ -238,6 +267,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("HostedClusterDeployment"))
 	if err := r.client.Get(ctx, req.NamespacedName, u); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.created.Delete(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	hcd := &v1alpha1.HostedClusterDeployment{}
@@ -362,8 +394,13 @@ func (r *Reconciler) deliver(ctx context.Context, hcd *v1alpha1.HostedClusterDep
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if existing != nil && existing.Annotations[AnnotationInputHash] == hash {
-		return nil, dropped, nil, nil
+	if existing != nil {
+		r.created.Delete(client.ObjectKeyFromObject(hcd))
+		if existing.Annotations[AnnotationInputHash] == hash {
+			return nil, dropped, nil, nil
+		}
+	} else if r.awaitingCache(hcd) {
+		return nil, nil, nil, errCacheBehind
 	}
 	referenced := make(map[string]*unstructured.Unstructured, len(refs))
 	for _, ref := range refs {
@@ -391,6 +428,7 @@ func (r *Reconciler) deliver(ctx context.Context, hcd *v1alpha1.HostedClusterDep
 			return nil, nil, &Problem{Reason: v1alpha1.ReasonApplyFailed, Message: err.Error()}, err
 		}
 		workWrites.WithLabelValues("create").Inc()
+		r.created.Store(client.ObjectKeyFromObject(hcd), createdWork{uid: hcd.UID, at: time.Now()})
 		return desired, dropped, nil, nil
 	}
 	updated := existing.DeepCopy()
