@@ -154,8 +154,8 @@ type outcome struct {
 	// until its own Delivered=True (ownWrites by verb and resource).
 	ownWritesPerHCD float64
 	ownWrites       string
-	spread, max  int
-	overCapacity int
+	spread, max     int
+	overCapacity    int
 }
 
 func summarize(perCluster map[string]int, clusters []string, capacity int32) (spread, maxCount, over int) {
