@@ -153,7 +153,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	imported := controllerutil.ContainsFinalizer(hcd, Finalizer)
 	host := hcd.Status.HostingCluster
 	available := meta.IsStatusConditionTrue(hcd.Status.Conditions, v1alpha1.ConditionAvailable)
-	if !imported && (host == "" || !available) {
+	if !imported && host == "" {
+		// Nothing to say before the binding (Scheduled says why it waits):
+		// a condition written now would be written again, naming the host,
+		// right after the binding, once more per HostedClusterDeployment in
+		// a burst.
+		return reconcile.Result{}, nil
+	}
+	if !imported && !available {
 		return reconcile.Result{}, r.applyStatus(ctx, hcd, importStatus{condition: metav1.Condition{
 			Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonWaitingForAvailable, Message: waitingMessage(host)}})
 	}

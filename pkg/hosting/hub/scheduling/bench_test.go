@@ -112,6 +112,7 @@ func BenchmarkScheduling(b *testing.B) {
 	removeHostedClusters(b, env, hubc, hostClients)
 	ours := runOurs(b, env, hubc, own, requests, capacity)
 	p50, p99 := statusLatency(b, hubc, hostClients, "bench", min(requests, 100))
+	settle(b, env, hubc, "bench")
 	rest := atRest(b, env, own)
 
 	b.StopTimer()
@@ -425,6 +426,9 @@ func runOurs(b *testing.B, env *fleettest.Env, hubc client.WithWatch, own *hubRe
 	})
 	w.Stop()
 	deliveredMu.Lock()
+	if debugRest {
+		own.dumpHCD(start, ns, "hc-0000", deliveredAt["hc-0000"])
+	}
 	ownTotal, ownBy := own.writesUntil(start, ns, deliveredAt, hosting.WorkName)
 	deliveredMu.Unlock()
 	o.ownWritesPerHCD = float64(ownTotal) / float64(n)
@@ -437,6 +441,28 @@ func runOurs(b *testing.B, env *fleettest.Env, hubc client.WithWatch, own *hubRe
 	o.spread, o.max, o.overCapacity = summarize(perCluster, names, capacity)
 	fmt.Printf("hcp-fleet: hosted clusters per cluster %v\n", ordered(perCluster, names))
 	return o
+}
+
+// settle waits until every HostedClusterDeployment in ns has finished
+// rolling out and is imported (Available=True, Progressing=False,
+// Imported=True), so that what follows measures the hub at rest, not the
+// tail of the rollout.
+func settle(b *testing.B, env *fleettest.Env, hubc client.WithWatch, ns string) {
+	env.Eventually(b, 10*time.Minute, "every hosted cluster rolled out and imported", func(ctx context.Context) error {
+		var list v1alpha1.HostedClusterDeploymentList
+		if err := hubc.List(ctx, &list, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		for _, h := range list.Items {
+			for typ, want := range map[string]metav1.ConditionStatus{v1alpha1.ConditionAvailable: metav1.ConditionTrue,
+				v1alpha1.ConditionProgressing: metav1.ConditionFalse, v1alpha1.ConditionImported: metav1.ConditionTrue} {
+				if c := meta.FindStatusCondition(h.Status.Conditions, typ); c == nil || c.Status != want {
+					return fmt.Errorf("%s: %s is %+v", h.Name, typ, c)
+				}
+			}
+		}
+		return nil
+	})
 }
 
 func benchHCD(ns, name string) *unstructured.Unstructured {

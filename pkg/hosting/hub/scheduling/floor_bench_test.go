@@ -127,9 +127,14 @@ type restFigures struct {
 // while nothing changes (every HostedClusterDeployment delivered, no user
 // writing): every client's, by verb and resource, and hcp-fleet's hub's own.
 func atRest(b *testing.B, env *fleettest.Env, own *hubRequests) restFigures {
+	own.quiet(10 * time.Second)
 	before := apiserverRequests(b, env)
 	ownBefore := own.snapshot()
+	start := time.Now()
 	time.Sleep(time.Minute)
+	if debugRest {
+		own.dumpWrites(start, 200)
+	}
 	after := apiserverRequests(b, env)
 	var r restFigures
 	r.own, r.ownLeases, r.ownBy = since(ownBefore, own.snapshot())

@@ -3,7 +3,9 @@ package scheduling_test
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -29,6 +31,25 @@ type hubRequests struct {
 type hubWrite struct {
 	at                            time.Time
 	verb, resource, sub, ns, name string
+	manager                       string
+	// body is the start of the request's body (BENCH_DEBUG_REST only).
+	body string
+}
+
+// debugRest, when set, prints every write of hcp-fleet's hub at rest.
+var debugRest = os.Getenv("BENCH_DEBUG_REST") != ""
+
+func bodyOf(req *http.Request) string {
+	if req.GetBody == nil {
+		return ""
+	}
+	body, err := req.GetBody()
+	if err != nil {
+		return ""
+	}
+	defer body.Close()
+	raw, _ := io.ReadAll(io.LimitReader(body, 4000))
+	return string(raw)
 }
 
 func newHubRequests() *hubRequests {
@@ -78,13 +99,23 @@ func (h *hubRequests) record(req *http.Request) {
 	if ri.Subresource != "" {
 		key += "/" + ri.Subresource
 	}
+	// Which controller: the scheduler and delivery share a field manager,
+	// the import has its own.
+	manager := req.URL.Query().Get("fieldManager")
+	if manager != "" && ri.Resource == "hostedclusterdeployments" {
+		key += " (" + manager + ")"
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.counts[key]++
 	switch verb {
 	case "get", "list", "watch":
 	default:
-		h.writes = append(h.writes, hubWrite{at: time.Now(), verb: verb, resource: ri.Resource, sub: ri.Subresource, ns: ri.Namespace, name: name})
+		w := hubWrite{at: time.Now(), verb: verb, resource: ri.Resource, sub: ri.Subresource, ns: ri.Namespace, name: name, manager: manager}
+		if debugRest {
+			w.body = bodyOf(req)
+		}
+		h.writes = append(h.writes, w)
 	}
 }
 
@@ -159,7 +190,56 @@ func (h *hubRequests) writesUntil(start time.Time, ns string, until map[string]t
 		if w.sub != "" {
 			key += "/" + w.sub
 		}
+		if w.manager != "" && w.resource == "hostedclusterdeployments" {
+			key += " (" + w.manager + ")"
+		}
 		by[key]++
 	}
 	return total, by
+}
+
+// dumpWrites prints the writes after start (BENCH_DEBUG_REST).
+func (h *hubRequests) dumpWrites(start time.Time, limit int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, w := range h.writes {
+		if w.at.Before(start) {
+			continue
+		}
+		if n++; n > limit {
+			return
+		}
+		fmt.Printf("  at rest: %s %s/%s %s/%s %s\n", w.verb, w.resource, w.sub, w.ns, w.name, strings.ReplaceAll(w.body, "\n", " "))
+	}
+}
+
+// dumpHCD prints the writes for one HostedClusterDeployment from start to
+// until (BENCH_DEBUG_REST).
+func (h *hubRequests) dumpHCD(start time.Time, ns, name string, until time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, w := range h.writes {
+		if w.at.Before(start) || w.at.After(until) || w.ns != ns || w.name != name || w.resource != "hostedclusterdeployments" {
+			continue
+		}
+		fmt.Printf("  %s: %s %s/%s %s\n", name, w.verb, w.resource, w.sub, strings.ReplaceAll(w.body, "\n", " "))
+	}
+}
+
+// quiet waits until the hub has sent nothing but leader-election lease
+// requests for quietFor (at most two minutes): the events of the last
+// transitions are sent asynchronously, after the status that caused them.
+func (h *hubRequests) quiet(quietFor time.Duration) {
+	deadline := time.Now().Add(2 * time.Minute)
+	last := h.snapshot()
+	lastChange := time.Now()
+	for time.Now().Before(deadline) && time.Since(lastChange) < quietFor {
+		time.Sleep(time.Second)
+		now := h.snapshot()
+		if total, _, _ := since(last, now); total > 0 {
+			lastChange = time.Now()
+		}
+		last = now
+	}
 }
