@@ -427,7 +427,11 @@ func runOurs(b *testing.B, env *fleettest.Env, hubc client.WithWatch, own *hubRe
 	w.Stop()
 	deliveredMu.Lock()
 	if debugRest {
-		own.dumpHCD(start, ns, "hc-0000", deliveredAt["hc-0000"])
+		for name, at := range deliveredAt {
+			if n, _ := own.writesUntil(start, ns, map[string]time.Time{name: at}, hosting.WorkName); n > 4 {
+				own.dumpHCD(start, ns, name, at)
+			}
+		}
 	}
 	ownTotal, ownBy := own.writesUntil(start, ns, deliveredAt, hosting.WorkName)
 	deliveredMu.Unlock()
