@@ -2,6 +2,7 @@ package delivery
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -105,6 +106,11 @@ type Reconciler struct {
 	// reconcile that follows at once (the finalizer's event) would otherwise
 	// create it again and be refused.
 	created sync.Map
+	// written remembers the status each HostedClusterDeployment was last
+	// written with and the copy it was computed from: a reconcile that
+	// reads that same copy again before the cache shows the write (the work
+	// agent reports twice in a row, say) would send the same write again.
+	written sync.Map
 }
 
 // createdWork is an entry of Reconciler.created.
@@ -269,6 +275,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.client.Get(ctx, req.NamespacedName, u); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.created.Delete(req.NamespacedName)
+			r.written.Delete(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -645,10 +652,36 @@ func (r *Reconciler) dropWorkFinalizers(ctx context.Context, work *workv1.Manife
 	return client.IgnoreNotFound(kubeutil.SetFinalizers(ctx, r.client, work, nil))
 }
 
-// addFinalizer and removeFinalizer patch metadata.finalizers only: a typed
-// Update would drop spec fields our Go types do not know.
+// addFinalizer server-side applies the finalizer alone (metadata.finalizers
+// is a set: the others' stay) with hcd's UID, which the API server refuses
+// to change: so it lands on this HostedClusterDeployment or nowhere, and,
+// unlike a patch carrying the resourceVersion, it is not refused when
+// another controller wrote the object meanwhile (the import writes its
+// status as the binding lands). hcd's finalizers and resourceVersion are
+// updated from the response. A typed Update would drop spec fields our Go
+// types do not know.
 func (r *Reconciler) addFinalizer(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment) error {
-	return kubeutil.AddFinalizer(ctx, r.client, hcd, Finalizer)
+	if controllerutil.ContainsFinalizer(hcd, Finalizer) {
+		return nil
+	}
+	gvk := v1alpha1.GroupVersion.WithKind("HostedClusterDeployment")
+	data, err := json.Marshal(map[string]any{
+		"apiVersion": gvk.GroupVersion().String(), "kind": gvk.Kind,
+		"metadata": map[string]any{"name": hcd.Name, "namespace": hcd.Namespace, "uid": hcd.UID, "finalizers": []string{Finalizer}},
+	})
+	if err != nil {
+		return err
+	}
+	target := &unstructured.Unstructured{}
+	target.SetGroupVersionKind(gvk)
+	target.SetNamespace(hcd.Namespace)
+	target.SetName(hcd.Name)
+	if err := r.client.Patch(ctx, target, client.RawPatch(types.ApplyPatchType, data), client.FieldOwner(FieldManager)); err != nil {
+		return fmt.Errorf("adding the finalizer %s: %w", Finalizer, err)
+	}
+	hcd.SetFinalizers(target.GetFinalizers())
+	hcd.SetResourceVersion(target.GetResourceVersion())
+	return nil
 }
 
 func (r *Reconciler) removeFinalizer(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment) error {
@@ -662,11 +695,33 @@ func (r *Reconciler) applyStatus(ctx context.Context, hcd *v1alpha1.HostedCluste
 	if !changed {
 		return nil
 	}
+	key := client.ObjectKeyFromObject(hcd)
+	sum, err := json.Marshal(s)
+	if err != nil {
+		return err
+	}
+	if v, ok := r.written.Load(key); ok {
+		if w := v.(writtenStatus); w.uid == hcd.UID && w.from == hcd.ResourceVersion && w.status == string(sum) {
+			// Written already, from this same copy: the cache does not
+			// show it yet, and its event comes.
+			return nil
+		}
+	}
 	if err := hcdstatus.Apply(ctx, r.client, apply, FieldManager); err != nil {
 		return client.IgnoreNotFound(err)
 	}
+	r.written.Store(key, writtenStatus{uid: hcd.UID, from: hcd.ResourceVersion, status: string(sum)})
 	hcdstatus.RecordTransitions(r.recorder, hcd, hcd.Status.HostingCluster, hcd.Status.Conditions, conditions)
 	return nil
+}
+
+// writtenStatus is an entry of Reconciler.written: the status last written
+// for a HostedClusterDeployment (its UID), computed from the copy at
+// resourceVersion from.
+type writtenStatus struct {
+	uid    types.UID
+	from   string
+	status string
 }
 
 // statusApply is the status apply configuration that writes s over hcd's
