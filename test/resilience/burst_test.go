@@ -185,7 +185,10 @@ func churnDuringBurst(ctx context.Context, ns, deleteAfterDelivery, recreate str
 		return nil
 	}
 	if err := poll(deleteAfterDelivery, func(h *v1alpha1.HostedClusterDeployment, err error) bool {
-		return err == nil && h.Status.ManifestWork != ""
+		// status.manifestWork is written with the binding: the ManifestWork
+		// itself is what must exist.
+		return err == nil && h.Status.HostingCluster != "" &&
+			hubc.Get(ctx, types.NamespacedName{Namespace: h.Status.HostingCluster, Name: hosting.WorkName(ns, deleteAfterDelivery)}, &workv1.ManifestWork{}) == nil
 	}); err != nil {
 		return err
 	}
@@ -284,10 +287,20 @@ func boundOnceAndDelivered(t *testing.T, ns string, want int) map[string]int {
 		if err := hubc.List(ctx, &list, client.InNamespace(ns)); err != nil {
 			return err
 		}
+		// status.manifestWork is written with the binding; delivered is
+		// when the ManifestWork exists.
+		var works workv1.ManifestWorkList
+		if err := hubc.List(ctx, &works, client.MatchingLabels{hosting.LabelHCDNamespace: ns}); err != nil {
+			return err
+		}
+		written := map[string]bool{}
+		for _, w := range works.Items {
+			written[w.Labels[hosting.LabelHCDName]] = true
+		}
 		count := map[string]int{}
 		delivered := 0
 		for _, h := range list.Items {
-			if h.Status.HostingCluster != "" && h.Status.ManifestWork != "" {
+			if h.Status.HostingCluster != "" && written[h.Name] {
 				delivered++
 				count[h.Status.HostingCluster]++
 			}

@@ -99,6 +99,10 @@ type Options struct {
 	// address to scrape. It is called at each start of the agent (not of
 	// its cleanup Job).
 	AgentArgs func(cluster string) []string
+	// HubTransport, when set, wraps the transport of every hub replica's
+	// clients (its manager's and its add-on manager's), e.g. to count the
+	// hub's own requests apart from everyone else's on the hub API server.
+	HubTransport func(http.RoundTripper) http.RoundTripper
 	// Nodes are the worker Nodes the kubelet stand-in registers on a
 	// management cluster (with allocatable CPU and memory, which the
 	// agent's capacity report reads); kubeletsim.DefaultNodes when nil.
@@ -304,6 +308,9 @@ func (p *Product) StartHub() int {
 	// from this configuration, so KillHub silences all of them.
 	cfg := rest.CopyConfig(p.hubConfig)
 	cfg.Wrap(func(next http.RoundTripper) http.RoundTripper { return severable{next: next, killed: &r.killed} })
+	if p.opts.HubTransport != nil {
+		cfg.Wrap(p.opts.HubTransport)
+	}
 	go func() {
 		defer close(r.done)
 		// Like a pod, a replica that exits (e.g. it lost its leader lease on

@@ -40,7 +40,10 @@ func setupControllers(mgr ctrl.Manager, opts *Options) error {
 	}
 	// The same namespaces the add-on's render takes HostingConfigs from.
 	configNamespaces := scheduling.ConfigNamespaces{Hub: opts.Namespace, Allowed: opts.hostingConfigNamespaces()}
-	if err := scheduling.Setup(mgr, scheduling.Options{Strategy: strategy, ConfigNamespaces: configNamespaces}); err != nil {
+	// A binding is written with the delivery's first status (one status
+	// write instead of two per hosted cluster).
+	if err := scheduling.Setup(mgr, scheduling.Options{Strategy: strategy, ConfigNamespaces: configNamespaces,
+		BindingStatus: delivery.BindingStatus(mgr.GetClient())}); err != nil {
 		return err
 	}
 	annotations, err := delivery.ParseAnnotationPolicy(opts.HostedClusterAnnotations)

@@ -97,14 +97,20 @@ func bindings(t *testing.T, ns string, names []string) map[string]int {
 				unbound = append(unbound, h.Name)
 				continue
 			}
-			if h.Status.ManifestWork == "" {
-				return fmt.Errorf("%s bound to %s but not delivered yet", h.Name, h.Status.HostingCluster)
-			}
 			bound++
 			count[h.Status.HostingCluster]++
 		}
 		if bound != len(names) {
 			return fmt.Errorf("%d of %d bound; e.g. %v", bound, len(names), unbound[:min(3, len(unbound))])
+		}
+		// status.manifestWork is written with the binding; delivered is
+		// when the ManifestWork exists.
+		var works workv1.ManifestWorkList
+		if err := hubc.List(ctx, &works, client.MatchingLabels{hosting.LabelHCDNamespace: ns}); err != nil {
+			return err
+		}
+		if len(works.Items) < len(names) {
+			return fmt.Errorf("%d of %d bound ones delivered", len(works.Items), len(names))
 		}
 		perCluster = count
 		return nil

@@ -2,8 +2,12 @@ package delivery
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -66,6 +70,13 @@ var (
 
 func init() { metrics.Registry.MustRegister(workWrites, deliveryProblems) }
 
+// DefaultWorkers is how many HostedClusterDeployments the delivery
+// reconciles at once by default: as many as the scheduler binds at once
+// (scheduling.DefaultWorkers), so that a burst's deliveries keep up with its
+// bindings; each delivery waits mostly on the hub API server's writes, which
+// it accepts many times faster in parallel.
+const DefaultWorkers = scheduling.DefaultWorkers
+
 // Options configure the delivery.
 type Options struct {
 	// LostHostTimeout is how long deletion waits for an unavailable hosting
@@ -89,6 +100,39 @@ type Reconciler struct {
 	reader   client.Reader // live reads of referenced objects' contents
 	opts     Options
 	recorder record.EventRecorder
+	// created remembers the ManifestWorks this replica created and its cache
+	// does not show yet (by HostedClusterDeployment, with its UID and the
+	// time), as the kube-controller-manager's expectations do: the
+	// reconcile that follows at once (the finalizer's event) would otherwise
+	// create it again and be refused.
+	created sync.Map
+	// written remembers the status each HostedClusterDeployment was last
+	// written with and the copy it was computed from: a reconcile that
+	// reads that same copy again before the cache shows the write (the work
+	// agent reports twice in a row, say) would send the same write again.
+	written sync.Map
+}
+
+// createdWork is an entry of Reconciler.created.
+type createdWork struct {
+	uid types.UID
+	at  time.Time
+}
+
+// createdExpiry is how long a created ManifestWork is expected to show up
+// in the cache; after it, the delivery creates it again (it was deleted
+// meanwhile, or its event was lost).
+const createdExpiry = 30 * time.Second
+
+// awaitingCache reports whether hcd's ManifestWork was created moments ago
+// by this replica and the cache does not show it yet.
+func (r *Reconciler) awaitingCache(hcd *v1alpha1.HostedClusterDeployment) bool {
+	v, ok := r.created.Load(client.ObjectKeyFromObject(hcd))
+	if !ok {
+		return false
+	}
+	c := v.(createdWork)
+	return c.uid == hcd.UID && time.Since(c.at) < createdExpiry
 }
 
 // Setup registers the delivery with mgr; scheduling.AddIndexes must have run.
@@ -97,7 +141,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		opts.LostHostTimeout = 10 * time.Minute
 	}
 	if opts.MaxConcurrentReconciles == 0 {
-		opts.MaxConcurrentReconciles = 4
+		opts.MaxConcurrentReconciles = DefaultWorkers
 	}
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha1.HostedClusterDeployment{}, indexReferences,
 		func(o client.Object) []string {
@@ -150,11 +194,21 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 // the works of extensions (pkg/extension/hub) carry the same labels and are
 // not the delivery's.
 func workOwner(_ context.Context, o client.Object) []reconcile.Request {
-	ns, name := o.GetLabels()[hosting.LabelHCDNamespace], o.GetLabels()[hosting.LabelHCDName]
-	if ns == "" || name == "" || o.GetLabels()[extension.LabelExtension] != "" {
+	owner := workOwnerOf(o)
+	if owner.Name == "" {
 		return nil
 	}
-	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}}
+	return []reconcile.Request{{NamespacedName: owner}}
+}
+
+// workOwnerOf names the HostedClusterDeployment a ManifestWork delivers
+// (empty when it is not the delivery's).
+func workOwnerOf(o client.Object) types.NamespacedName {
+	ns, name := o.GetLabels()[hosting.LabelHCDNamespace], o.GetLabels()[hosting.LabelHCDName]
+	if ns == "" || name == "" || o.GetLabels()[extension.LabelExtension] != "" {
+		return types.NamespacedName{}
+	}
+	return types.NamespacedName{Namespace: ns, Name: name}
 }
 
 // boundTo maps a cluster-level object to every HostedClusterDeployment bound
@@ -219,6 +273,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("HostedClusterDeployment"))
 	if err := r.client.Get(ctx, req.NamespacedName, u); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.created.Delete(req.NamespacedName)
+			r.written.Delete(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	hcd := &v1alpha1.HostedClusterDeployment{}
@@ -267,6 +325,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	var w *workv1.ManifestWork
 	if problem == nil {
 		w, observed.DroppedAnnotations, problem, err = r.deliver(ctx, hcd, u, cluster, work, config.olm(), upgrade, current)
+		if errors.Is(err, errCacheBehind) {
+			return ctrl.Result{RequeueAfter: cacheBehindRetry}, nil
+		}
 		if err != nil && problem == nil {
 			return ctrl.Result{}, err
 		}
@@ -349,8 +410,13 @@ func (r *Reconciler) deliver(ctx context.Context, hcd *v1alpha1.HostedClusterDep
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if existing != nil && existing.Annotations[AnnotationInputHash] == hash {
-		return nil, dropped, nil, nil
+	if existing != nil {
+		r.created.Delete(client.ObjectKeyFromObject(hcd))
+		if existing.Annotations[AnnotationInputHash] == hash {
+			return nil, dropped, nil, nil
+		}
+	} else if r.awaitingCache(hcd) {
+		return nil, nil, nil, errCacheBehind
 	}
 	referenced := make(map[string]*unstructured.Unstructured, len(refs))
 	for _, ref := range refs {
@@ -368,10 +434,17 @@ func (r *Reconciler) deliver(ctx context.Context, hcd *v1alpha1.HostedClusterDep
 	}
 	if existing == nil {
 		if err := r.client.Create(ctx, desired); err != nil {
+			if apierrors.IsAlreadyExists(err) && r.ours(ctx, desired) {
+				// Created moments ago (by the reconcile before this one) and
+				// not in the cache yet: its event comes, and nothing is
+				// reported meanwhile.
+				return nil, nil, nil, errCacheBehind
+			}
 			err = fmt.Errorf("creating ManifestWork %s/%s: %w", desired.Namespace, desired.Name, err)
 			return nil, nil, &Problem{Reason: v1alpha1.ReasonApplyFailed, Message: err.Error()}, err
 		}
 		workWrites.WithLabelValues("create").Inc()
+		r.created.Store(client.ObjectKeyFromObject(hcd), createdWork{uid: hcd.UID, at: time.Now()})
 		return desired, dropped, nil, nil
 	}
 	updated := existing.DeepCopy()
@@ -387,6 +460,25 @@ func (r *Reconciler) deliver(ctx context.Context, hcd *v1alpha1.HostedClusterDep
 	}
 	workWrites.WithLabelValues("update").Inc()
 	return updated, dropped, nil, nil
+}
+
+// errCacheBehind: a ManifestWork the cache does not show yet exists.
+var errCacheBehind = errors.New("the ManifestWork exists but is not in the cache yet")
+
+// cacheBehindRetry is when a reconcile that found errCacheBehind runs again
+// at the latest (the ManifestWork's event normally comes first).
+const cacheBehindRetry = time.Second
+
+// ours reads the ManifestWork named like desired from the API server and
+// reports whether it is the delivery's for the same HostedClusterDeployment.
+func (r *Reconciler) ours(ctx context.Context, desired *workv1.ManifestWork) bool {
+	live := &metav1.PartialObjectMetadata{}
+	live.SetGroupVersionKind(workv1.SchemeGroupVersion.WithKind("ManifestWork"))
+	if err := r.reader.Get(ctx, client.ObjectKeyFromObject(desired), live); err != nil {
+		return false
+	}
+	owner := workOwnerOf(live)
+	return owner.Name != "" && owner == workOwnerOf(desired)
 }
 
 // hostConfig is the HostingConfig a hosting cluster's add-on runs with.
@@ -445,9 +537,13 @@ func hostingNamespaceNotAllowed(hcd *v1alpha1.HostedClusterDeployment, cluster s
 
 // host reads what the hub knows about the hosting cluster.
 func (r *Reconciler) host(ctx context.Context, cluster string) (Host, error) {
+	return hostOf(ctx, r.client, cluster)
+}
+
+func hostOf(ctx context.Context, c client.Reader, cluster string) (Host, error) {
 	h := Host{Cluster: cluster}
 	mc := &clusterv1.ManagedCluster{}
-	if err := r.client.Get(ctx, types.NamespacedName{Name: cluster}, mc); err != nil {
+	if err := c.Get(ctx, types.NamespacedName{Name: cluster}, mc); err != nil {
 		if apierrors.IsNotFound(err) {
 			return h, nil
 		}
@@ -456,7 +552,7 @@ func (r *Reconciler) host(ctx context.Context, cluster string) (Host, error) {
 	h.Exists = mc.DeletionTimestamp == nil
 	h.Available = meta.IsStatusConditionTrue(mc.Status.Conditions, clusterv1.ManagedClusterConditionAvailable)
 	mca := &addonv1alpha1.ManagedClusterAddOn{}
-	if err := r.client.Get(ctx, types.NamespacedName{Namespace: cluster, Name: addon.Name}, mca); err == nil {
+	if err := c.Get(ctx, types.NamespacedName{Namespace: cluster, Name: addon.Name}, mca); err == nil {
 		h.AddOnAvailable = meta.IsStatusConditionTrue(mca.Status.Conditions, addonv1alpha1.ManagedClusterAddOnConditionAvailable)
 	} else if !apierrors.IsNotFound(err) {
 		return h, err
@@ -565,10 +661,36 @@ func (r *Reconciler) dropWorkFinalizers(ctx context.Context, work *workv1.Manife
 	return client.IgnoreNotFound(kubeutil.SetFinalizers(ctx, r.client, work, nil))
 }
 
-// addFinalizer and removeFinalizer patch metadata.finalizers only: a typed
-// Update would drop spec fields our Go types do not know.
+// addFinalizer server-side applies the finalizer alone (metadata.finalizers
+// is a set: the others' stay) with hcd's UID, which the API server refuses
+// to change: so it lands on this HostedClusterDeployment or nowhere, and,
+// unlike a patch carrying the resourceVersion, it is not refused when
+// another controller wrote the object meanwhile (the import writes its
+// status as the binding lands). hcd's finalizers and resourceVersion are
+// updated from the response. A typed Update would drop spec fields our Go
+// types do not know.
 func (r *Reconciler) addFinalizer(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment) error {
-	return kubeutil.AddFinalizer(ctx, r.client, hcd, Finalizer)
+	if controllerutil.ContainsFinalizer(hcd, Finalizer) {
+		return nil
+	}
+	gvk := v1alpha1.GroupVersion.WithKind("HostedClusterDeployment")
+	data, err := json.Marshal(map[string]any{
+		"apiVersion": gvk.GroupVersion().String(), "kind": gvk.Kind,
+		"metadata": map[string]any{"name": hcd.Name, "namespace": hcd.Namespace, "uid": hcd.UID, "finalizers": []string{Finalizer}},
+	})
+	if err != nil {
+		return err
+	}
+	target := &unstructured.Unstructured{}
+	target.SetGroupVersionKind(gvk)
+	target.SetNamespace(hcd.Namespace)
+	target.SetName(hcd.Name)
+	if err := r.client.Patch(ctx, target, client.RawPatch(types.ApplyPatchType, data), client.FieldOwner(FieldManager)); err != nil {
+		return fmt.Errorf("adding the finalizer %s: %w", Finalizer, err)
+	}
+	hcd.SetFinalizers(target.GetFinalizers())
+	hcd.SetResourceVersion(target.GetResourceVersion())
+	return nil
 }
 
 func (r *Reconciler) removeFinalizer(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment) error {
@@ -578,22 +700,66 @@ func (r *Reconciler) removeFinalizer(ctx context.Context, hcd *v1alpha1.HostedCl
 // applyStatus server-side applies the delivery's status fields when they
 // differ from what the HostedClusterDeployment shows.
 func (r *Reconciler) applyStatus(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment, s Status) error {
-	conditions, changed := hcdstatus.Conditions(hcd.Status.Conditions, s.Conditions, s.ObservedGeneration, metav1.Now())
+	apply, conditions, changed := statusApply(hcd, s, metav1.Now())
+	if !changed {
+		return nil
+	}
+	key := client.ObjectKeyFromObject(hcd)
+	sum, err := json.Marshal(s)
+	if err != nil {
+		return err
+	}
+	if v, ok := r.written.Load(key); ok {
+		if w := v.(writtenStatus); w.uid == hcd.UID && w.from == hcd.ResourceVersion && w.status == string(sum) {
+			// Written already, from this same copy: the cache does not
+			// show it yet, and its event comes.
+			return nil
+		}
+	}
+	if err := hcdstatus.Apply(ctx, r.client, apply, FieldManager); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	r.written.Store(key, writtenStatus{uid: hcd.UID, from: hcd.ResourceVersion, status: string(sum)})
+	hcdstatus.RecordTransitions(r.recorder, hcd, hcd.Status.HostingCluster, hcd.Status.Conditions, conditions)
+	return nil
+}
+
+// writtenStatus is an entry of Reconciler.written: the status last written
+// for a HostedClusterDeployment (its UID), computed from the copy at
+// resourceVersion from.
+type writtenStatus struct {
+	uid    types.UID
+	from   string
+	status string
+}
+
+// statusApply is the status apply configuration that writes s over hcd's
+// status, the conditions it applies, and whether it changes anything. It
+// carries hcd's binding as it is (status.hostingCluster and the Scheduled
+// condition): the scheduler and the delivery apply under one field manager
+// (hcdstatus.FieldManager), so each apply holds all of their fields. Pure.
+func statusApply(hcd *v1alpha1.HostedClusterDeployment, s Status, now metav1.Time) (*hcdac.HostedClusterDeploymentApplyConfiguration, []metav1.Condition, bool) {
+	conditions, changed := hcdstatus.Conditions(hcd.Status.Conditions, s.Conditions, s.ObservedGeneration, now)
 	// Conditions this controller sets only at times: one that goes away is a
 	// change too (the apply below drops it).
-	for _, t := range []string{v1alpha1.ConditionUpgradeBlocked, v1alpha1.ConditionSubscriptionDefaultsApplied} {
+	for _, t := range []string{v1alpha1.ConditionUpgradeBlocked, v1alpha1.ConditionSubscriptionDefaultsApplied, v1alpha1.ConditionCatalogsReady} {
 		changed = changed || (meta.FindStatusCondition(hcd.Status.Conditions, t) != nil && meta.FindStatusCondition(s.Conditions, t) == nil)
 	}
 	changed = changed || hcd.Status.ObservedGeneration != s.ObservedGeneration || hcd.Status.ManifestWork != s.ManifestWork ||
 		!equality.Semantic.DeepEqual(hcd.Status.Version, s.Version) ||
 		!equality.Semantic.DeepEqual(hcd.Status.ControlPlaneEndpoint, s.ControlPlaneEndpoint) ||
 		!equality.Semantic.DeepEqual(hcd.Status.NodePools, s.NodePools)
-	if !changed {
-		return nil
+	if scheduled := meta.FindStatusCondition(hcd.Status.Conditions, v1alpha1.ConditionScheduled); scheduled != nil {
+		// As it is: its observedGeneration is the binding's.
+		conditions = append(conditions, *scheduled)
+		slices.SortStableFunc(conditions, func(a, b metav1.Condition) int { return strings.Compare(a.Type, b.Type) })
 	}
 	status := hcdac.HostedClusterDeploymentStatus().
 		WithObservedGeneration(s.ObservedGeneration).
 		WithConditions(hcdstatus.ApplyConditions(conditions)...)
+	if hcd.Status.HostingCluster != "" {
+		status.WithHostingCluster(hcd.Status.HostingCluster)
+	}
 	if s.ManifestWork != "" {
 		status.WithManifestWork(s.ManifestWork)
 	}
@@ -633,9 +799,36 @@ func (r *Reconciler) applyStatus(ctx context.Context, hcd *v1alpha1.HostedCluste
 	for _, np := range s.NodePools {
 		status.WithNodePools(hcdac.NodePoolStatus().WithName(np.Name).WithReplicas(np.Replicas).WithReadyReplicas(np.ReadyReplicas))
 	}
-	if err := hcdstatus.Apply(ctx, r.client, hcdac.HostedClusterDeployment(hcd.Name, hcd.Namespace).WithStatus(status), FieldManager); err != nil {
-		return client.IgnoreNotFound(err)
+	return hcdac.HostedClusterDeployment(hcd.Name, hcd.Namespace).WithStatus(status), conditions, changed
+}
+
+// BindingStatus is the scheduler's scheduling.BindingStatus: a binding is
+// written with the status the delivery writes once it has written the
+// ManifestWork and the work agent has not answered yet, so that the burst of
+// a binding and its delivery writes the status once, not twice (the
+// delivery then finds nothing to change). c is the hub's cache. What the
+// delivery finds different when it gets there (a referenced Secret missing,
+// a host that just went away) it writes as usual.
+func BindingStatus(c client.Reader) scheduling.BindingStatus {
+	return func(ctx context.Context, bound *v1alpha1.HostedClusterDeployment) (*hcdac.HostedClusterDeploymentApplyConfiguration, []metav1.Condition, error) {
+		host, err := hostOf(ctx, c, bound.Status.HostingCluster)
+		if err != nil {
+			return nil, nil, err
+		}
+		apply, conditions, _ := statusApply(bound, ComputeStatus(written(bound, host)), metav1.Now())
+		return apply, conditions, nil
 	}
-	hcdstatus.RecordTransitions(r.recorder, hcd, hcd.Status.HostingCluster, hcd.Status.Conditions, conditions)
-	return nil
+}
+
+// written is what Reconcile observes right after it created hcd's
+// ManifestWork on host.
+func written(hcd *v1alpha1.HostedClusterDeployment, host Host) Observed {
+	observed := Observed{Generation: hcd.Generation, Host: host,
+		Work: &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: host.Cluster, Name: hosting.WorkName(hcd.Namespace, hcd.Name)}}}
+	for _, np := range hcd.Spec.NodePools {
+		observed.NodePools = append(observed.NodePools, np.Name)
+	}
+	upgrade, _ := upgradeDecision(hcd, nil)
+	observed.Upgrade = &upgrade
+	return observed
 }

@@ -15,11 +15,13 @@ import (
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hcdstatus"
 )
 
 // FieldManager is the server-side apply field manager of the delivery's
-// fields of HostedClusterDeployment status on the hub.
-const FieldManager = "hcp-fleet-delivery"
+// fields of HostedClusterDeployment status on the hub, shared with the
+// scheduler (hcdstatus.FieldManager).
+const FieldManager = hcdstatus.FieldManager
 
 // HostFieldManager is the field manager the work agent applies our objects
 // with on the management cluster (OCM requires the "work-agent" prefix).

@@ -182,9 +182,8 @@ func TestDeletionOnLostHost(t *testing.T) {
 		t.Fatal("host should be unavailable")
 	}
 	observed := func(h *v1alpha1.HostedClusterDeployment, w *workv1.ManifestWork) Status {
-		rr := *r
 		var got Status
-		rr.client = statusCapture{Client: c, capture: func(s Status) { got = s }}
+		rr := &Reconciler{client: statusCapture{Client: c, capture: func(s Status) { got = s }}, reader: r.reader, opts: r.opts, recorder: r.recorder}
 		_, _ = rr.finalize(ctx, h, host, w)
 		return got
 	}

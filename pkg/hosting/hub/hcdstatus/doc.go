@@ -8,7 +8,10 @@
 // fields already hold what it wants. Apply writes: it server-side applies a
 // HostedClusterDeployment apply configuration (generated into
 // api/v1alpha1/applyconfiguration) to the status subresource, under the
-// calling controller's field manager and with ForceOwnership. Each controller
-// applies only the fields it owns, so a field it leaves out of its apply
-// configuration is released (and removed when no other manager owns it).
+// calling controller's field manager and with ForceOwnership. Each field
+// manager's apply holds all of its fields, so a field it leaves out of its
+// apply configuration is released (and removed when no other manager owns
+// it). The scheduler and the delivery share one (FieldManager): a binding is
+// written together with the delivery's first status, and the delivery's
+// applies carry the binding.
 package hcdstatus

@@ -17,6 +17,18 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/pkg/kubeutil"
 )
 
+// FieldManager is the field manager under which both the scheduler and the
+// delivery apply HostedClusterDeployment status: the binding
+// (status.hostingCluster, the Scheduled condition) and the delivery's fields.
+// The scheduler writes a binding together with the status the delivery
+// would write right after it (one status write per binding instead of two),
+// and a field left out of an apply is only removed when no other manager
+// holds it; so the two share a manager, and each of its applies holds all of
+// its fields (the delivery's carry the binding as it is). The name is the
+// delivery's from before they shared it, so that the fields an older hub
+// applied under it are still covered by every apply.
+const FieldManager = "hcp-fleet-delivery"
+
 // Conditions returns the desired conditions as a controller applies them
 // over live (the conditions the HostedClusterDeployment shows), sorted by
 // type: each carries observedGeneration generation and, as

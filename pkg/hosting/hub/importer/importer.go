@@ -23,6 +23,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -152,7 +153,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	imported := controllerutil.ContainsFinalizer(hcd, Finalizer)
 	host := hcd.Status.HostingCluster
 	available := meta.IsStatusConditionTrue(hcd.Status.Conditions, v1alpha1.ConditionAvailable)
-	if !imported && (host == "" || !available) {
+	if !imported && host == "" {
+		// Nothing to say before the binding (Scheduled says why it waits):
+		// a condition written now would be written again, naming the host,
+		// right after the binding, once more per HostedClusterDeployment in
+		// a burst.
+		return reconcile.Result{}, nil
+	}
+	if !imported && !available {
 		return reconcile.Result{}, r.applyStatus(ctx, hcd, importStatus{condition: metav1.Condition{
 			Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonWaitingForAvailable, Message: waitingMessage(host)}})
 	}
@@ -162,7 +170,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if client.IgnoreNotFound(err) != nil {
 		return reconcile.Result{}, err
 	}
-	if err == nil && !ours(mc, hcd) {
+	mcFound := err == nil
+	if mcFound && !ours(mc, hcd) {
 		return reconcile.Result{}, r.applyStatus(ctx, hcd, importStatus{condition: metav1.Condition{
 			Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonImportFailed,
 			Message: fmt.Sprintf("ManagedCluster %s already exists and does not belong to this HostedClusterDeployment (it lacks the labels %s=%s, %s=%s); rename one of them",
@@ -195,8 +204,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	// the labels the fleet admin allows, and the tenant is told which keys
 	// were left out.
 	copied, dropped := r.labels.Filter(hcd.Labels)
-	if err := r.applyManagedCluster(ctx, hcd, host, copied); err != nil {
-		return reconcile.Result{}, err
+	// Applied only when the cached ManagedCluster differs: every status
+	// change of the HostedClusterDeployment and of the ManagedCluster comes
+	// here, and an apply that changes nothing is still a request.
+	if !mcFound || !ManagedClusterUpToDate(mc, DesiredManagedCluster(hcd, host, copied)) {
+		if err := r.applyManagedCluster(ctx, hcd, host, copied); err != nil {
+			return reconcile.Result{}, err
+		}
 	}
 	note := droppedMessage(dropped)
 	status := importStatus{managedCluster: hcd.Name}
@@ -279,6 +293,69 @@ func DesiredManagedCluster(hcd *v1alpha1.HostedClusterDeployment, host string, c
 		},
 		"spec": map[string]any{"hubAcceptsClient": true},
 	}
+}
+
+// ManagedClusterUpToDate reports whether live already holds what applying
+// desired (DesiredManagedCluster) would set, and the import holds no label
+// there that desired no longer carries (which the apply would release).
+// Pure.
+func ManagedClusterUpToDate(live *clusterv1.ManagedCluster, desired map[string]any) bool {
+	metadata, _ := desired["metadata"].(map[string]any)
+	lbls, _ := metadata["labels"].(map[string]string)
+	annotations, _ := metadata["annotations"].(map[string]string)
+	spec, _ := desired["spec"].(map[string]any)
+	if accepts, _ := spec["hubAcceptsClient"].(bool); accepts != live.Spec.HubAcceptsClient {
+		return false
+	}
+	for k, v := range lbls {
+		if got, ok := live.Labels[k]; !ok || got != v {
+			return false
+		}
+	}
+	for k, v := range annotations {
+		if got, ok := live.Annotations[k]; !ok || got != v {
+			return false
+		}
+	}
+	owned, ok := appliedLabels(live)
+	if !ok {
+		return false
+	}
+	for _, k := range owned {
+		if _, keep := lbls[k]; !keep {
+			return false
+		}
+	}
+	return true
+}
+
+// appliedLabels are the label keys the import's apply holds on obj, from
+// its managed fields; ok is false when they cannot be read.
+func appliedLabels(obj metav1.Object) (keys []string, ok bool) {
+	for _, mf := range obj.GetManagedFields() {
+		if mf.Manager != FieldManager || mf.Operation != metav1.ManagedFieldsOperationApply || mf.Subresource != "" {
+			continue
+		}
+		if mf.FieldsV1 == nil {
+			return nil, false
+		}
+		var fields struct {
+			Metadata struct {
+				Labels map[string]json.RawMessage `json:"f:labels"`
+			} `json:"f:metadata"`
+		}
+		if err := json.Unmarshal(mf.FieldsV1.Raw, &fields); err != nil {
+			return nil, false
+		}
+		for k := range fields.Metadata.Labels {
+			if key, isField := strings.CutPrefix(k, "f:"); isField {
+				keys = append(keys, key)
+			}
+		}
+		return keys, true
+	}
+	// Not applied by the import (yet): nothing to release.
+	return nil, true
 }
 
 func (r *Reconciler) applyManagedCluster(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment, host string, copied map[string]string) error {

@@ -69,7 +69,9 @@ func BenchmarkScheduling(b *testing.B) {
 	if err := hcpfleet.Install(ctx, fleet); err != nil {
 		b.Fatal(err)
 	}
-	product, err := hcpfleet.Start(fleet, hcpfleet.Options{})
+	// hcp-fleet's own requests, apart from OCM's and everyone else's.
+	own := newHubRequests()
+	product, err := hcpfleet.Start(fleet, hcpfleet.Options{HubTransport: own.Wrap})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -108,16 +110,17 @@ func BenchmarkScheduling(b *testing.B) {
 	floorBind, floorDeliver := floor(b, env, hubc, requests)
 	recipe := runRecipe(b, env, hubc, hostClients, requests, capacity)
 	removeHostedClusters(b, env, hubc, hostClients)
-	ours := runOurs(b, env, hubc, requests, capacity)
+	ours := runOurs(b, env, hubc, own, requests, capacity)
 	p50, p99 := statusLatency(b, hubc, hostClients, "bench", min(requests, 100))
-	restPerMinute, restTop := atRest(b, env)
+	settle(b, env, hubc, "bench")
+	rest := atRest(b, env, own)
 
 	b.StopTimer()
 	fmt.Printf("\n%d hosted clusters requested at once over %d management clusters of capacity %d\n", requests, clusters, capacity)
 	fmt.Printf("%-44s %18s %18s\n", "", "hcp-fleet", "Placement per HC")
 	fmt.Printf("%-44s %18s %18s\n", "time until all bound", ours.bound.Round(time.Millisecond), recipe.bound.Round(time.Millisecond))
 	fmt.Printf("%-44s %18s %18s\n", "time until all delivered (Applied on host)", ours.elapsed.Round(time.Millisecond), "n/a")
-	fmt.Printf("%-44s %18.1f %18s\n", "hub API writes per hosted cluster", ours.writesPerHCD, "n/a")
+	fmt.Printf("%-44s %18.1f %18s\n", "hcp-fleet writes per hosted cluster", ours.ownWritesPerHCD, "n/a")
 	fmt.Printf("%-44s %18d %18d\n", "hosted count spread (max - min)", ours.spread, recipe.spread)
 	fmt.Printf("%-44s %18d %18d\n", "clusters over capacity", ours.overCapacity, recipe.overCapacity)
 	fmt.Printf("%-44s %18d %18d\n", "busiest cluster", ours.max, recipe.max)
@@ -132,13 +135,14 @@ func BenchmarkScheduling(b *testing.B) {
 	fmt.Printf("delivery: %d HCDs / %d clusters delivered in %s = %.1fx floor (%s)\n", requests, clusters,
 		ours.elapsed.Round(100*time.Millisecond), ratio(ours.elapsed, floorDeliver), floorDeliver.Round(100*time.Millisecond))
 	fmt.Printf("spread: %d (max - min hosted per cluster), %d clusters over capacity %d\n", ours.spread, ours.overCapacity, capacity)
-	fmt.Printf("hub writes: %.2f per HCD for bind + deliver\n", ours.writesPerHCD)
+	fmt.Printf("hub writes: %.2f per HCD for bind + deliver (hcp-fleet's, each HCD until its Delivered=True: %s); %.2f per HCD until all delivered (status progress included)\n",
+		ours.ownWritesPerHCD, ours.ownWrites, ours.writesPerHCD)
 	fmt.Printf("recipe: %d HCs / %d clusters bound by one Placement each in %s = %.1fx floor, spread %d, %d over capacity\n", requests, clusters,
 		recipe.bound.Round(100*time.Millisecond), ratio(recipe.bound, floorBind), recipe.spread, recipe.overCapacity)
 	fmt.Printf("status latency: p50 %s, p99 %s (host HostedCluster → HCD status, %d clusters)\n",
 		p50.Round(time.Millisecond), p99.Round(time.Millisecond), clusters)
-	fmt.Printf("footprint: hub API %d requests/min at rest, all clients (top: %s); process peak RSS %s (hub, OCM and %d agents in one process)\n",
-		restPerMinute, strings.Join(restTop, ", "), peakRSS(), clusters)
+	fmt.Printf("footprint: hcp-fleet hub %d requests/min at rest (%s) + %d leader-election lease requests; hub API %d requests/min at rest, all clients (top: %s); process peak RSS %s (hub, OCM and %d agents in one process)\n",
+		rest.own, orNone(rest.ownBy), rest.ownLeases, rest.all, strings.Join(rest.allTop, ", "), peakRSS(), clusters)
 	b.ReportMetric(ours.elapsed.Seconds(), "s-ours")
 	b.ReportMetric(recipe.bound.Seconds(), "s-recipe")
 }
@@ -147,8 +151,12 @@ type outcome struct {
 	bound        time.Duration
 	elapsed      time.Duration
 	writesPerHCD float64
-	spread, max  int
-	overCapacity int
+	// ownWritesPerHCD are hcp-fleet's writes per HostedClusterDeployment
+	// until its own Delivered=True (ownWrites by verb and resource).
+	ownWritesPerHCD float64
+	ownWrites       string
+	spread, max     int
+	overCapacity    int
 }
 
 func summarize(perCluster map[string]int, clusters []string, capacity int32) (spread, maxCount, over int) {
@@ -318,7 +326,7 @@ func removeHostedClusters(b *testing.B, env *fleettest.Env, hubc client.WithWatc
 
 // runOurs creates n HostedClusterDeployments at once and waits until all are
 // bound and delivered.
-func runOurs(b *testing.B, env *fleettest.Env, hubc client.WithWatch, n int, capacity int32) outcome {
+func runOurs(b *testing.B, env *fleettest.Env, hubc client.WithWatch, own *hubRequests, n int, capacity int32) outcome {
 	ctx := context.Background()
 	ns := "bench"
 	tenant(b, hubc, ns)
@@ -339,6 +347,27 @@ func runOurs(b *testing.B, env *fleettest.Env, hubc client.WithWatch, n int, cap
 		}
 		return nil
 	})
+	// When each is seen delivered, to count hcp-fleet's writes for it
+	// until then.
+	w, err := hubc.Watch(ctx, &v1alpha1.HostedClusterDeploymentList{}, client.InNamespace(ns))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var deliveredMu sync.Mutex
+	deliveredAt := map[string]time.Time{}
+	go func() {
+		for ev := range w.ResultChan() {
+			h, ok := ev.Object.(*v1alpha1.HostedClusterDeployment)
+			if !ok || !meta.IsStatusConditionTrue(h.Status.Conditions, v1alpha1.ConditionDelivered) {
+				continue
+			}
+			deliveredMu.Lock()
+			if _, seen := deliveredAt[h.Name]; !seen {
+				deliveredAt[h.Name] = time.Now()
+			}
+			deliveredMu.Unlock()
+		}
+	}()
 	before, beforeBy := hubWriteBreakdown(b, env)
 	start := time.Now()
 	parallel(n, 8, func(i int) {
@@ -349,7 +378,7 @@ func runOurs(b *testing.B, env *fleettest.Env, hubc client.WithWatch, n int, cap
 	})
 	perCluster := map[string]int{}
 	var allBound time.Duration
-	err := wait.PollUntilContextTimeout(ctx, time.Second, 20*time.Minute, false, func(ctx context.Context) (bool, error) {
+	err = wait.PollUntilContextTimeout(ctx, time.Second, 20*time.Minute, false, func(ctx context.Context) (bool, error) {
 		var list v1alpha1.HostedClusterDeploymentList
 		if err := hubc.List(ctx, &list, client.InNamespace(ns)); err != nil {
 			return false, nil //nolint:nilerr // a failed poll is retried
@@ -386,9 +415,58 @@ func runOurs(b *testing.B, env *fleettest.Env, hubc client.WithWatch, n int, cap
 		names = append(names, m.Name)
 	}
 	o := outcome{bound: allBound, elapsed: elapsed, writesPerHCD: float64(after-before) / float64(n)}
+	// The watch may lag the poll by a moment.
+	env.Eventually(b, time.Minute, "the watch sees every HCD delivered", func(context.Context) error {
+		deliveredMu.Lock()
+		defer deliveredMu.Unlock()
+		if len(deliveredAt) < n {
+			return fmt.Errorf("%d of %d", len(deliveredAt), n)
+		}
+		return nil
+	})
+	w.Stop()
+	deliveredMu.Lock()
+	if debugRest {
+		for name, at := range deliveredAt {
+			if n, _ := own.writesUntil(start, ns, map[string]time.Time{name: at}, hosting.WorkName); n > 4 {
+				own.dumpHCD(start, ns, name, at)
+			}
+		}
+	}
+	ownTotal, ownBy := own.writesUntil(start, ns, deliveredAt, hosting.WorkName)
+	deliveredMu.Unlock()
+	o.ownWritesPerHCD = float64(ownTotal) / float64(n)
+	var parts []string
+	for k, v := range ownBy {
+		parts = append(parts, fmt.Sprintf("%s %.2f", k, float64(v)/float64(n)))
+	}
+	slices.Sort(parts)
+	o.ownWrites = strings.Join(parts, ", ")
 	o.spread, o.max, o.overCapacity = summarize(perCluster, names, capacity)
 	fmt.Printf("hcp-fleet: hosted clusters per cluster %v\n", ordered(perCluster, names))
 	return o
+}
+
+// settle waits until every HostedClusterDeployment in ns has finished
+// rolling out and is imported (Available=True, Progressing=False,
+// Imported=True), so that what follows measures the hub at rest, not the
+// tail of the rollout.
+func settle(b *testing.B, env *fleettest.Env, hubc client.WithWatch, ns string) {
+	env.Eventually(b, 10*time.Minute, "every hosted cluster rolled out and imported", func(ctx context.Context) error {
+		var list v1alpha1.HostedClusterDeploymentList
+		if err := hubc.List(ctx, &list, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		for _, h := range list.Items {
+			for typ, want := range map[string]metav1.ConditionStatus{v1alpha1.ConditionAvailable: metav1.ConditionTrue,
+				v1alpha1.ConditionProgressing: metav1.ConditionFalse, v1alpha1.ConditionImported: metav1.ConditionTrue} {
+				if c := meta.FindStatusCondition(h.Status.Conditions, typ); c == nil || c.Status != want {
+					return fmt.Errorf("%s: %s is %+v", h.Name, typ, c)
+				}
+			}
+		}
+		return nil
+	})
 }
 
 func benchHCD(ns, name string) *unstructured.Unstructured {

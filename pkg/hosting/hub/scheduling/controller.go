@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
@@ -33,8 +34,9 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hcdstatus"
 )
 
-// FieldManager owns status.hostingCluster and the Scheduled condition.
-const FieldManager = "hcp-fleet-scheduler"
+// FieldManager owns status.hostingCluster and the Scheduled condition,
+// shared with the delivery (hcdstatus.FieldManager).
+const FieldManager = hcdstatus.FieldManager
 
 // StrategyAnnotation on a Placement selects the Strategy for the
 // HostedClusterDeployments that name it, overriding the hub's default.
@@ -80,7 +82,18 @@ type Options struct {
 	// (DefaultWorkers when 0). Decisions stay one at a time; the binding
 	// writes, which take most of the time, overlap.
 	Workers int
+	// BindingStatus, when set, is the status a binding is written with
+	// (delivery.BindingStatus); without it, the binding alone.
+	BindingStatus BindingStatus
 }
+
+// BindingStatus returns the status apply configuration a binding is written
+// with, given the HostedClusterDeployment as bound (status.hostingCluster and
+// the Scheduled condition set, as the apply must carry them), and the
+// conditions it applies. The delivery's adds what it would write right after
+// it wrote the ManifestWork, so that a binding and its delivery write the
+// status once instead of twice.
+type BindingStatus func(ctx context.Context, bound *v1alpha1.HostedClusterDeployment) (*hcdac.HostedClusterDeploymentApplyConfiguration, []metav1.Condition, error)
 
 // bindTimeout bounds one binding write.
 const bindTimeout = 30 * time.Second
@@ -394,11 +407,29 @@ func (r *Reconciler) bind(ctx context.Context, hcd *v1alpha1.HostedClusterDeploy
 	cond := metav1.Condition{Type: v1alpha1.ConditionScheduled, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonScheduled,
 		Message: fmt.Sprintf("scheduled onto management cluster %s (strategy %s; it hosted %d of %d before)", cluster, strategy, chosen.Load, chosen.Capacity)}
 	conds, _ := hcdstatus.Conditions(hcd.Status.Conditions, []metav1.Condition{cond}, hcd.Generation, metav1.Now())
-	apply := hcdac.HostedClusterDeployment(hcd.Name, hcd.Namespace).
-		WithResourceVersion(hcd.ResourceVersion).
-		WithStatus(hcdac.HostedClusterDeploymentStatus().
-			WithHostingCluster(cluster).
-			WithConditions(hcdstatus.ApplyConditions(conds)...))
+	var apply *hcdac.HostedClusterDeploymentApplyConfiguration
+	if r.opts.BindingStatus != nil {
+		bound := hcd.DeepCopy()
+		bound.Status.HostingCluster = cluster
+		meta.SetStatusCondition(&bound.Status.Conditions, conds[0])
+		var err error
+		var withDelivery []metav1.Condition
+		if apply, withDelivery, err = r.opts.BindingStatus(ctx, bound); err != nil {
+			// A cache read failed: the binding alone; the delivery writes
+			// its status after it.
+			ctrl.LoggerFrom(ctx).Error(err, "computing the delivery's status to write with the binding")
+			apply = nil
+		} else {
+			conds = withDelivery
+		}
+	}
+	if apply == nil {
+		apply = hcdac.HostedClusterDeployment(hcd.Name, hcd.Namespace).
+			WithStatus(hcdac.HostedClusterDeploymentStatus().
+				WithHostingCluster(cluster).
+				WithConditions(hcdstatus.ApplyConditions(conds)...))
+	}
+	apply.WithResourceVersion(hcd.ResourceVersion)
 	// A binding decided is written even while the replica stops (it
 	// finishes before the manager releases the leader lease): a write
 	// abandoned mid-flight may still land, unseen by the next leader's

@@ -110,14 +110,34 @@ func floor(b *testing.B, env *fleettest.Env, hubc client.WithWatch, n int) (bind
 	return bind, deliver
 }
 
+// restFigures are the requests per minute at rest.
+type restFigures struct {
+	// all is every client's (the OCM controllers', the klusterlets' and
+	// agents' leases included), as the hub API server counts them; allTop
+	// the largest by verb and resource.
+	all    int
+	allTop []string
+	// own is hcp-fleet's hub's, leader-election lease requests apart
+	// (ownLeases), by verb and resource in ownBy.
+	own, ownLeases int
+	ownBy          []string
+}
+
 // atRest counts the requests the hub API server serves over one minute
 // while nothing changes (every HostedClusterDeployment delivered, no user
-// writing), by verb and resource: every client's (the OCM controllers',
-// the klusterlets' and agents' leases included), not only hcp-fleet's hub.
-func atRest(b *testing.B, env *fleettest.Env) (perMinute int, top []string) {
+// writing): every client's, by verb and resource, and hcp-fleet's hub's own.
+func atRest(b *testing.B, env *fleettest.Env, own *hubRequests) restFigures {
+	own.quiet(10 * time.Second)
 	before := apiserverRequests(b, env)
+	ownBefore := own.snapshot()
+	start := time.Now()
 	time.Sleep(time.Minute)
+	if debugRest {
+		own.dumpWrites(start, 200)
+	}
 	after := apiserverRequests(b, env)
+	var r restFigures
+	r.own, r.ownLeases, r.ownBy = since(ownBefore, own.snapshot())
 	type kv struct {
 		k string
 		v int
@@ -125,15 +145,22 @@ func atRest(b *testing.B, env *fleettest.Env) (perMinute int, top []string) {
 	var all []kv
 	for k, v := range after {
 		if d := v - before[k]; d > 0 {
-			perMinute += d
+			r.all += d
 			all = append(all, kv{k, d})
 		}
 	}
 	slices.SortFunc(all, func(a, b kv) int { return b.v - a.v })
 	for i := range min(5, len(all)) {
-		top = append(top, fmt.Sprintf("%s %d", all[i].k, all[i].v))
+		r.allTop = append(r.allTop, fmt.Sprintf("%s %d", all[i].k, all[i].v))
 	}
-	return perMinute, top
+	return r
+}
+
+func orNone(parts []string) string {
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // apiserverRequests reads apiserver_request_total from the hub API server,

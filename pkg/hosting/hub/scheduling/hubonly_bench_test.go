@@ -18,6 +18,7 @@ import (
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	workv1 "open-cluster-management.io/api/work/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
@@ -139,12 +140,23 @@ func hubOnly(b *testing.B, n, clusters int) (time.Duration, float64) {
 		if err := c.List(ctx, &hcds, client.InNamespace(ns)); err != nil {
 			return false, nil //nolint:nilerr // retried
 		}
+		// status.manifestWork is written with the binding; delivered is
+		// when the ManifestWork exists.
+		var works metav1.PartialObjectMetadataList
+		works.SetGroupVersionKind(workv1.SchemeGroupVersion.WithKind("ManifestWorkList"))
+		if err := c.List(ctx, &works, client.MatchingLabels{hosting.LabelHCDNamespace: ns}); err != nil {
+			return false, nil //nolint:nilerr // retried
+		}
+		written := map[string]bool{}
+		for _, w := range works.Items {
+			written[w.Labels[hosting.LabelHCDName]] = true
+		}
 		bound, done, example := 0, 0, ""
 		for _, h := range hcds.Items {
 			if h.Status.HostingCluster != "" {
 				bound++
 			}
-			if h.Status.HostingCluster != "" && h.Status.ManifestWork != "" {
+			if h.Status.HostingCluster != "" && written[h.Name] {
 				done++
 			} else if example == "" {
 				example = fmt.Sprintf("%s: %+v", h.Name, h.Status.Conditions)
@@ -212,7 +224,7 @@ func startHubControllers(ctx context.Context, b *testing.B, cfg *rest.Config) {
 	if err := scheduling.AddIndexes(mgr); err != nil {
 		b.Fatal(err)
 	}
-	if err := scheduling.Setup(mgr, scheduling.Options{}); err != nil {
+	if err := scheduling.Setup(mgr, scheduling.Options{BindingStatus: delivery.BindingStatus(mgr.GetClient())}); err != nil {
 		b.Fatal(err)
 	}
 	annotations, err := delivery.ParseAnnotationPolicy(delivery.DefaultHostedClusterAnnotations)
