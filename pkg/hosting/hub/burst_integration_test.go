@@ -148,8 +148,17 @@ func bindings(t *testing.T, ns string, names []string) map[string]int {
 func deleteAll(t *testing.T, ns string) {
 	t.Helper()
 	ctx := context.Background()
-	if err := hubc.DeleteAllOf(ctx, &v1alpha1.HostedClusterDeployment{}, client.InNamespace(ns)); err != nil {
+	// One delete per HCD: a deletecollection of sixty (the API server
+	// deletes them one after another in one request) outlasted its 60 s
+	// request timeout on a loaded machine.
+	var all v1alpha1.HostedClusterDeploymentList
+	if err := hubc.List(ctx, &all, client.InNamespace(ns)); err != nil {
 		t.Fatal(err)
+	}
+	for i := range all.Items {
+		if err := hubc.Delete(ctx, &all.Items[i]); client.IgnoreNotFound(err) != nil {
+			t.Fatal(err)
+		}
 	}
 	env.Eventually(t, 5*time.Minute, "deleting every HostedClusterDeployment in "+ns, func(ctx context.Context) error {
 		var list v1alpha1.HostedClusterDeploymentList
