@@ -11,6 +11,7 @@ import (
 	registryclient "github.com/operator-framework/operator-registry/pkg/client"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/hcp-fleet/hcp-fleet/pkg/olm"
 )
@@ -41,22 +42,20 @@ func TestCatalogServer(t *testing.T) {
 	// watches the connection: the state settles within a few.
 	waitState := func(running bool, want string) {
 		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
-		for {
-			again, state, err := s.ensure(ctx, uid, "redhat-operators", running)
+		var state string
+		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+			again, got, err := s.ensure(ctx, uid, "redhat-operators", running)
 			if err != nil {
-				t.Fatal(err)
+				return false, err
 			}
 			if again != addr {
 				t.Errorf("server on %s, was %s", again, addr)
 			}
-			if state == want {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("running %v: state %s, want %s", running, state, want)
-			}
-			time.Sleep(100 * time.Millisecond)
+			state = got
+			return state == want, nil
+		})
+		if err != nil {
+			t.Fatalf("running %v: state %s, want %s: %v", running, state, want, err)
 		}
 	}
 	waitState(false, "TRANSIENT_FAILURE")

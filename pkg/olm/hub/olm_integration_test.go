@@ -11,8 +11,6 @@ import (
 	"time"
 
 	registryclient "github.com/operator-framework/operator-registry/pkg/client"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -20,8 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/clientcmd"
-	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
-	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
@@ -101,15 +97,8 @@ func csv(namespace, name, max string, labels map[string]string) *unstructured.Un
 func TestOperatorAwareUpgrades(t *testing.T) {
 	ctx := context.Background()
 	ns := "olm-upgrades"
-	for _, o := range []client.Object{
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
-		&clusterv1beta2.ManagedClusterSetBinding{ObjectMeta: metav1.ObjectMeta{Name: "global", Namespace: ns}, Spec: clusterv1beta2.ManagedClusterSetBindingSpec{ClusterSet: "global"}},
-		&clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "hosts", Namespace: ns}, Spec: clusterv1beta1.PlacementSpec{ClusterSets: []string{"global"}}},
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "pull-secret", Namespace: ns}, StringData: map[string]string{".dockerconfigjson": `{"auths":{}}`}},
-	} {
-		if err := hubc.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
-			t.Fatal(err)
-		}
+	if err := fleettest.Tenant(ctx, hubc, ns); err != nil {
+		t.Fatal(err)
 	}
 	hc := fleettest.HostedCluster(v1alpha1.DefaultHostingNamespace, "gated").Object["spec"].(map[string]any)
 	hc["release"] = map[string]any{"image": rel4175}
@@ -507,15 +496,8 @@ var catalogSourceGVR = schema.GroupVersionResource{Group: "operators.coreos.com"
 func TestCatalogHealth(t *testing.T) {
 	ctx := context.Background()
 	ns := "olm-catalogs"
-	for _, o := range []client.Object{
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
-		&clusterv1beta2.ManagedClusterSetBinding{ObjectMeta: metav1.ObjectMeta{Name: "global", Namespace: ns}, Spec: clusterv1beta2.ManagedClusterSetBindingSpec{ClusterSet: "global"}},
-		&clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "hosts", Namespace: ns}, Spec: clusterv1beta1.PlacementSpec{ClusterSets: []string{"global"}}},
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "pull-secret", Namespace: ns}, StringData: map[string]string{".dockerconfigjson": `{"auths":{}}`}},
-	} {
-		if err := hubc.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
-			t.Fatal(err)
-		}
+	if err := fleettest.Tenant(ctx, hubc, ns); err != nil {
+		t.Fatal(err)
 	}
 	// Both hosted clusters at once: their guests start together.
 	for name, placement := range map[string]string{"catalogs": "", "guest-catalogs": olm.PlacementGuest} {

@@ -73,7 +73,7 @@ func New(mgr ctrl.Manager, env *agent.Env, scheme *runtime.Scheme, retry time.Du
 // (its kubeconfig published, not being deleted) and was not failing
 // recently. It returns the errors of the failed visits, joined; the others
 // went through. None when HyperShift's CRDs are not installed yet.
-func (v *Visitor) Each(ctx context.Context, visit func(ctx context.Context, hc *unstructured.Unstructured, guest client.Client) error) error {
+func (v *Visitor) Each(ctx context.Context, visit VisitFunc) error {
 	selector := labels.NewSelector()
 	for _, l := range []string{hosting.LabelHCDNamespace, hosting.LabelHCDName} {
 		req, _ := labels.NewRequirement(l, selection.Exists, nil)
@@ -110,7 +110,7 @@ func (v *Visitor) Each(ctx context.Context, visit func(ctx context.Context, hc *
 	return errors.Join(errs...)
 }
 
-func (v *Visitor) visit(ctx context.Context, hc *unstructured.Unstructured, visit func(ctx context.Context, hc *unstructured.Unstructured, guest client.Client) error) error {
+func (v *Visitor) visit(ctx context.Context, hc *unstructured.Unstructured, visit VisitFunc) error {
 	secretName, _, _ := unstructured.NestedString(hc.Object, "status", "kubeconfig", "name")
 	if secretName == "" || hc.GetDeletionTimestamp() != nil {
 		return nil

@@ -36,10 +36,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon/agent"
 	"github.com/hcp-fleet/hcp-fleet/pkg/olm"
@@ -51,10 +48,7 @@ import (
 // the work agent's feedback interval).
 var ResyncPeriod = 15 * time.Second
 
-var (
-	key         = reconcile.Request{NamespacedName: types.NamespacedName{Name: "olm-operator-limits"}}
-	guestScheme = runtime.NewScheme()
-)
+var guestScheme = runtime.NewScheme()
 
 func init() {
 	if err := operatorsv1alpha1.AddToScheme(guestScheme); err != nil {
@@ -64,7 +58,9 @@ func init() {
 
 // Feature is the operator-limits report as an agent feature.
 func Feature() agent.Feature {
-	return agent.Feature{Name: "olm-operator-limits", Setup: setup}
+	return guests.Pass{Name: "olm-operator-limits", Scheme: guestScheme, Retry: &GuestRetry, Period: &ResyncPeriod,
+		Failing: "reading hosted clusters' operators",
+		Visit:   func(v *guests.Visitor) guests.VisitFunc { return (&reporter{guests: v}).report }}.Feature()
 }
 
 // GuestRetry is how long a hosted cluster whose guest API server could not
@@ -73,32 +69,13 @@ func Feature() agent.Feature {
 // period instead of one per pass.
 var GuestRetry = time.Minute
 
-type reconciler struct {
+type reporter struct {
 	guests *guests.Visitor
-}
-
-func setup(mgr ctrl.Manager, env *agent.Env) error {
-	v, err := guests.New(mgr, env, guestScheme, GuestRetry)
-	if err != nil {
-		return err
-	}
-	trigger := agent.NewSingleRequest(key)
-	trigger.Requeue()
-	return trigger.Controller(mgr, "olm-operator-limits").Complete(&reconciler{guests: v})
-}
-
-// Reconcile reports the operator limits of every delivered hosted cluster.
-func (r *reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
-	if err := r.guests.Each(ctx, r.report); err != nil {
-		// Logged; the others were reported, and the next pass tries again.
-		ctrl.LoggerFrom(ctx).Error(err, "reading hosted clusters' operators")
-	}
-	return reconcile.Result{RequeueAfter: ResyncPeriod}, nil
 }
 
 // report writes hc's operator limits and catalog health onto it when they
 // changed. A failure to read one does not hold up the other's report.
-func (r *reconciler) report(ctx context.Context, hc *unstructured.Unstructured, guest client.Client) error {
+func (r *reporter) report(ctx context.Context, hc *unstructured.Unstructured, guest client.Client) error {
 	var errs []error
 	if limits, err := Read(ctx, guest); err != nil {
 		errs = append(errs, err)

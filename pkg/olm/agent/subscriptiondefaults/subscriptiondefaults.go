@@ -47,7 +47,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon/agent"
@@ -68,7 +67,6 @@ var GuestRetry = time.Minute
 const FieldManager = "hcp-fleet-olm-subscription-defaults"
 
 var (
-	key         = reconcile.Request{NamespacedName: types.NamespacedName{Name: "olm-subscription-defaults"}}
 	guestScheme = runtime.NewScheme()
 	writes      = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "hcpfleet_agent_olm_subscription_defaults_writes_total",
@@ -85,34 +83,17 @@ func init() {
 
 // Feature is the Subscription defaults as an agent feature.
 func Feature() agent.Feature {
-	return agent.Feature{Name: "olm-subscription-defaults", Setup: setup}
+	return guests.Pass{Name: "olm-subscription-defaults", Scheme: guestScheme, Retry: &GuestRetry, Period: &ResyncPeriod,
+		Failing: "setting Subscription defaults in hosted clusters",
+		Visit:   func(v *guests.Visitor) guests.VisitFunc { return (&defaulter{guests: v}).visit }}.Feature()
 }
 
-type reconciler struct {
+type defaulter struct {
 	guests *guests.Visitor
 }
 
-func setup(mgr ctrl.Manager, env *agent.Env) error {
-	v, err := guests.New(mgr, env, guestScheme, GuestRetry)
-	if err != nil {
-		return err
-	}
-	trigger := agent.NewSingleRequest(key)
-	trigger.Requeue()
-	return trigger.Controller(mgr, "olm-subscription-defaults").Complete(&reconciler{guests: v})
-}
-
-// Reconcile applies the defaults in every delivered hosted cluster.
-func (r *reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
-	if err := r.guests.Each(ctx, r.visit); err != nil {
-		// Logged; the others were visited, and the next pass tries again.
-		ctrl.LoggerFrom(ctx).Error(err, "setting Subscription defaults in hosted clusters")
-	}
-	return reconcile.Result{RequeueAfter: ResyncPeriod}, nil
-}
-
 // visit applies hc's defaults to its guest's Subscriptions and reports.
-func (r *reconciler) visit(ctx context.Context, hc *unstructured.Unstructured, guest client.Client) error {
+func (r *defaulter) visit(ctx context.Context, hc *unstructured.Unstructured, guest client.Client) error {
 	defaults, err := olm.DecodeSubscriptionDefaults(hc.GetAnnotations()[olm.AnnotationSubscriptionDefaults])
 	if err != nil {
 		return err
