@@ -175,20 +175,7 @@ func waitHostedCluster(t *testing.T, namespace, name, hcd string, timeout time.D
 	check func(s v1alpha1.ExtensionHostedClusterStatus) error) v1alpha1.ExtensionHostedClusterStatus {
 	t.Helper()
 	var got v1alpha1.ExtensionHostedClusterStatus
-	var last error
-	defer func() {
-		if t.Failed() && last != nil {
-			t.Logf("%s: last seen: %v", what, last)
-		}
-	}()
-	env.Eventually(t, timeout, what, func(ctx context.Context) (err error) {
-		defer func() {
-			// Near the deadline the client's rate limiter refuses to wait;
-			// that says nothing about the extension.
-			if err != nil && ctx.Err() == nil && !strings.Contains(err.Error(), "rate limiter") {
-				last = err
-			}
-		}()
+	env.Eventually(t, timeout, what, func(ctx context.Context) error {
 		e, err := getExtension(ctx, namespace, name)
 		if err != nil {
 			return err
@@ -655,18 +642,7 @@ func TestDisableAddOnWithActiveExtension(t *testing.T) {
 	if err := hubc.Delete(ctx, &v1alpha1.HostedClusterExtension{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "pinned"}}); err != nil {
 		t.Fatal(err)
 	}
-	var last error
-	defer func() {
-		if t.Failed() {
-			t.Logf("last seen: %v", last)
-		}
-	}()
-	env.Eventually(t, 3*time.Minute, "the teardown finished and the engine's grants are gone", func(ctx context.Context) (err error) {
-		defer func() {
-			if err != nil && ctx.Err() == nil && !strings.Contains(err.Error(), "rate limiter") {
-				last = err
-			}
-		}()
+	env.Eventually(t, 3*time.Minute, "the teardown finished and the engine's grants are gone", func(ctx context.Context) error {
 		var works workv1.ManifestWorkList
 		if err := hubc.List(ctx, &works, client.InNamespace(host), client.HasLabels{extension.LabelExtension}); err != nil {
 			return err
