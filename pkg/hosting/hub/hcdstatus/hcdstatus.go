@@ -100,11 +100,12 @@ func Apply(ctx context.Context, c client.StatusClient, hcd *hcdac.HostedClusterD
 // WaitingForAvailable is the Imported condition while the import waits for
 // the hosted cluster bound to host to be Available. Two controllers write
 // it: the delivery, whose status carries it from the binding on until the
-// import starts (so that no write of its own is needed), and the import,
-// which owns Imported from then on and writes this state only over another
-// of its own (an import refused before the hosted cluster went unavailable).
-// Both take it from here: a write that changes nothing is not sent, and the
-// one condition's event is recorded once.
+// import writes its next state (so that the import needs no write of its
+// own while it waits), and the import, which owns Imported otherwise and
+// writes this state only over another of its own (an import refused, then
+// the hosted cluster went unavailable). Both take it from here, so neither
+// finds anything to change in what the other wrote, and its event is
+// recorded once, by the write that set it.
 func WaitingForAvailable(host string) metav1.Condition {
 	message := "waiting for the hosted cluster to be scheduled and available"
 	if host != "" {
