@@ -233,6 +233,7 @@ func TestMetricsAndEvents(t *testing.T) {
 			return err
 		}
 		seen := map[string][]string{}
+		var waiting []corev1.Event
 		for _, e := range events.Items {
 			if e.InvolvedObject.Kind != "HostedClusterDeployment" || e.Source.Component != "hcp-fleet-hub" {
 				continue
@@ -241,17 +242,29 @@ func TestMetricsAndEvents(t *testing.T) {
 				t.Errorf("event %s/%s names a Secret: %q", e.InvolvedObject.Name, e.Reason, e.Message)
 			}
 			seen[e.InvolvedObject.Name] = append(seen[e.InvolvedObject.Name], e.Type+"/"+e.Reason)
+			if e.InvolvedObject.Name == "late" && e.Reason == v1alpha1.ReasonWaitingForAvailable {
+				waiting = append(waiting, e)
+			}
 		}
 		want := map[string][]string{
 			"nowhere": {"Warning/" + v1alpha1.ReasonHostingClusterNotFound},
 			"late": {"Normal/" + v1alpha1.ReasonScheduled, "Warning/" + v1alpha1.ReasonReferencedObjectNotFound, "Normal/" + v1alpha1.ReasonApplied,
-				"Normal/" + v1alpha1.ConditionAvailable, "Normal/" + v1alpha1.ReasonImported},
+				"Normal/" + v1alpha1.ReasonWaitingForAvailable, "Normal/" + v1alpha1.ConditionAvailable, "Normal/" + v1alpha1.ReasonImported},
 		}
 		for name, reasons := range want {
 			for _, r := range reasons {
 				if !slices.Contains(seen[name], r) {
 					return fmt.Errorf("%s: no %s event (have %v)", name, r, seen[name])
 				}
+			}
+		}
+		// Imported=False WaitingForAvailable is written by the binding (the
+		// delivery's status carries it) and by no one else: one event, and
+		// a second recording would have counted up this one (the
+		// recorder's aggregation) before Imported's was sent.
+		if len(waiting) != 1 || waiting[0].Count > 1 {
+			for _, e := range waiting {
+				t.Errorf("Imported WaitingForAvailable recorded more than once: %q ×%d", e.Message, e.Count)
 			}
 		}
 		return nil

@@ -20,6 +20,7 @@ import (
 	hcdac "github.com/hcp-fleet/hcp-fleet/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hcdstatus"
 )
 
 // stored is hcd with the status fields apply writes, as the API server
@@ -74,6 +75,11 @@ func TestBindingStatus(t *testing.T) {
 	}
 	if got := meta.FindStatusCondition(conds, v1alpha1.ConditionDelivered); got == nil || got.Reason != v1alpha1.ReasonWaitingForApply {
 		t.Fatalf("Delivered %+v, want WaitingForApply", got)
+	}
+	// The import's first state too, so the import has nothing to write.
+	if got, want := meta.FindStatusCondition(conds, v1alpha1.ConditionImported), hcdstatus.WaitingForAvailable("cluster-1"); got == nil ||
+		got.Status != want.Status || got.Reason != want.Reason || got.Message != want.Message || got.ObservedGeneration != 3 {
+		t.Fatalf("Imported %+v, want %+v", got, want)
 	}
 	if len(apply.Status.Conditions) != len(conds) {
 		t.Fatalf("%d conditions applied, %d returned", len(apply.Status.Conditions), len(conds))

@@ -40,6 +40,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/pkg/extension"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hcdstatus"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/importer"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/scheduling"
 	"github.com/hcp-fleet/hcp-fleet/pkg/kubeutil"
 	"github.com/hcp-fleet/hcp-fleet/pkg/olm"
@@ -311,6 +312,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 	observed := Observed{Generation: hcd.Generation, Work: work, Host: host}
+	observed.ImportStarted, observed.Imported = importOf(hcd)
 	for _, np := range hcd.Spec.NodePools {
 		observed.NodePools = append(observed.NodePools, np.Name)
 	}
@@ -717,6 +719,12 @@ func (r *Reconciler) applyStatus(ctx context.Context, hcd *v1alpha1.HostedCluste
 		}
 	}
 	if err := hcdstatus.Apply(ctx, r.client, apply, FieldManager); err != nil {
+		if apierrors.IsConflict(err) {
+			// A compare-and-swap (statusApply) on a copy the object has
+			// moved past: the newer copy's event reconciles it again.
+			ctrl.LoggerFrom(ctx).V(1).Info("status not written: the HostedClusterDeployment changed since it was read")
+			return nil
+		}
 		return client.IgnoreNotFound(err)
 	}
 	r.written.Store(key, writtenStatus{uid: hcd.UID, from: hcd.ResourceVersion, status: string(sum)})
@@ -799,7 +807,14 @@ func statusApply(hcd *v1alpha1.HostedClusterDeployment, s Status, now metav1.Tim
 	for _, np := range s.NodePools {
 		status.WithNodePools(hcdac.NodePoolStatus().WithName(np.Name).WithReplicas(np.Replicas).WithReadyReplicas(np.ReadyReplicas))
 	}
-	return hcdac.HostedClusterDeployment(hcd.Name, hcd.Namespace).WithStatus(status), conditions, changed
+	apply := hcdac.HostedClusterDeployment(hcd.Name, hcd.Namespace).WithStatus(status)
+	if meta.FindStatusCondition(s.Conditions, v1alpha1.ConditionImported) != nil {
+		// The import's WaitingForAvailable (carriesImportWaiting), decided
+		// on this copy: applied only over it, so that it never takes back
+		// a state the import wrote since.
+		apply.WithResourceVersion(hcd.ResourceVersion)
+	}
+	return apply, conditions, changed
 }
 
 // BindingStatus is the scheduler's scheduling.BindingStatus: a binding is
@@ -830,5 +845,12 @@ func written(hcd *v1alpha1.HostedClusterDeployment, host Host) Observed {
 	}
 	upgrade, _ := upgradeDecision(hcd, nil)
 	observed.Upgrade = &upgrade
+	observed.ImportStarted, observed.Imported = importOf(hcd)
 	return observed
+}
+
+// importOf is what the delivery's status reads of the import: whether it
+// started (its finalizer is there) and the Imported condition shown.
+func importOf(hcd *v1alpha1.HostedClusterDeployment) (started bool, imported *metav1.Condition) {
+	return controllerutil.ContainsFinalizer(hcd, importer.Finalizer), meta.FindStatusCondition(hcd.Status.Conditions, v1alpha1.ConditionImported)
 }

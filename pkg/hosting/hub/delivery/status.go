@@ -12,6 +12,7 @@ import (
 	workv1 "open-cluster-management.io/api/work/v1"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hcdstatus"
 	olmhub "github.com/hcp-fleet/hcp-fleet/pkg/olm/hub"
 )
 
@@ -59,6 +60,12 @@ type Observed struct {
 	// Subscription defaults (nil: none), reported as
 	// SubscriptionDefaultsApplied.
 	SubscriptionDefaults *v1alpha1.SubscriptionDefaults
+	// ImportStarted: the import's finalizer (importer.Finalizer) is on the
+	// HostedClusterDeployment.
+	ImportStarted bool
+	// Imported is the Imported condition the HostedClusterDeployment shows
+	// (nil: none).
+	Imported *metav1.Condition
 }
 
 // Status is the part of HostedClusterDeployment status the delivery owns.
@@ -112,6 +119,7 @@ func ComputeStatus(o Observed) Status {
 	}
 
 	// Available and Progressing mirror HyperShift's.
+	available := o.Host.Available && hc[fbAvailable] == "True"
 	switch {
 	case hc[fbAvailable] == "":
 		cond(v1alpha1.ConditionAvailable, metav1.ConditionUnknown, v1alpha1.ReasonStatusUnknown, "no status reported for the HostedCluster yet")
@@ -183,6 +191,11 @@ func ComputeStatus(o Observed) Status {
 		cond(v1alpha1.ConditionCatalogsReady, status, reason, message)
 	}
 
+	if carriesImportWaiting(o, available) {
+		c := hcdstatus.WaitingForAvailable(o.Host.Cluster)
+		cond(c.Type, c.Status, c.Reason, c.Message)
+	}
+
 	// Node pools.
 	var notReady []string
 	for _, name := range o.NodePools {
@@ -229,6 +242,37 @@ func ComputeStatus(o Observed) Status {
 		s.ControlPlaneEndpoint = &v1alpha1.APIEndpoint{Host: host, Port: atoi32(hc[fbEndpointPort])}
 	}
 	return s
+}
+
+// carriesImportWaiting says whether the delivery's status carries the
+// import's Imported=False WaitingForAvailable (hcdstatus.WaitingForAvailable)
+// so the import need not write it: the binding (BindingStatus) writes it with
+// the delivery's first status, the delivery's writes keep it, and the import
+// (pkg/hosting/hub/importer) finds it as it would write it. available is
+// the Available this status reports.
+//
+// It is carried while nothing else holds the condition and the hosted
+// cluster is not available, and, once carried, until the import replaces it
+// with its next state (WaitingForKubeconfig, Imported, ImportFailed), even
+// after the hosted cluster became available: dropping it from an apply as
+// soon as the delivery reports Available=True would remove the condition
+// (this field manager being its only one) until the import's next write, and
+// the user would see Imported come and go. The import always writes its next
+// state once it reads Available=True, and the import's field manager then
+// holds the condition, so the delivery's later applies that leave it out
+// release it without removing it. An apply that carries it is a
+// compare-and-swap (statusApply), so a copy read before the import's write
+// cannot take the condition back. The import's own state, an import already
+// started, and a deletion (nothing will be imported) are never overwritten.
+// Pure.
+func carriesImportWaiting(o Observed, available bool) bool {
+	if o.Deleting || o.Host.Cluster == "" {
+		return false
+	}
+	if o.Imported == nil {
+		return !available && !o.ImportStarted
+	}
+	return o.Imported.Reason == v1alpha1.ReasonWaitingForAvailable
 }
 
 func deliveredCondition(o Observed) (metav1.ConditionStatus, string, string) {

@@ -3,6 +3,7 @@ package hcdstatus
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -13,6 +14,7 @@ import (
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	hcdac "github.com/hcp-fleet/hcp-fleet/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/pkg/kubeutil"
 )
@@ -93,4 +95,22 @@ func Apply(ctx context.Context, c client.StatusClient, hcd *hcdac.HostedClusterD
 	// apply configuration as a raw apply patch.
 	return c.Status().Patch(ctx, target, client.RawPatch(types.ApplyPatchType, data),
 		client.FieldOwner(fieldManager), client.ForceOwnership)
+}
+
+// WaitingForAvailable is the Imported condition while the import waits for
+// the hosted cluster bound to host to be Available. Two controllers write
+// it: the delivery, whose status carries it from the binding on until the
+// import writes its next state (so that the import needs no write of its
+// own while it waits), and the import, which owns Imported otherwise and
+// writes this state only over another of its own (an import refused, then
+// the hosted cluster went unavailable). Both take it from here, so neither
+// finds anything to change in what the other wrote, and its event is
+// recorded once, by the write that set it.
+func WaitingForAvailable(host string) metav1.Condition {
+	message := "waiting for the hosted cluster to be scheduled and available"
+	if host != "" {
+		message = fmt.Sprintf("waiting for the hosted cluster to be available on %s", host)
+	}
+	return metav1.Condition{Type: v1alpha1.ConditionImported, Status: metav1.ConditionFalse,
+		Reason: v1alpha1.ReasonWaitingForAvailable, Message: message}
 }

@@ -15,7 +15,11 @@
 // It owns, on the HostedClusterDeployment, only status.managedCluster,
 // status.kubeconfigSecret and the Imported condition, written with
 // server-side apply under its own field manager, and its finalizer; the
-// scheduler and delivery own the rest.
+// scheduler and delivery own the rest. One state of Imported is the
+// delivery's to write first: WaitingForAvailable, from the binding until the
+// import starts, which the delivery's status carries (the binding writes it,
+// so the import has nothing to write while it waits); the import takes the
+// condition over with its next state.
 package importer
 
 import (
@@ -161,8 +165,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, nil
 	}
 	if !imported && !available {
-		return reconcile.Result{}, r.applyStatus(ctx, hcd, importStatus{condition: metav1.Condition{
-			Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonWaitingForAvailable, Message: waitingMessage(host)}})
+		if c := meta.FindStatusCondition(hcd.Status.Conditions, v1alpha1.ConditionImported); c == nil || c.Reason == v1alpha1.ReasonWaitingForAvailable {
+			// The delivery's status carries WaitingForAvailable from the
+			// binding on (the binding itself writes it, see
+			// delivery.BindingStatus) and keeps it current (its message, its
+			// observedGeneration) until the import writes its next state:
+			// one writer of this state, no write of the import's own per
+			// hosted cluster, one event.
+			return reconcile.Result{}, nil
+		}
+		// Over a state of the import's own (an import refused, then the
+		// hosted cluster went unavailable): the delivery leaves those alone.
+		return reconcile.Result{}, r.applyStatus(ctx, hcd, importStatus{condition: hcdstatus.WaitingForAvailable(host)})
 	}
 
 	mc := &clusterv1.ManagedCluster{}
@@ -196,8 +210,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if host == "" {
 		// Cannot happen once imported (hostingCluster is set once), but
 		// never apply an empty hosting-cluster annotation.
-		return reconcile.Result{}, r.applyStatus(ctx, hcd, importStatus{condition: metav1.Condition{
-			Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonWaitingForAvailable, Message: waitingMessage(host)}})
+		return reconcile.Result{}, r.applyStatus(ctx, hcd, importStatus{condition: hcdstatus.WaitingForAvailable(host)})
 	}
 	// Tenants write HostedClusterDeployments; the ManagedCluster is
 	// cluster-scoped and written with the hub's identity, so it carries only
@@ -252,13 +265,6 @@ func (r *Reconciler) namespaceTaken(ctx context.Context, name string) (string, e
 	}
 	return fmt.Sprintf("not imported: namespace %s exists on the hub and is not a cluster namespace, and a ManagedCluster %s would make OCM take it as its cluster namespace; rename the HostedClusterDeployment",
 		name, name), nil
-}
-
-func waitingMessage(host string) string {
-	if host == "" {
-		return "waiting for the hosted cluster to be scheduled and available"
-	}
-	return fmt.Sprintf("waiting for the hosted cluster to be available on %s", host)
 }
 
 // ours: the ManagedCluster was created for this HostedClusterDeployment.

@@ -38,6 +38,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/agent/kubeconfigexport"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/agent/operator"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/exportaccess"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hcdstatus"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/importer"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/scheduling"
 )
@@ -218,10 +219,20 @@ func createHCD(t *testing.T, c clients, namespace, name string, labels map[strin
 }
 
 // markBound plays the scheduler's part: status.hostingCluster, applied
-// under its own field manager.
+// under its field manager, with what the binding carries of the import's
+// (delivery.BindingStatus): Imported=False WaitingForAvailable.
 func markBound(t *testing.T, c clients, namespace, name string) {
 	t.Helper()
-	applyStatus(t, c, namespace, name, "test-scheduler", map[string]any{"hostingCluster": host})
+	hcd, err := getHCD(context.Background(), c, namespace, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waiting := hcdstatus.WaitingForAvailable(host)
+	applyStatus(t, c, namespace, name, hcdstatus.FieldManager, map[string]any{
+		"hostingCluster": host,
+		"conditions": []any{map[string]any{"type": waiting.Type, "status": string(waiting.Status), "reason": waiting.Reason,
+			"message": waiting.Message, "observedGeneration": hcd.Generation, "lastTransitionTime": time.Now().UTC().Format(time.RFC3339)}},
+	})
 }
 
 // markAvailable plays the delivery controller's part: status.hostingCluster
@@ -280,6 +291,7 @@ func TestExportAndImport(t *testing.T) {
 		"env": "dev", "team": "blue",
 		clusterSetLabel: "admins", mgmtLabel: "true", prefixedLabel: "cc-4711",
 	})
+	importReconciles := fleettest.Reconciles(t, "hcd-import")
 	markBound(t, c, ns, name)
 	deliverHostedCluster(t, c, ns, name)
 	var source []byte
@@ -337,6 +349,11 @@ func TestExportAndImport(t *testing.T) {
 	if _, err := c.clusters.ClusterV1().ManagedClusters().Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("ManagedCluster before Available: %v, want NotFound", err)
 	}
+	// The binding wrote it; the import, having seen the binding, the
+	// HostedCluster's export and the exported Secret, wrote nothing of its
+	// own (no write per hosted cluster while it waits).
+	env.Settled(t, "hcd-import", importReconciles)
+	assertImportWroteNoStatus(t, c, ns, name)
 
 	markAvailable(t, c, ns, name)
 	var hcd *v1alpha1.HostedClusterDeployment
@@ -495,6 +512,31 @@ func assertImportOwnsOnlyItsFields(t *testing.T, c clients, ns, name string) {
 		return
 	}
 	t.Errorf("no status fields managed by %s", importer.FieldManager)
+}
+
+// assertImportWroteNoStatus checks the managed fields: the import's field
+// manager holds nothing of the status (so it has not written the Imported
+// condition either).
+func assertImportWroteNoStatus(t *testing.T, c clients, ns, name string) {
+	t.Helper()
+	u, err := c.hub.Resource(hcdGVR).Namespace(ns).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, mf := range u.GetManagedFields() {
+		if mf.Subresource != "status" {
+			continue
+		}
+		owned := string(mf.FieldsV1.Raw)
+		if mf.Manager == importer.FieldManager {
+			t.Errorf("%s wrote status while the import waits: %s", importer.FieldManager, owned)
+		}
+		found = found || (mf.Manager == hcdstatus.FieldManager && strings.Contains(owned, `k:{\"type\":\"Imported\"}`))
+	}
+	if !found {
+		t.Errorf("%s does not hold the Imported condition the binding wrote: %+v", hcdstatus.FieldManager, u.GetManagedFields())
+	}
 }
 
 func hasFinalizer(finalizers []string, f string) bool {
