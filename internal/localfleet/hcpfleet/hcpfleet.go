@@ -99,6 +99,12 @@ type Options struct {
 	// address to scrape. It is called at each start of the agent (not of
 	// its cleanup Job).
 	AgentArgs func(cluster string) []string
+	// Agent, when set, runs the agent's run and cleanup commands in place of
+	// the in-process pkg/cmd/agent Main, with the same arguments (the local
+	// fleet's and AgentArgs' included), e.g. the agent binary as a
+	// subprocess to measure it alone. The CAPI API proxy sidecar stays
+	// in-process.
+	Agent func(ctx context.Context, cluster string, args []string) error
 	// HubTransport, when set, wraps the transport of every hub replica's
 	// clients (its manager's and its add-on manager's), e.g. to count the
 	// hub's own requests apart from everyone else's on the hub API server.
@@ -203,6 +209,9 @@ func Start(fleet *localfleet.Fleet, opts Options) (*Product, error) {
 				args = append(args, "--metrics-bind-address=0", "--health-probe-bind-address=0", "--credential-poll-period=1s")
 				if opts.AgentArgs != nil && (len(args) == 0 || args[0] != "cleanup") {
 					args = append(args, opts.AgentArgs(cluster)...)
+				}
+				if opts.Agent != nil {
+					return opts.Agent(ctx, cluster, args)
 				}
 				return agentcmd.Main(ctx, args, os.Stderr)
 			},

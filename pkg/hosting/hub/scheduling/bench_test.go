@@ -76,6 +76,13 @@ func BenchmarkScheduling(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer product.Stop()
+	// The fleet sends the in-process controllers' logs to its in-process.log
+	// (LOCALFLEET_KEEP=1 keeps it); BENCH_LOG names a file instead.
+	if os.Getenv("BENCH_LOG") != "" {
+		if _, err := fleettest.SetBenchLogger(); err != nil {
+			b.Fatal(err)
+		}
+	}
 	env := &fleettest.Env{Fleet: fleet, Product: product}
 	hubc, err := client.NewWithWatch(fleet.Hub.Config(), client.Options{Scheme: hub.Scheme})
 	if err != nil {
@@ -142,7 +149,14 @@ func BenchmarkScheduling(b *testing.B) {
 	fmt.Printf("status latency: p50 %s, p99 %s (host HostedCluster → HCD status, %d clusters)\n",
 		p50.Round(time.Millisecond), p99.Round(time.Millisecond), clusters)
 	fmt.Printf("footprint: hcp-fleet hub %d requests/min at rest (%s) + %d leader-election lease requests; hub API %d requests/min at rest, all clients (top: %s); process peak RSS %s (hub, OCM and %d agents in one process)\n",
-		rest.own, orNone(rest.ownBy), rest.ownLeases, rest.all, strings.Join(rest.allTop, ", "), peakRSS(), clusters)
+		rest.own, orNone(rest.ownBy), rest.ownLeases, rest.all, strings.Join(rest.allTop, ", "), fleettest.KB(processPeak(b)), clusters)
+	// Hub, OCM, agents and stand-ins share this process: its CPU is theirs
+	// together; the API servers and etcd are processes of their own.
+	fmt.Printf("footprint burst: process CPU %.1f s in %s (%.2f cores) and peak RSS %s for hcp-fleet's burst of %d HCDs until all delivered; %.1f s in %s (%.2f cores), peak RSS %s for the recipe's until all bound (one process: hub, OCM controllers, %d agents, the HyperShift and kubelet stand-ins, the benchmark's clients; API servers and etcd apart)\n",
+		ours.use.cpu.Seconds(), ours.use.wall.Round(100*time.Millisecond), ours.use.cores(), fleettest.KB(ours.use.peakRSS), requests,
+		recipe.use.cpu.Seconds(), recipe.use.wall.Round(100*time.Millisecond), recipe.use.cores(), fleettest.KB(recipe.use.peakRSS), clusters)
+	fmt.Printf("footprint at rest: process CPU %.2f s per minute (%.3f cores), peak RSS %s over the at-rest minute (the same process)\n",
+		rest.use.cpu.Seconds()*float64(time.Minute)/float64(rest.use.wall), rest.use.cores(), fleettest.KB(rest.use.peakRSS))
 	b.ReportMetric(ours.elapsed.Seconds(), "s-ours")
 	b.ReportMetric(recipe.bound.Seconds(), "s-recipe")
 }
@@ -157,6 +171,9 @@ type outcome struct {
 	ownWrites       string
 	spread, max     int
 	overCapacity    int
+	// use is what this process used over the burst (to bound for the
+	// recipe, to delivered for hcp-fleet).
+	use usage
 }
 
 func summarize(perCluster map[string]int, clusters []string, capacity int32) (spread, maxCount, over int) {
@@ -233,6 +250,7 @@ func runRecipe(b *testing.B, env *fleettest.Env, hubc client.WithWatch, hosts ma
 			b.Fatalf("%s: %v", name, err)
 		}
 	}
+	burst := startMeter(b)
 	start := time.Now()
 	decided := map[string]string{}
 	var mu sync.Mutex
@@ -278,6 +296,7 @@ func runRecipe(b *testing.B, env *fleettest.Env, hubc client.WithWatch, hosts ma
 		}
 	}
 	elapsed := time.Since(start)
+	use := burst.stop(b)
 	w.Stop()
 	close(delivered)
 	wg.Wait()
@@ -286,7 +305,7 @@ func runRecipe(b *testing.B, env *fleettest.Env, hubc client.WithWatch, hosts ma
 		perCluster[c]++
 	}
 	names := clusterNames(hosts)
-	o := outcome{bound: elapsed}
+	o := outcome{bound: elapsed, use: use}
 	o.spread, o.max, o.overCapacity = summarize(perCluster, names, capacity)
 	fmt.Printf("recipe: decisions per cluster %v\n", ordered(perCluster, names))
 	if err := hubc.DeleteAllOf(ctx, &clusterv1beta1.Placement{}, client.InNamespace(ns)); err != nil {
@@ -369,6 +388,7 @@ func runOurs(b *testing.B, env *fleettest.Env, hubc client.WithWatch, own *hubRe
 		}
 	}()
 	before, beforeBy := hubWriteBreakdown(b, env)
+	burst := startMeter(b)
 	start := time.Now()
 	parallel(n, 8, func(i int) {
 		h := benchHCD(ns, fmt.Sprintf("hc-%04d", i))
@@ -401,6 +421,7 @@ func runOurs(b *testing.B, env *fleettest.Env, hubc client.WithWatch, own *hubRe
 		return total == n, nil
 	})
 	elapsed := time.Since(start)
+	use := burst.stop(b)
 	if err != nil {
 		b.Fatalf("hcp-fleet: not all %d delivered after 20m: %v", n, perCluster)
 	}
@@ -414,7 +435,7 @@ func runOurs(b *testing.B, env *fleettest.Env, hubc client.WithWatch, own *hubRe
 	for _, m := range env.Fleet.Managed {
 		names = append(names, m.Name)
 	}
-	o := outcome{bound: allBound, elapsed: elapsed, writesPerHCD: float64(after-before) / float64(n)}
+	o := outcome{bound: allBound, elapsed: elapsed, writesPerHCD: float64(after-before) / float64(n), use: use}
 	// The watch may lag the poll by a moment.
 	env.Eventually(b, time.Minute, "the watch sees every HCD delivered", func(context.Context) error {
 		deliveredMu.Lock()

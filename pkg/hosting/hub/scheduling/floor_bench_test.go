@@ -3,7 +3,6 @@ package scheduling_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -121,6 +120,8 @@ type restFigures struct {
 	// (ownLeases), by verb and resource in ownBy.
 	own, ownLeases int
 	ownBy          []string
+	// use is what this process used over the window.
+	use usage
 }
 
 // atRest counts the requests the hub API server serves over one minute
@@ -128,16 +129,19 @@ type restFigures struct {
 // writing): every client's, by verb and resource, and hcp-fleet's hub's own.
 func atRest(b *testing.B, env *fleettest.Env, own *hubRequests) restFigures {
 	own.quiet(10 * time.Second)
-	before := apiserverRequests(b, env)
-	ownBefore := own.snapshot()
-	start := time.Now()
-	time.Sleep(time.Minute)
-	if debugRest {
-		own.dumpWrites(start, 200)
-	}
-	after := apiserverRequests(b, env)
 	var r restFigures
-	r.own, r.ownLeases, r.ownBy = since(ownBefore, own.snapshot())
+	var before, after map[string]int
+	r.use = measure(b, func() {
+		before = apiserverRequests(b, env)
+		ownBefore := own.snapshot()
+		start := time.Now()
+		time.Sleep(time.Minute)
+		if debugRest {
+			own.dumpWrites(start, 200)
+		}
+		after = apiserverRequests(b, env)
+		r.own, r.ownLeases, r.ownBy = since(ownBefore, own.snapshot())
+	})
 	type kv struct {
 		k string
 		v int
@@ -196,16 +200,63 @@ func promLabel(line, k string) string {
 	return rest[:strings.Index(rest, `"`)]
 }
 
-// peakRSS is this process's peak resident set (VmHWM), or "unknown".
-func peakRSS() string {
-	raw, err := os.ReadFile("/proc/self/status")
+// usage is what this process used over one phase of a benchmark.
+type usage struct {
+	cpu, wall time.Duration
+	// peakRSS is the peak resident set over the phase and rss the resident
+	// set at its end, in kB.
+	peakRSS, rss int64
+}
+
+// cores is the CPU time per wall-clock time.
+func (u usage) cores() float64 { return u.cpu.Seconds() / max(u.wall.Seconds(), 0.001) }
+
+// peakSoFar is the largest peak resident set read before a reset
+// (measure resets it for each phase).
+var peakSoFar int64
+
+// meter measures what this process uses from startMeter to stop.
+type meter struct {
+	before fleettest.Usage
+	start  time.Time
+}
+
+// startMeter starts a phase: it resets the process's peak resident set, so
+// that the phase's peak is its own.
+func startMeter(b *testing.B) meter {
+	before := selfUsage(b)
+	peakSoFar = max(peakSoFar, before.PeakRSS)
+	if err := fleettest.ResetPeakRSS(0); err != nil {
+		b.Fatalf("resetting the peak RSS: %v", err)
+	}
+	return meter{before: before, start: time.Now()}
+}
+
+// stop returns the CPU time this process used since startMeter and its
+// peak and current resident set.
+func (m meter) stop(b *testing.B) usage {
+	wall := time.Since(m.start)
+	after := selfUsage(b)
+	peakSoFar = max(peakSoFar, after.PeakRSS)
+	return usage{cpu: after.CPU - m.before.CPU, wall: wall, peakRSS: after.PeakRSS, rss: after.RSS}
+}
+
+// measure runs f and returns what this process used meanwhile.
+func measure(b *testing.B, f func()) usage {
+	m := startMeter(b)
+	f()
+	return m.stop(b)
+}
+
+// processPeak is this process's peak resident set since it started, in kB.
+func processPeak(b *testing.B) int64 {
+	return max(peakSoFar, selfUsage(b).PeakRSS)
+}
+
+func selfUsage(b *testing.B) fleettest.Usage {
+	u, err := fleettest.ProcessUsage(0)
 	if err != nil {
-		return "unknown"
+		b.Fatal(err)
 	}
-	for _, line := range strings.Split(string(raw), "\n") {
-		if strings.HasPrefix(line, "VmHWM:") {
-			return strings.Join(strings.Fields(line)[1:], " ")
-		}
-	}
-	return "unknown"
+	return u
 }
