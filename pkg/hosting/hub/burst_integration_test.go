@@ -4,16 +4,20 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 )
 
@@ -38,9 +42,12 @@ func setCapacity(t *testing.T, max int32) {
 			t.Error(err)
 		}
 	})
-	// The scheduler reads the capacity through each add-on's resolved
-	// configuration; wait until every cluster's add-on reports it.
-	env.Eventually(t, time.Minute, "capacity applied", func(ctx context.Context) error {
+	// The burst starts on a settled fleet: every agent runs with the new
+	// HostingConfig, its add-on Available with the operator installed. Two
+	// loaded `make test` runs that started the burst right after the patch
+	// skipped one cluster for the first 40 decisions (20/8/20, never over
+	// capacity); the failure message shows each cluster's state.
+	env.Eventually(t, time.Minute, "capacity set", func(ctx context.Context) error {
 		if err := hubc.Get(ctx, key, hc); err != nil {
 			return err
 		}
@@ -49,6 +56,7 @@ func setCapacity(t *testing.T, max int32) {
 		}
 		return nil
 	})
+	waitHostingConfigApplied(t, "every agent runs with the capacity")
 }
 
 // createBurst creates n HostedClusterDeployments at once (several writers,
@@ -196,7 +204,7 @@ func TestBurstSpreadsWithinCapacity(t *testing.T) {
 		t.Errorf("a cluster got %d hosted clusters, over its capacity %d: %v", hi, capacity, perCluster)
 	}
 	if hi-lo > 1 {
-		t.Errorf("spread %d..%d, want within 1: %v", lo, hi, perCluster)
+		t.Errorf("spread %d..%d, want within 1: %v\n%s", lo, hi, perCluster, clusterStates(t))
 	}
 	// One more than fits does not fit and says so.
 	more := createBurst(t, ns, "x", 3*capacity-first+1)
@@ -254,4 +262,34 @@ func TestHubRestartMidBurst(t *testing.T) {
 	}
 	deleteAll(t, ns)
 	_ = standby
+}
+
+// clusterStates describes every management cluster as the scheduler reads
+// it (conditions with their transition times, claims), for a failure
+// message.
+func clusterStates(t *testing.T) string {
+	t.Helper()
+	ctx := context.Background()
+	var b strings.Builder
+	for _, m := range env.Fleet.Managed {
+		mc := &clusterv1.ManagedCluster{}
+		if err := hubc.Get(ctx, types.NamespacedName{Name: m.Name}, mc); err != nil {
+			fmt.Fprintf(&b, "%s: %v\n", m.Name, err)
+			continue
+		}
+		mca := &addonv1alpha1.ManagedClusterAddOn{}
+		if err := hubc.Get(ctx, types.NamespacedName{Namespace: m.Name, Name: addon.Name}, mca); err != nil {
+			fmt.Fprintf(&b, "%s: %v\n", m.Name, err)
+			continue
+		}
+		fmt.Fprintf(&b, "%s:", m.Name)
+		for _, c := range append(mc.Status.Conditions, mca.Status.Conditions...) {
+			fmt.Fprintf(&b, " %s=%s(%s, %s)", c.Type, c.Status, c.Reason, c.LastTransitionTime.Format(time.RFC3339))
+		}
+		for _, c := range mc.Status.ClusterClaims {
+			fmt.Fprintf(&b, " claim %s=%s", c.Name, c.Value)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
 }

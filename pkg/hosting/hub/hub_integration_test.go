@@ -463,26 +463,7 @@ func TestHostingNamespacePolicy(t *testing.T) {
 		allow("null")
 		// Leave the shared fleet settled: every agent runs with the restored
 		// HostingConfig.
-		env.Eventually(t, 2*time.Minute, "agents report the restored HostingConfig", func(ctx context.Context) error {
-			for _, m := range env.Fleet.Managed {
-				mca := &addonv1alpha1.ManagedClusterAddOn{}
-				if err := hubc.Get(ctx, types.NamespacedName{Namespace: m.Name, Name: addon.Name}, mca); err != nil {
-					return err
-				}
-				var want string
-				for _, ref := range mca.Status.ConfigReferences {
-					if ref.Resource == "hostingconfigs" && ref.DesiredConfig != nil {
-						want = ref.DesiredConfig.SpecHash
-					}
-				}
-				c := meta.FindStatusCondition(mca.Status.Conditions, addon.ConditionHostingConfigApplied)
-				if want == "" || c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, want) ||
-					!meta.IsStatusConditionTrue(mca.Status.Conditions, addonv1alpha1.ManagedClusterAddOnConditionAvailable) {
-					return fmt.Errorf("%s: want hash %s applied, %+v", m.Name, want, c)
-				}
-			}
-			return nil
-		})
+		waitHostingConfigApplied(t, "agents report the restored HostingConfig")
 	})
 	allow(`["clusters","team-x"]`)
 	h := waitCondition(t, ns, "team-x", v1alpha1.ConditionDelivered, metav1.ConditionTrue, 2*time.Minute)
@@ -537,3 +518,33 @@ func deleteAndWait(t *testing.T, namespace, name string) {
 }
 
 var _ = delivery.Finalizer
+
+// waitHostingConfigApplied waits until every management cluster's agent
+// runs with the HostingConfig its add-on resolves now (the desired spec
+// hash applied), and its add-on is Available with the operator installed:
+// a HostingConfig change rolls the agents out again, and a cluster whose
+// agent is still rolling is not scheduled onto meanwhile.
+func waitHostingConfigApplied(t *testing.T, what string) {
+	t.Helper()
+	env.Eventually(t, 2*time.Minute, what, func(ctx context.Context) error {
+		for _, m := range env.Fleet.Managed {
+			mca := &addonv1alpha1.ManagedClusterAddOn{}
+			if err := hubc.Get(ctx, types.NamespacedName{Namespace: m.Name, Name: addon.Name}, mca); err != nil {
+				return err
+			}
+			var want string
+			for _, ref := range mca.Status.ConfigReferences {
+				if ref.Resource == "hostingconfigs" && ref.DesiredConfig != nil {
+					want = ref.DesiredConfig.SpecHash
+				}
+			}
+			c := meta.FindStatusCondition(mca.Status.Conditions, addon.ConditionHostingConfigApplied)
+			if want == "" || c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, want) ||
+				!meta.IsStatusConditionTrue(mca.Status.Conditions, addonv1alpha1.ManagedClusterAddOnConditionAvailable) ||
+				!meta.IsStatusConditionTrue(mca.Status.Conditions, addon.ConditionHyperShiftOperatorInstalled) {
+				return fmt.Errorf("%s: want hash %s applied, %+v", m.Name, want, c)
+			}
+		}
+		return nil
+	})
+}
