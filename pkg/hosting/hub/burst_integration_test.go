@@ -10,9 +10,11 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -29,6 +31,10 @@ func setCapacity(t *testing.T, max int32) {
 	hc := &v1alpha1.HostingConfig{}
 	key := types.NamespacedName{Namespace: "hcp-fleet", Name: "default"}
 	if err := hubc.Get(ctx, key, hc); err != nil {
+		t.Fatal(err)
+	}
+	before, err := appliedHostingConfigs(ctx)
+	if err != nil {
 		t.Fatal(err)
 	}
 	patch := client.MergeFrom(hc.DeepCopy())
@@ -56,7 +62,7 @@ func setCapacity(t *testing.T, max int32) {
 		}
 		return nil
 	})
-	waitHostingConfigApplied(t, "every agent runs with the capacity")
+	waitHostingConfigApplied(t, "every agent runs with the capacity", before)
 }
 
 // createBurst creates n HostedClusterDeployments at once (several writers,
@@ -196,6 +202,7 @@ func TestBurstSpreadsWithinCapacity(t *testing.T) {
 	setCapacity(t, capacity)
 	ns := "burst"
 	tenant(t, ns)
+	placementDecidesAll(t, ns)
 	names := createBurst(t, ns, "b", first)
 	perCluster := bindings(t, ns, names)
 	lo, hi := spread(perCluster)
@@ -204,7 +211,7 @@ func TestBurstSpreadsWithinCapacity(t *testing.T) {
 		t.Errorf("a cluster got %d hosted clusters, over its capacity %d: %v", hi, capacity, perCluster)
 	}
 	if hi-lo > 1 {
-		t.Errorf("spread %d..%d, want within 1: %v\n%s", lo, hi, perCluster, clusterStates(t))
+		t.Errorf("spread %d..%d, want within 1: %v\n%s%s", lo, hi, perCluster, clusterStates(t), scheduledMessages(t, ns))
 	}
 	// One more than fits does not fit and says so.
 	more := createBurst(t, ns, "x", 3*capacity-first+1)
@@ -290,6 +297,49 @@ func clusterStates(t *testing.T) string {
 			fmt.Fprintf(&b, " claim %s=%s", c.Name, c.Value)
 		}
 		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// placementDecidesAll waits until the tenant's Placement decides every
+// management cluster, so that a burst starts with all of them to choose
+// from.
+func placementDecidesAll(t *testing.T, ns string) {
+	t.Helper()
+	env.Eventually(t, time.Minute, "the tenant's Placement decides every management cluster", func(ctx context.Context) error {
+		var pds clusterv1beta1.PlacementDecisionList
+		if err := hubc.List(ctx, &pds, client.InNamespace(ns), client.MatchingLabels{clusterv1beta1.PlacementLabel: "hosts"}); err != nil {
+			return err
+		}
+		decided := map[string]bool{}
+		for _, pd := range pds.Items {
+			for _, d := range pd.Status.Decisions {
+				decided[d.ClusterName] = true
+			}
+		}
+		for name := range hosts {
+			if !decided[name] {
+				return fmt.Errorf("%s not decided (%v)", name, decided)
+			}
+		}
+		return nil
+	})
+}
+
+// scheduledMessages lists, for a failure message, each of the namespace's
+// HostedClusterDeployments' Scheduled condition (what the scheduler saw of
+// the cluster it chose).
+func scheduledMessages(t *testing.T, ns string) string {
+	t.Helper()
+	var list v1alpha1.HostedClusterDeploymentList
+	if err := hubc.List(context.Background(), &list, client.InNamespace(ns)); err != nil {
+		return err.Error()
+	}
+	var b strings.Builder
+	for _, h := range list.Items {
+		if c := meta.FindStatusCondition(h.Status.Conditions, v1alpha1.ConditionScheduled); c != nil {
+			fmt.Fprintf(&b, "%s: %s %s %s\n", h.Name, c.LastTransitionTime.Format(time.RFC3339), c.Reason, c.Message)
+		}
 	}
 	return b.String()
 }

@@ -463,7 +463,7 @@ func TestHostingNamespacePolicy(t *testing.T) {
 		allow("null")
 		// Leave the shared fleet settled: every agent runs with the restored
 		// HostingConfig.
-		waitHostingConfigApplied(t, "agents report the restored HostingConfig")
+		waitHostingConfigApplied(t, "agents report the restored HostingConfig", nil)
 	})
 	allow(`["clusters","team-x"]`)
 	h := waitCondition(t, ns, "team-x", v1alpha1.ConditionDelivered, metav1.ConditionTrue, 2*time.Minute)
@@ -519,30 +519,52 @@ func deleteAndWait(t *testing.T, namespace, name string) {
 
 var _ = delivery.Finalizer
 
-// waitHostingConfigApplied waits until every management cluster's agent
-// runs with the HostingConfig its add-on resolves now (the desired spec
-// hash applied), and its add-on is Available with the operator installed:
-// a HostingConfig change rolls the agents out again, and a cluster whose
-// agent is still rolling is not scheduled onto meanwhile.
-func waitHostingConfigApplied(t *testing.T, what string) {
-	t.Helper()
-	env.Eventually(t, 2*time.Minute, what, func(ctx context.Context) error {
-		for _, m := range env.Fleet.Managed {
-			mca := &addonv1alpha1.ManagedClusterAddOn{}
-			if err := hubc.Get(ctx, types.NamespacedName{Namespace: m.Name, Name: addon.Name}, mca); err != nil {
-				return err
-			}
-			var want string
-			for _, ref := range mca.Status.ConfigReferences {
-				if ref.Resource == "hostingconfigs" && ref.DesiredConfig != nil {
-					want = ref.DesiredConfig.SpecHash
-				}
+// appliedHostingConfigs returns, per management cluster, the spec hash of
+// the HostingConfig its agent reports running with ("" when none).
+func appliedHostingConfigs(ctx context.Context) (map[string]string, error) {
+	applied := map[string]string{}
+	for _, m := range env.Fleet.Managed {
+		mca := &addonv1alpha1.ManagedClusterAddOn{}
+		if err := hubc.Get(ctx, types.NamespacedName{Namespace: m.Name, Name: addon.Name}, mca); err != nil {
+			return nil, err
+		}
+		for _, ref := range mca.Status.ConfigReferences {
+			if ref.Resource != "hostingconfigs" || ref.DesiredConfig == nil {
+				continue
 			}
 			c := meta.FindStatusCondition(mca.Status.Conditions, addon.ConditionHostingConfigApplied)
-			if want == "" || c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, want) ||
-				!meta.IsStatusConditionTrue(mca.Status.Conditions, addonv1alpha1.ManagedClusterAddOnConditionAvailable) ||
-				!meta.IsStatusConditionTrue(mca.Status.Conditions, addon.ConditionHyperShiftOperatorInstalled) {
-				return fmt.Errorf("%s: want hash %s applied, %+v", m.Name, want, c)
+			if c != nil && c.Status == metav1.ConditionTrue && strings.Contains(c.Message, ref.DesiredConfig.SpecHash) &&
+				meta.IsStatusConditionTrue(mca.Status.Conditions, addonv1alpha1.ManagedClusterAddOnConditionAvailable) &&
+				meta.IsStatusConditionTrue(mca.Status.Conditions, addon.ConditionHyperShiftOperatorInstalled) {
+				applied[m.Name] = ref.DesiredConfig.SpecHash
+			}
+		}
+	}
+	return applied, nil
+}
+
+// waitHostingConfigApplied waits until every management cluster's agent
+// runs with the HostingConfig its add-on resolves now (the desired spec
+// hash applied, and not one of before, the hashes the agents ran with before
+// the change), and its add-on is Available with the operator installed: the
+// hub resolves a change for each add-on in turn, so an add-on may still
+// desire the old spec for a while.
+func waitHostingConfigApplied(t *testing.T, what string, before map[string]string) {
+	t.Helper()
+	env.Eventually(t, 2*time.Minute, what, func(ctx context.Context) error {
+		applied, err := appliedHostingConfigs(ctx)
+		if err != nil {
+			return err
+		}
+		for _, m := range env.Fleet.Managed {
+			hash := applied[m.Name]
+			if hash == "" {
+				return fmt.Errorf("%s: the desired HostingConfig not applied yet", m.Name)
+			}
+			for _, old := range before {
+				if hash == old {
+					return fmt.Errorf("%s: still runs with the HostingConfig of before (spec hash %s)", m.Name, hash)
+				}
 			}
 		}
 		return nil
