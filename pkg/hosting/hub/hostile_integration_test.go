@@ -1143,16 +1143,8 @@ func waitAddOnSettled(t *testing.T, cluster string) {
 		if !ok || key.Namespace != "hcp-fleet" {
 			return fmt.Errorf("config %v", key)
 		}
-		var want string
-		for _, ref := range mca.Status.ConfigReferences {
-			if ref.Resource == "hostingconfigs" && ref.DesiredConfig != nil {
-				want = ref.DesiredConfig.SpecHash
-			}
-		}
-		c := meta.FindStatusCondition(mca.Status.Conditions, addon.ConditionHostingConfigApplied)
-		if want == "" || c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, want) ||
-			!meta.IsStatusConditionTrue(mca.Status.Conditions, addonv1alpha1.ManagedClusterAddOnConditionAvailable) {
-			return fmt.Errorf("want hash %s applied, %+v", want, c)
+		if want, ok := desiredHostingConfigApplied(mca); !ok {
+			return fmt.Errorf("want hash %s applied, %+v", want, meta.FindStatusCondition(mca.Status.Conditions, addon.ConditionHostingConfigApplied))
 		}
 		return nil
 	})

@@ -528,19 +528,26 @@ func appliedHostingConfigs(ctx context.Context) (map[string]string, error) {
 		if err := hubc.Get(ctx, types.NamespacedName{Namespace: m.Name, Name: addon.Name}, mca); err != nil {
 			return nil, err
 		}
-		for _, ref := range mca.Status.ConfigReferences {
-			if ref.Resource != "hostingconfigs" || ref.DesiredConfig == nil {
-				continue
-			}
-			c := meta.FindStatusCondition(mca.Status.Conditions, addon.ConditionHostingConfigApplied)
-			if c != nil && c.Status == metav1.ConditionTrue && strings.Contains(c.Message, ref.DesiredConfig.SpecHash) &&
-				meta.IsStatusConditionTrue(mca.Status.Conditions, addonv1alpha1.ManagedClusterAddOnConditionAvailable) &&
-				meta.IsStatusConditionTrue(mca.Status.Conditions, addon.ConditionHyperShiftOperatorInstalled) {
-				applied[m.Name] = ref.DesiredConfig.SpecHash
-			}
+		if hash, ok := desiredHostingConfigApplied(mca); ok &&
+			meta.IsStatusConditionTrue(mca.Status.Conditions, addon.ConditionHyperShiftOperatorInstalled) {
+			applied[m.Name] = hash
 		}
 	}
 	return applied, nil
+}
+
+// desiredHostingConfigApplied returns the spec hash of the HostingConfig
+// mca desires and whether its agent reports running with it while the
+// add-on is Available.
+func desiredHostingConfigApplied(mca *addonv1alpha1.ManagedClusterAddOn) (hash string, applied bool) {
+	for _, ref := range mca.Status.ConfigReferences {
+		if ref.Resource == "hostingconfigs" && ref.DesiredConfig != nil {
+			hash = ref.DesiredConfig.SpecHash
+		}
+	}
+	c := meta.FindStatusCondition(mca.Status.Conditions, addon.ConditionHostingConfigApplied)
+	return hash, hash != "" && c != nil && c.Status == metav1.ConditionTrue && strings.Contains(c.Message, hash) &&
+		meta.IsStatusConditionTrue(mca.Status.Conditions, addonv1alpha1.ManagedClusterAddOnConditionAvailable)
 }
 
 // waitHostingConfigApplied waits until every management cluster's agent
