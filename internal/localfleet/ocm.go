@@ -10,6 +10,7 @@ import (
 
 	"github.com/openshift/library-go/pkg/controller/controllercmd"
 	"github.com/openshift/library-go/pkg/operator/events"
+	"github.com/spf13/pflag"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -220,7 +221,7 @@ func installOCMSpoke(ctx context.Context, c *Cluster) error {
 // HubKubeconfigDir).
 func runRegistrationAgent(ctx context.Context, m *ManagedCluster, bootstrapPath string, report func(string, error)) {
 	ocmFeatureGates()
-	agentOpts := commonoptions.NewAgentOptions()
+	agentOpts := agentOptions()
 	agentOpts.SpokeClusterName = m.Name
 	agentOpts.AgentID = m.AgentID
 	agentOpts.HubKubeconfigDir = m.HubKubeconfigDir
@@ -232,16 +233,39 @@ func runRegistrationAgent(ctx context.Context, m *ManagedCluster, bootstrapPath 
 	agentCtx, cancel := context.WithCancel(ctx)
 	go func() {
 		defer cancel()
-		cfg := registrationspoke.NewSpokeAgentConfig(agentOpts, regOpts, cancel)
-		report("OCM registration agent ("+m.Name+")", cfg.RunSpokeAgent(agentCtx, controllerContext("registration-agent", m.Config())))
+		cfg := registrationspoke.NewSpokeAgentConfig(agentOpts.AgentOptions, regOpts, cancel)
+		report("OCM registration agent ("+m.Name+")", cfg.RunSpokeAgent(agentCtx, controllerContext("registration-agent", agentOpts.spokeConfig(m))))
 	}()
+}
+
+// ocmAgentOptions are the OCM agents' common options.
+type ocmAgentOptions struct{ *commonoptions.AgentOptions }
+
+// agentOptions returns the OCM agents' common options with every flag at
+// the default the agents' command lines give it. NewAgentOptions alone
+// leaves the hub client's QPS and burst at zero, which client-go turns
+// into 5 and 10: a tenth of what a real agent sends to the hub, and a
+// work agent that reports a burst of ManifestWorks applied at 5 status
+// writes a second.
+func agentOptions() ocmAgentOptions {
+	o := commonoptions.NewAgentOptions()
+	o.AddFlags(pflag.NewFlagSet("ocm-agent", pflag.ContinueOnError))
+	return ocmAgentOptions{o}
+}
+
+// spokeConfig is m's client configuration with the QPS and burst the
+// agents' command lines set for it (--kube-api-qps, --kube-api-burst).
+func (o ocmAgentOptions) spokeConfig(m *ManagedCluster) *rest.Config {
+	cfg := m.Config()
+	cfg.QPS, cfg.Burst = o.CommonOpts.QPS, o.CommonOpts.Burst
+	return cfg
 }
 
 // runWorkAgent starts the real OCM work agent for m with the hub credentials
 // the registration agent obtained.
 func runWorkAgent(ctx context.Context, m *ManagedCluster, statusSyncInterval time.Duration, report func(string, error)) {
 	ocmFeatureGates()
-	agentOpts := commonoptions.NewAgentOptions()
+	agentOpts := agentOptions()
 	agentOpts.SpokeClusterName = m.Name
 	agentOpts.AgentID = m.AgentID
 	agentOpts.HubKubeconfigDir = m.HubKubeconfigDir
@@ -253,7 +277,7 @@ func runWorkAgent(ctx context.Context, m *ManagedCluster, statusSyncInterval tim
 		workOpts.StatusSyncInterval = statusSyncInterval
 	}
 	go func() {
-		report("OCM work agent ("+m.Name+")", workspoke.NewWorkAgentConfig(agentOpts, workOpts).RunWorkloadAgent(ctx, controllerContext("work-agent", m.Config())))
+		report("OCM work agent ("+m.Name+")", workspoke.NewWorkAgentConfig(agentOpts.AgentOptions, workOpts).RunWorkloadAgent(ctx, controllerContext("work-agent", agentOpts.spokeConfig(m))))
 	}()
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
@@ -59,15 +60,7 @@ func Metric(t testing.TB, name string, match map[string]string) float64 {
 			continue
 		}
 		for _, m := range f.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			matches := true
-			for k, v := range match {
-				matches = matches && labels[k] == v
-			}
-			if !matches {
+			if !labelsMatch(m.GetLabel(), match) {
 				continue
 			}
 			switch {
@@ -79,4 +72,18 @@ func Metric(t testing.TB, name string, match map[string]string) float64 {
 		}
 	}
 	return sum
+}
+
+// labelsMatch reports whether labels include every pair of match.
+func labelsMatch(labels []*dto.LabelPair, match map[string]string) bool {
+	have := make(map[string]string, len(labels))
+	for _, l := range labels {
+		have[l.GetName()] = l.GetValue()
+	}
+	for k, v := range match {
+		if have[k] != v {
+			return false
+		}
+	}
+	return true
 }

@@ -180,6 +180,8 @@ func TestMetricsAndEvents(t *testing.T) {
 		{"hcpfleet_hub_scheduler_bindings_total", nil, 1},
 		{"hcpfleet_hub_scheduler_unschedulable_total", map[string]string{"reason": v1alpha1.ReasonHostingClusterNotFound}, 1},
 		{"hcpfleet_hub_scheduler_binding_latency_seconds", nil, 1},
+		{"hcpfleet_hub_scheduler_decision_duration_seconds", nil, 2},
+		{"hcpfleet_hub_scheduler_binding_write_duration_seconds", nil, 1},
 		{"hcpfleet_hub_delivery_problems_total", map[string]string{"reason": v1alpha1.ReasonReferencedObjectNotFound}, 1},
 		{"hcpfleet_hub_manifestwork_writes_total", map[string]string{"verb": "create"}, 1},
 		{"hcpfleet_hub_imports_total", map[string]string{"result": "imported"}, 1},

@@ -372,22 +372,28 @@ func runOurs(b *testing.B, env *fleettest.Env, hubc client.WithWatch, own *hubRe
 	if err != nil {
 		b.Fatal(err)
 	}
+	// When each is seen bound: the last is the burst's binding time (the
+	// poll below only checks once a second).
 	var deliveredMu sync.Mutex
-	deliveredAt := map[string]time.Time{}
+	deliveredAt, boundAt := map[string]time.Time{}, map[string]time.Time{}
 	go func() {
 		for ev := range w.ResultChan() {
 			h, ok := ev.Object.(*v1alpha1.HostedClusterDeployment)
-			if !ok || !meta.IsStatusConditionTrue(h.Status.Conditions, v1alpha1.ConditionDelivered) {
+			if !ok {
 				continue
 			}
 			deliveredMu.Lock()
-			if _, seen := deliveredAt[h.Name]; !seen {
+			if _, seen := boundAt[h.Name]; !seen && h.Status.HostingCluster != "" {
+				boundAt[h.Name] = time.Now()
+			}
+			if _, seen := deliveredAt[h.Name]; !seen && meta.IsStatusConditionTrue(h.Status.Conditions, v1alpha1.ConditionDelivered) {
 				deliveredAt[h.Name] = time.Now()
 			}
 			deliveredMu.Unlock()
 		}
 	}()
 	before, beforeBy := hubWriteBreakdown(b, env)
+	breakdown := startSchedulingBreakdown(b)
 	burst := startMeter(b)
 	start := time.Now()
 	parallel(n, 8, func(i int) {
@@ -425,6 +431,7 @@ func runOurs(b *testing.B, env *fleettest.Env, hubc client.WithWatch, own *hubRe
 	if err != nil {
 		b.Fatalf("hcp-fleet: not all %d delivered after 20m: %v", n, perCluster)
 	}
+	fmt.Printf("scheduling breakdown: %s\n", breakdown.stop(b))
 	// Writes counted over the measured phase: binding and delivery (status
 	// updates after delivery continue as HyperShift reports progress).
 	after, afterBy := hubWriteBreakdown(b, env)
@@ -447,6 +454,19 @@ func runOurs(b *testing.B, env *fleettest.Env, hubc client.WithWatch, own *hubRe
 	})
 	w.Stop()
 	deliveredMu.Lock()
+	last := func(at map[string]time.Time) time.Duration {
+		var t time.Time
+		for _, a := range at {
+			if a.After(t) {
+				t = a
+			}
+		}
+		return t.Sub(start)
+	}
+	if len(boundAt) == n {
+		o.bound = last(boundAt)
+	}
+	o.elapsed = last(deliveredAt)
 	if debugRest {
 		for name, at := range deliveredAt {
 			if n, _ := own.writesUntil(start, ns, map[string]time.Time{name: at}, hosting.WorkName); n > 4 {
@@ -648,4 +668,24 @@ func ordered(perCluster map[string]int, names []string) string {
 		parts = append(parts, fmt.Sprintf("%s=%d", n, perCluster[n]))
 	}
 	return strings.Join(parts, " ")
+}
+
+// schedulingBreakdown reads the scheduler's own histograms over a burst:
+// where a binding's time goes.
+type schedulingBreakdown struct {
+	decision, write, latency fleettest.Histogram
+}
+
+func startSchedulingBreakdown(b *testing.B) schedulingBreakdown {
+	return schedulingBreakdown{
+		decision: fleettest.HistogramOf(b, "hcpfleet_hub_scheduler_decision_duration_seconds", nil),
+		write:    fleettest.HistogramOf(b, "hcpfleet_hub_scheduler_binding_write_duration_seconds", nil),
+		latency:  fleettest.HistogramOf(b, "hcpfleet_hub_scheduler_binding_latency_seconds", nil),
+	}
+}
+
+func (s schedulingBreakdown) stop(b *testing.B) string {
+	now := startSchedulingBreakdown(b)
+	return fmt.Sprintf("decision (one at a time) %s; binding write %s; creation to bound %s",
+		now.decision.Since(s.decision).Summary(), now.write.Since(s.write).Summary(), now.latency.Since(s.latency).Summary())
 }

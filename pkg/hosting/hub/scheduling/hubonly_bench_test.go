@@ -75,6 +75,7 @@ func BenchmarkHubOnly(b *testing.B) {
 		fmt.Printf("hub-only: %d HCDs / %d clusters bound and delivered in %s = %.2f ms per HCD, %.2f hub writes per HCD, hub process CPU %.1f s = %.2f ms per HCD (%.2f cores), peak RSS %s, RSS %s at the end\n",
 			r.n, r.clusters, r.elapsed.Round(100*time.Millisecond), float64(r.elapsed.Milliseconds())/float64(r.n), r.writes,
 			r.use.cpu.Seconds(), float64(r.use.cpu.Microseconds())/1000/float64(r.n), r.use.cores(), fleettest.KB(r.use.peakRSS), fleettest.KB(r.use.rss))
+		fmt.Printf("hub-only %d/%d scheduling breakdown: %s\n", r.n, r.clusters, r.breakdown)
 	}
 	if len(results) >= 2 {
 		first, last := results[0], results[len(results)-1]
@@ -92,6 +93,8 @@ type hubOnlyResult struct {
 	writes float64
 	// use is this process's over the burst.
 	use usage
+	// breakdown is where the bindings' time went.
+	breakdown string
 }
 
 func hubOnly(b *testing.B, n, clusters int) hubOnlyResult {
@@ -143,11 +146,13 @@ func hubOnly(b *testing.B, n, clusters int) hubOnlyResult {
 	startHubControllers(ctx, b, cfg)
 
 	before := hubWrites(b, cfg)
+	breakdown := startSchedulingBreakdown(b)
 	var r hubOnlyResult
 	r.use = measure(b, func() { r.elapsed, err = hubOnlyBurst(ctx, b, c, n, clusters) })
 	if err != nil {
 		b.Fatalf("not all %d bound and delivered: %v", n, err)
 	}
+	r.breakdown = breakdown.stop(b)
 	r.writes = float64(hubWrites(b, cfg)-before) / float64(n)
 	return r
 }
@@ -248,7 +253,7 @@ func startHubControllers(ctx context.Context, b *testing.B, cfg *rest.Config) {
 	if err := scheduling.AddIndexes(mgr); err != nil {
 		b.Fatal(err)
 	}
-	if err := scheduling.Setup(mgr, scheduling.Options{BindingStatus: delivery.BindingStatus(mgr.GetClient())}); err != nil {
+	if err := scheduling.Setup(mgr, scheduling.Options{BindingStatus: delivery.BindingStatus(mgr.GetClient()), Workers: envInt("BENCH_SCHED_WORKERS", 0)}); err != nil {
 		b.Fatal(err)
 	}
 	annotations, err := delivery.ParseAnnotationPolicy(delivery.DefaultHostedClusterAnnotations)
