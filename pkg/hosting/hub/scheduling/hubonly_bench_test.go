@@ -241,6 +241,10 @@ func seedCluster(ctx context.Context, c client.Client, name string) error {
 // startHubControllers runs the hub's scheduler and delivery as cmd/hub
 // configures them, until ctx ends.
 func startHubControllers(ctx context.Context, b *testing.B, cfg *rest.Config) {
+	// With cmd/hub's client-side rate limits: at fleet scale they can be
+	// what a burst waits for.
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = hub.DefaultKubeAPIQPS, hub.DefaultKubeAPIBurst
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme: hub.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
 		Client: client.Options{Cache: &client.CacheOptions{Unstructured: true}},

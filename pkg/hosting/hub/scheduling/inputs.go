@@ -204,14 +204,17 @@ func (in Inputs) candidate(ctx context.Context, name string, keys []string) (Can
 	c := Candidate{Name: name, Capacity: v1alpha1.DefaultMaxHostedClusters, Occupied: map[string]bool{}}
 	mc := &clusterv1.ManagedCluster{}
 	var claims map[string]string
-	if err := in.Client.Get(ctx, types.NamespacedName{Name: name}, mc); err == nil {
+	// Read only, never kept: from a cache, the cached objects themselves
+	// (a decision reads every candidate's three; copying them was most of
+	// its time with many clusters). An API client ignores the option.
+	if err := in.Client.Get(ctx, types.NamespacedName{Name: name}, mc, client.UnsafeDisableDeepCopy); err == nil {
 		c.ClusterAvailable = meta.IsStatusConditionTrue(mc.Status.Conditions, clusterv1.ManagedClusterConditionAvailable)
 		claims = ClaimsMap(mc.Status.ClusterClaims)
 	} else if !apierrors.IsNotFound(err) {
 		return c, err
 	}
 	mca := &addonv1alpha1.ManagedClusterAddOn{}
-	if err := in.Client.Get(ctx, types.NamespacedName{Namespace: name, Name: addon.Name}, mca); err == nil {
+	if err := in.Client.Get(ctx, types.NamespacedName{Namespace: name, Name: addon.Name}, mca, client.UnsafeDisableDeepCopy); err == nil {
 		c.AddOnAvailable = meta.IsStatusConditionTrue(mca.Status.Conditions, addonv1alpha1.ManagedClusterAddOnConditionAvailable)
 		c.OperatorInstalled = meta.IsStatusConditionTrue(mca.Status.Conditions, addon.ConditionHyperShiftOperatorInstalled)
 		c.AgentNamespace = mca.Status.Namespace

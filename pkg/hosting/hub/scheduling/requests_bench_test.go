@@ -32,6 +32,9 @@ type hubWrite struct {
 	at                            time.Time
 	verb, resource, sub, ns, name string
 	manager                       string
+	// onWire is the time from sending the request (past client-go's rate
+	// limiter) to its response's headers.
+	onWire time.Duration
 	// body is the start of the request's body (BENCH_DEBUG_REST only).
 	body string
 }
@@ -62,8 +65,15 @@ func newHubRequests() *hubRequests {
 // Wrap is the hcpfleet.Options.HubTransport.
 func (h *hubRequests) Wrap(next http.RoundTripper) http.RoundTripper {
 	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
-		h.record(req)
-		return next.RoundTrip(req)
+		i := h.record(req)
+		sent := time.Now()
+		resp, err := next.RoundTrip(req)
+		if i >= 0 {
+			h.mu.Lock()
+			h.writes[i].onWire = time.Since(sent)
+			h.mu.Unlock()
+		}
+		return resp, err
 	})
 }
 
@@ -71,10 +81,12 @@ type roundTripperFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripperFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
-func (h *hubRequests) record(req *http.Request) {
+// record counts req and returns the index of its write in h.writes (-1
+// when it is no write).
+func (h *hubRequests) record(req *http.Request) int {
 	ri, err := h.info.NewRequestInfo(req)
 	if err != nil || !ri.IsResourceRequest {
-		return
+		return -1
 	}
 	verb := ri.Verb
 	if verb == "patch" && strings.HasPrefix(req.Header.Get("Content-Type"), "application/apply-patch") {
@@ -110,13 +122,33 @@ func (h *hubRequests) record(req *http.Request) {
 	h.counts[key]++
 	switch verb {
 	case "get", "list", "watch":
+		return -1
 	default:
 		w := hubWrite{at: time.Now(), verb: verb, resource: ri.Resource, sub: ri.Subresource, ns: ri.Namespace, name: name, manager: manager}
 		if debugRest {
 			w.body = bodyOf(req)
 		}
 		h.writes = append(h.writes, w)
+		return len(h.writes) - 1
 	}
+}
+
+// onWire summarizes how long the API server took to answer the hub's
+// status applies on HostedClusterDeployments in ns sent from start to end
+// (the bindings and the delivery's status): against the scheduler's
+// binding write duration, which includes client-go's rate limiter, it
+// tells the hub API server's share.
+func (h *hubRequests) onWire(start, end time.Time, ns string) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var ds []time.Duration
+	for _, w := range h.writes {
+		if w.at.Before(start) || w.at.After(end) || w.ns != ns || w.resource != "hostedclusterdeployments" || w.sub != "status" || w.verb != "apply" {
+			continue
+		}
+		ds = append(ds, w.onWire)
+	}
+	return durations(ds)
 }
 
 // snapshot returns the counts so far.
