@@ -24,6 +24,10 @@ type assumeCache struct {
 	now     func() time.Time
 	mu      sync.Mutex
 	entries map[types.NamespacedName]assumedBinding
+	// byCluster indexes entries by cluster: a decision asks for every
+	// candidate's, and a burst has hundreds of bindings in flight when the
+	// informer lags behind the writes.
+	byCluster map[string]map[types.NamespacedName]struct{}
 }
 
 type assumedBinding struct {
@@ -34,13 +38,35 @@ type assumedBinding struct {
 }
 
 func newAssumeCache(now func() time.Time) *assumeCache {
-	return &assumeCache{now: now, entries: map[types.NamespacedName]assumedBinding{}}
+	return &assumeCache{now: now, entries: map[types.NamespacedName]assumedBinding{}, byCluster: map[string]map[types.NamespacedName]struct{}{}}
 }
 
 func (a *assumeCache) assume(key types.NamespacedName, uid types.UID, cluster string, occupies []string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.deleteLocked(key)
 	a.entries[key] = assumedBinding{uid: uid, cluster: cluster, occupies: occupies, expires: a.now().Add(assumeTTL)}
+	keys := a.byCluster[cluster]
+	if keys == nil {
+		keys = map[types.NamespacedName]struct{}{}
+		a.byCluster[cluster] = keys
+	}
+	keys[key] = struct{}{}
+}
+
+// deleteLocked drops key's entry, if any.
+func (a *assumeCache) deleteLocked(key types.NamespacedName) {
+	e, ok := a.entries[key]
+	if !ok {
+		return
+	}
+	delete(a.entries, key)
+	if keys := a.byCluster[e.cluster]; keys != nil {
+		delete(keys, key)
+		if len(keys) == 0 {
+			delete(a.byCluster, e.cluster)
+		}
+	}
 }
 
 // forget drops key's entry; with a uid, only if it is that object's.
@@ -48,7 +74,7 @@ func (a *assumeCache) forget(key types.NamespacedName, uid types.UID) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if e, ok := a.entries[key]; ok && (uid == "" || e.uid == uid) {
-		delete(a.entries, key)
+		a.deleteLocked(key)
 	}
 }
 
@@ -62,7 +88,7 @@ func (a *assumeCache) holds(key types.NamespacedName, uid types.UID) bool {
 		return false
 	}
 	if e.uid != uid || !a.now().Before(e.expires) {
-		delete(a.entries, key)
+		a.deleteLocked(key)
 		return false
 	}
 	return true
@@ -75,14 +101,13 @@ func (a *assumeCache) on(cluster string) map[types.UID][]string {
 	defer a.mu.Unlock()
 	now := a.now()
 	out := map[types.UID][]string{}
-	for k, e := range a.entries {
+	for k := range a.byCluster[cluster] {
+		e := a.entries[k]
 		if !now.Before(e.expires) {
-			delete(a.entries, k)
+			a.deleteLocked(k)
 			continue
 		}
-		if e.cluster == cluster {
-			out[e.uid] = e.occupies
-		}
+		out[e.uid] = e.occupies
 	}
 	return out
 }

@@ -54,4 +54,16 @@ func TestAssumeCache(t *testing.T) {
 	if len(a.on("mc1")) != 0 || a.holds(key, "uid-3") {
 		t.Fatal("the binding outlived its TTL")
 	}
+
+	// Decided again (a conflict) onto another cluster: it counts there
+	// only.
+	a.assume(key, "uid-4", "mc1", nil)
+	a.assume(key, "uid-4", "mc2", nil)
+	if len(a.on("mc1")) != 0 || len(a.on("mc2")) != 1 {
+		t.Fatalf("on(mc1) = %v, on(mc2) = %v after the binding moved to mc2", a.on("mc1"), a.on("mc2"))
+	}
+	a.forget(key, "")
+	if len(a.entries) != 0 || len(a.byCluster) != 0 {
+		t.Fatalf("entries %v, by cluster %v left after every binding was forgotten", a.entries, a.byCluster)
+	}
 }

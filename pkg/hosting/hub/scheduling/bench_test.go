@@ -271,7 +271,7 @@ func runRecipe(b *testing.B, env *fleettest.Env, hubc client.WithWatch, hosts ma
 			}
 		}()
 	}
-	w, err := hubc.Watch(ctx, &clusterv1beta1.PlacementDecisionList{}, client.InNamespace(ns))
+	w, err := retryWatch(ctx, hubc, &clusterv1beta1.PlacementDecisionList{}, client.InNamespace(ns))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -372,7 +372,7 @@ func runOurs(b *testing.B, env *fleettest.Env, hubc client.WithWatch, own *hubRe
 	})
 	// When each is seen delivered, to count hcp-fleet's writes for it
 	// until then.
-	w, err := hubc.Watch(ctx, &v1alpha1.HostedClusterDeploymentList{}, client.InNamespace(ns))
+	w, err := retryWatch(ctx, hubc, &v1alpha1.HostedClusterDeploymentList{}, client.InNamespace(ns))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -383,7 +383,7 @@ func runOurs(b *testing.B, env *fleettest.Env, hubc client.WithWatch, own *hubRe
 	// And when each one's ManifestWork is seen created and applied by the
 	// work agent: what of the delivery's time is the work agent's.
 	workCreatedAt, workAppliedAt := map[string]time.Time{}, map[string]time.Time{}
-	ww, err := hubc.Watch(ctx, &workv1.ManifestWorkList{}, client.MatchingLabels{hosting.LabelHCDNamespace: ns})
+	ww, err := retryWatch(ctx, hubc, &workv1.ManifestWorkList{}, client.MatchingLabels{hosting.LabelHCDNamespace: ns})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -606,7 +606,7 @@ func statusLatency(b *testing.B, hubc client.WithWatch, hosts map[string]dynamic
 	if err := hubc.List(ctx, &list, client.InNamespace(ns)); err != nil {
 		b.Fatal(err)
 	}
-	w, err := hubc.Watch(ctx, &v1alpha1.HostedClusterDeploymentList{}, client.InNamespace(ns))
+	w, err := retryWatch(ctx, hubc, &v1alpha1.HostedClusterDeploymentList{}, client.InNamespace(ns))
 	if err != nil {
 		b.Fatal(err)
 	}
