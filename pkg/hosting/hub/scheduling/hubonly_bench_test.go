@@ -11,7 +11,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -245,22 +247,90 @@ func hubOnlyBurst(ctx context.Context, b *testing.B, c client.WithWatch, n, clus
 	return bound, time.Since(start), nil
 }
 
-// retryWatch watches list's kind from now on, resuming where it stopped
+// retryWatch watches list's kind from now on. It resumes where it stopped
 // when the API server closes the watch (it closes a watcher that falls
-// behind a burst of events).
+// behind a burst of events), and when the API server no longer has that
+// point (410 Gone: the watcher fell further behind than its watch cache
+// keeps) it lists again, passes every object on as Modified, and watches
+// from there, as an informer does.
 func retryWatch(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) (watch.Interface, error) {
+	w, err := watchFromList(ctx, c, list, opts, nil)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	rw := &relistingWatch{events: make(chan watch.Event), cancel: cancel}
+	send := func(ev watch.Event) bool {
+		select {
+		case rw.events <- ev:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	go func() {
+		defer close(rw.events)
+		for {
+			for ev := range w.ResultChan() {
+				if ev.Type == watch.Error {
+					break
+				}
+				if !send(ev) {
+					w.Stop()
+					return
+				}
+			}
+			w.Stop()
+			if ctx.Err() != nil {
+				return
+			}
+			fresh := list.DeepCopyObject().(client.ObjectList)
+			if w, err = watchFromList(ctx, c, fresh, opts, func(obj runtime.Object) bool {
+				return send(watch.Event{Type: watch.Modified, Object: obj})
+			}); err != nil {
+				send(watch.Event{Type: watch.Error, Object: &apierrors.NewInternalError(err).ErrStatus})
+				return
+			}
+		}
+	}()
+	return rw, nil
+}
+
+// watchFromList lists list's kind, hands each object to each (if set), and
+// watches from the list's resourceVersion on.
+func watchFromList(ctx context.Context, c client.WithWatch, list client.ObjectList, opts []client.ListOption, each func(runtime.Object) bool) (watch.Interface, error) {
 	// A full list, not a limited one: that is read from etcd, and its
 	// resourceVersion may be older than the API server's watch cache
 	// (which refuses it as too old).
 	if err := c.List(ctx, list, opts...); err != nil {
 		return nil, err
 	}
+	if each != nil {
+		items, err := apimeta.ExtractList(list)
+		if err != nil {
+			return nil, err
+		}
+		for _, obj := range items {
+			if !each(obj) {
+				return nil, ctx.Err()
+			}
+		}
+	}
 	return toolswatch.NewRetryWatcherWithContext(ctx, list.GetResourceVersion(), &toolscache.ListWatch{
 		WatchFuncWithContext: func(ctx context.Context, options metav1.ListOptions) (watch.Interface, error) {
-			return c.Watch(ctx, list, append(opts, &client.ListOptions{Raw: &options})...)
+			return c.Watch(ctx, list.DeepCopyObject().(client.ObjectList), append(opts, &client.ListOptions{Raw: &options})...)
 		},
 	})
 }
+
+// relistingWatch is retryWatch's watch.Interface.
+type relistingWatch struct {
+	events chan watch.Event
+	cancel context.CancelFunc
+}
+
+func (w *relistingWatch) Stop()                          { w.cancel() }
+func (w *relistingWatch) ResultChan() <-chan watch.Event { return w.events }
 
 // seedCluster writes what the hub reads of a management cluster whose agent
 // reports it ready to host.
