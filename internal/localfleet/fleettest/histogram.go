@@ -33,7 +33,7 @@ func HistogramOf(t testing.TB, name string, match map[string]string) Histogram {
 		}
 		for _, m := range f.GetMetric() {
 			hist := m.GetHistogram()
-			if hist == nil || !labelsMatch(m.GetLabel(), match) {
+			if hist == nil || !LabelsMatch(m.GetLabel(), match) {
 				continue
 			}
 			if h.Bounds == nil {

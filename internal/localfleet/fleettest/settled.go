@@ -60,7 +60,7 @@ func Metric(t testing.TB, name string, match map[string]string) float64 {
 			continue
 		}
 		for _, m := range f.GetMetric() {
-			if !labelsMatch(m.GetLabel(), match) {
+			if !LabelsMatch(m.GetLabel(), match) {
 				continue
 			}
 			switch {
@@ -74,8 +74,8 @@ func Metric(t testing.TB, name string, match map[string]string) float64 {
 	return sum
 }
 
-// labelsMatch reports whether labels include every pair of match.
-func labelsMatch(labels []*dto.LabelPair, match map[string]string) bool {
+// LabelsMatch reports whether labels include every pair of match.
+func LabelsMatch(labels []*dto.LabelPair, match map[string]string) bool {
 	have := make(map[string]string, len(labels))
 	for _, l := range labels {
 		have[l.GetName()] = l.GetValue()

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/fleettest"
 )
 
 // metricsEndpoints hands every hub replica and every start of the first
@@ -84,16 +85,9 @@ func sample(families map[string]*dto.MetricFamily, family string, labels map[str
 		return 0, false
 	}
 	sum, found := 0.0, false
-next:
 	for _, m := range f.GetMetric() {
-		have := map[string]string{}
-		for _, l := range m.GetLabel() {
-			have[l.GetName()] = l.GetValue()
-		}
-		for k, v := range labels {
-			if have[k] != v {
-				continue next
-			}
+		if !fleettest.LabelsMatch(m.GetLabel(), labels) {
+			continue
 		}
 		found = true
 		switch {

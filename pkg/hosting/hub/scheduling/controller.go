@@ -263,6 +263,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil // a worker is writing its binding
 	}
 	decisionStart := time.Now()
+	// decided ends a decision that was made (a cluster or why none).
+	decided := func() {
+		decisionDuration.Observe(time.Since(decisionStart).Seconds())
+		r.decide.Unlock()
+	}
 	in, err := r.inputs.Gather(ctx, hcd)
 	if err != nil {
 		r.decide.Unlock()
@@ -270,15 +275,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	attempts.Inc()
 	if in.Candidates == nil {
-		decisionDuration.Observe(time.Since(decisionStart).Seconds())
-		r.decide.Unlock()
+		decided()
 		return ctrl.Result{RequeueAfter: r.opts.RetryInterval}, r.setUnscheduled(ctx, hcd, in.Reason, in.Message)
 	}
 	candidates, strategy := in.Candidates, in.Strategy
 	decision := Schedule(in.Request, candidates, strategy)
 	if decision.Cluster == "" {
-		decisionDuration.Observe(time.Since(decisionStart).Seconds())
-		r.decide.Unlock()
+		decided()
 		return ctrl.Result{RequeueAfter: r.opts.RetryInterval}, r.setUnscheduled(ctx, hcd, decision.Reason(), decision.Message())
 	}
 	var chosen Candidate
@@ -289,8 +292,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	// Assumed before it is written, so the next decision counts it.
 	r.assumed.assume(key, hcd.UID, chosen.Name, Occupies(hcd))
-	decisionDuration.Observe(time.Since(decisionStart).Seconds())
-	r.decide.Unlock()
+	decided()
 	if err := r.bind(ctx, hcd, chosen, strategy); err != nil {
 		r.assumed.forget(key, hcd.UID)
 		if apierrors.IsConflict(err) {
