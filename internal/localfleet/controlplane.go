@@ -97,6 +97,8 @@ type Cluster struct {
 	apiserverMu    sync.Mutex
 	apiserver      *process
 	apiserverStart func() (*process, error)
+	// nice is the scheduling priority its processes run at (Options.ManagementClusterNice).
+	nice int
 }
 
 // Config returns a copy of the admin rest.Config.
@@ -124,7 +126,7 @@ func (c *Cluster) CAData() []byte { return c.ca.certPEM }
 
 // startCluster starts a cluster's apiserver (on port, or a free port when 0)
 // and controller manager and waits until both serve.
-func startCluster(ctx context.Context, binDir, dir, name, etcdURL string, port int) (*Cluster, error) {
+func startCluster(ctx context.Context, binDir, dir, name, etcdURL string, port, nice int) (*Cluster, error) {
 	apiserverName := "kube-apiserver (" + name + ")"
 	if port == 0 {
 		p, err := freePort()
@@ -166,7 +168,7 @@ func startCluster(ctx context.Context, binDir, dir, name, etcdURL string, port i
 	}); err != nil {
 		return nil, err
 	}
-	c := &Cluster{Name: name, Host: host, Dir: dir, ca: ca, KubeconfigPath: filepath.Join(dir, "admin.kubeconfig")}
+	c := &Cluster{Name: name, Host: host, Dir: dir, ca: ca, KubeconfigPath: filepath.Join(dir, "admin.kubeconfig"), nice: nice}
 	if err := writeKubeconfig(c.KubeconfigPath, name, host, ca.certPEM, adminCert); err != nil {
 		return nil, err
 	}
@@ -231,6 +233,9 @@ func startCluster(ctx context.Context, binDir, dir, name, etcdURL string, port i
 	}
 	c.kcm, err = startProcess("kube-controller-manager ("+name+")", filepath.Join(binDir, "kube-controller-manager"), kcmArgs,
 		filepath.Join(logs, name+"-kube-controller-manager.log"))
+	if err == nil {
+		err = c.kcm.renice(nice)
+	}
 	if err != nil {
 		c.stop()
 		return nil, err
@@ -272,6 +277,10 @@ func (c *Cluster) StartAPIServer(ctx context.Context) error {
 	}
 	p, err := c.apiserverStart()
 	if err != nil {
+		return err
+	}
+	if err := p.renice(c.nice); err != nil {
+		p.stop(10 * time.Second)
 		return err
 	}
 	client, err := kubernetes.NewForConfig(c.admin)
@@ -322,4 +331,43 @@ func writeKubeconfig(path, name, host string, caPEM []byte, kp keyPair) error {
 		return err
 	}
 	return clientcmd.WriteToFile(*cfg, path)
+}
+
+// Process is one control-plane process of the fleet, for benchmarks that
+// measure what each uses.
+type Process struct {
+	// Cluster is "hub", a management cluster's or a guest's name, or empty
+	// for the etcd they share.
+	Cluster string
+	// Component is "etcd", "kube-apiserver" or "kube-controller-manager".
+	Component string
+	PID       int
+}
+
+// Processes lists the fleet's running control-plane processes.
+func (f *Fleet) Processes() []Process {
+	var out []Process
+	if f.etcd != nil {
+		out = append(out, Process{Component: "etcd", PID: f.etcd.proc.cmd.Process.Pid})
+	}
+	f.mu.Lock()
+	clusters := []*Cluster{f.Hub}
+	for _, m := range f.Managed {
+		clusters = append(clusters, m.Cluster)
+	}
+	for _, g := range f.guests {
+		clusters = append(clusters, g)
+	}
+	f.mu.Unlock()
+	for _, c := range clusters {
+		c.apiserverMu.Lock()
+		if c.apiserver != nil {
+			out = append(out, Process{Cluster: c.Name, Component: "kube-apiserver", PID: c.apiserver.cmd.Process.Pid})
+		}
+		c.apiserverMu.Unlock()
+		if c.kcm != nil {
+			out = append(out, Process{Cluster: c.Name, Component: "kube-controller-manager", PID: c.kcm.cmd.Process.Pid})
+		}
+	}
+	return out
 }

@@ -26,7 +26,7 @@ func (f *Fleet) StartGuest(ctx context.Context, name string) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := startCluster(ctx, binDir, filepath.Join(f.Dir, name), name, f.etcd.clientURL, 0)
+	c, err := startCluster(ctx, binDir, filepath.Join(f.Dir, name), name, f.etcd.clientURL, 0, f.opts.ManagementClusterNice)
 	if err != nil {
 		return nil, err
 	}

@@ -63,6 +63,19 @@ func startProcess(name, binary string, args []string, logPath string) (*process,
 	return p, nil
 }
 
+// renice sets the scheduling priority (nice value) of every thread of the
+// process; threads it starts later inherit it. Each process runs in a
+// process group of its own (Setpgid), so the group is the process.
+func (p *process) renice(nice int) error {
+	if nice == 0 {
+		return nil
+	}
+	if err := syscall.Setpriority(syscall.PRIO_PGRP, p.cmd.Process.Pid, nice); err != nil {
+		return fmt.Errorf("%s: setting nice %d: %w", p.name, nice, err)
+	}
+	return nil
+}
+
 // exited reports whether the process has ended, and why.
 func (p *process) exited() (bool, error) {
 	select {

@@ -177,17 +177,18 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("hcd-delivery").
 		For(hcd).
-		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(workOwner)).
-		Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(r.boundTo(func(o client.Object) string { return o.GetName() }))).
-		Watches(&addonv1alpha1.ManagedClusterAddOn{}, handler.EnqueueRequestsFromMapFunc(r.boundTo(func(o client.Object) string { return o.GetNamespace() })),
+		Watches(&workv1.ManifestWork{}, workEvents()).
+		Watches(&clusterv1.ManagedCluster{}, refresh(r.boundTo(func(o client.Object) string { return o.GetName() }))).
+		Watches(&addonv1alpha1.ManagedClusterAddOn{}, refresh(r.boundTo(func(o client.Object) string { return o.GetNamespace() })),
 			builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetName() == addon.Name }))).
 		// A HostingConfig's spec.hostingNamespaces may stop allowing what
 		// was delivered, and its spec.olm changes the HostedClusters'
 		// catalog annotations.
-		Watches(&v1alpha1.HostingConfig{}, handler.EnqueueRequestsFromMapFunc(r.configuredBy)).
-		WatchesMetadata(secret, handler.EnqueueRequestsFromMapFunc(r.referencing(KindSecret))).
-		WatchesMetadata(configMap, handler.EnqueueRequestsFromMapFunc(r.referencing(KindConfigMap))).
-		WithOptions(controller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles}).
+		Watches(&v1alpha1.HostingConfig{}, refresh(r.configuredBy)).
+		WatchesMetadata(secret, refresh(r.referencing(KindSecret))).
+		WatchesMetadata(configMap, refresh(r.referencing(KindConfigMap))).
+		// First deliveries ahead of refreshes (priority.go).
+		WithOptions(controller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles, UsePriorityQueue: ptr.To(true)}).
 		Complete(r)
 }
 

@@ -61,12 +61,20 @@ func BenchmarkScheduling(b *testing.B) {
 	clusters, requests := envInt("BENCH_CLUSTERS", 10), envInt("BENCH_HOSTED", 300)
 	capacity := int32((requests*6/5 + clusters - 1) / clusters) // 20% headroom in total
 	ctx := context.Background()
+	// The management clusters' control planes yield the CPU to the hub's:
+	// on a real fleet they are other machines (BENCH_MANAGED_NICE=0: they
+	// compete with it as equals).
+	nice := envInt("BENCH_MANAGED_NICE", 10)
+	if os.Getenv("BENCH_MANAGED_NICE") == "0" {
+		nice = 0
+	}
 	fleet, err := localfleet.Start(ctx, localfleet.Options{ManagementClusters: clusters, AddOnLeaseSyncInterval: 5 * time.Second,
-		StartTimeout: 15 * time.Minute})
+		StartTimeout: 15 * time.Minute, ManagementClusterNice: nice})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer fleet.Stop()
+	benchFleet = fleet
 	if err := hcpfleet.Install(ctx, fleet); err != nil {
 		b.Fatal(err)
 	}
@@ -115,7 +123,8 @@ func BenchmarkScheduling(b *testing.B) {
 	})
 	b.ResetTimer()
 
-	floorBind, floorDeliver := floor(b, env, hubc, requests)
+	var floorBind, floorDeliver time.Duration
+	floorUse := measure(b, func() { floorBind, floorDeliver = floor(b, env, hubc, requests) })
 	recipe := runRecipe(b, env, hubc, hostClients, requests, capacity)
 	removeHostedClusters(b, env, hubc, hostClients)
 	ours := runOurs(b, env, hubc, own, requests, capacity)
@@ -123,7 +132,7 @@ func BenchmarkScheduling(b *testing.B) {
 	// cluster rolled out: during the rollout of a large burst on this
 	// machine it measures the machine's backlog (docs/performance.md).
 	settle(b, env, hubc, "bench")
-	p50, p99 := statusLatency(b, hubc, hostClients, "bench", min(requests, 100))
+	p50, p99, latencyBreakdown := statusLatency(b, hubc, hostClients, "bench", min(requests, 100))
 	rest := atRest(b, env, own)
 
 	b.StopTimer()
@@ -135,8 +144,9 @@ func BenchmarkScheduling(b *testing.B) {
 	fmt.Printf("%-44s %18d %18d\n", "hosted count spread (max - min)", ours.spread, recipe.spread)
 	fmt.Printf("%-44s %18d %18d\n", "clusters over capacity", ours.overCapacity, recipe.overCapacity)
 	fmt.Printf("%-44s %18d %18d\n", "busiest cluster", ours.max, recipe.max)
-	fmt.Printf("status latency, host HostedCluster change → HostedClusterDeployment status: p50 %s, p99 %s\n\n",
+	fmt.Printf("status latency, host HostedCluster change → HostedClusterDeployment status: p50 %s, p99 %s\n",
 		p50.Round(time.Millisecond), p99.Round(time.Millisecond))
+	fmt.Printf("status latency breakdown: %s\n\n", latencyBreakdown)
 	// One line per figure, to compare run to run (docs/performance.md).
 	ratio := func(d, f time.Duration) float64 { return d.Seconds() / max(f.Seconds(), 0.001) }
 	fmt.Printf("floor: %d bindings written in %s (%.0f/s), bindings + deliveries in %s (%d parallel writers)\n",
@@ -159,6 +169,8 @@ func BenchmarkScheduling(b *testing.B) {
 	fmt.Printf("footprint burst: process CPU %.1f s in %s (%.2f cores) and peak RSS %s for hcp-fleet's burst of %d HCDs until all delivered; %.1f s in %s (%.2f cores), peak RSS %s for the recipe's until all bound (one process: hub, OCM controllers, %d agents, the HyperShift and kubelet stand-ins, the benchmark's clients; API servers and etcd apart)\n",
 		ours.use.cpu.Seconds(), ours.use.wall.Round(100*time.Millisecond), ours.use.cores(), fleettest.KB(ours.use.peakRSS), requests,
 		recipe.use.cpu.Seconds(), recipe.use.wall.Round(100*time.Millisecond), recipe.use.cores(), fleettest.KB(recipe.use.peakRSS), clusters)
+	fmt.Printf("cpu: cores used during the floor: %s; hcp-fleet's burst: %s; the recipe's: %s; at rest: %s (management clusters at nice %d)\n",
+		floorUse.planeCores(), ours.use.planeCores(), recipe.use.planeCores(), rest.use.planeCores(), nice)
 	fmt.Printf("footprint at rest: process CPU %.2f s per minute (%.3f cores), peak RSS %s over the at-rest minute (the same process)\n",
 		rest.use.cpu.Seconds()*float64(time.Minute)/float64(rest.use.wall), rest.use.cores(), fleettest.KB(rest.use.peakRSS))
 	b.ReportMetric(ours.elapsed.Seconds(), "s-ours")
@@ -600,7 +612,7 @@ func hubWriteBreakdown(b *testing.B, env *fleettest.Env) (int, map[string]int) {
 // statusLatency annotates HostedClusters on their hosts as migrating (an
 // annotation the delivery maps into the Degraded condition) and measures
 // how long until each HostedClusterDeployment shows it.
-func statusLatency(b *testing.B, hubc client.WithWatch, hosts map[string]dynamic.Interface, ns string, samples int) (p50, p99 time.Duration) {
+func statusLatency(b *testing.B, hubc client.WithWatch, hosts map[string]dynamic.Interface, ns string, samples int) (p50, p99 time.Duration, breakdown string) {
 	ctx := context.Background()
 	var list v1alpha1.HostedClusterDeploymentList
 	if err := hubc.List(ctx, &list, client.InNamespace(ns)); err != nil {
@@ -611,16 +623,29 @@ func statusLatency(b *testing.B, hubc client.WithWatch, hosts map[string]dynamic
 		b.Fatal(err)
 	}
 	defer w.Stop()
-	started := map[string]time.Time{}
+	// The ManifestWorks show when the change reached the hub (the OCM work
+	// agent's status feedback), which splits the latency into the host's
+	// part and the delivery's.
+	works, err := retryWatch(ctx, hubc, &workv1.ManifestWorkList{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer works.Stop()
+	workOf := map[types.NamespacedName]string{}
+	for _, h := range list.Items {
+		workOf[types.NamespacedName{Namespace: h.Status.HostingCluster, Name: hosting.WorkName(h.Namespace, h.Name)}] = h.Name
+	}
+	value := func(i int) string { return fmt.Sprintf("bench-%d", i) }
+	started, want := map[string]time.Time{}, map[string]string{}
 	var mu sync.Mutex
 	go func() {
 		for i, h := range list.Items {
 			if i == samples {
 				break
 			}
-			patch := []byte(fmt.Sprintf(`{"metadata":{"annotations":{"hypershift.openshift.io/migration-in-progress":"bench-%d"}}}`, i))
+			patch := []byte(fmt.Sprintf(`{"metadata":{"annotations":{"hypershift.openshift.io/migration-in-progress":%q}}}`, value(i)))
 			mu.Lock()
-			started[h.Name] = time.Now()
+			started[h.Name], want[h.Name] = time.Now(), value(i)
 			mu.Unlock()
 			if _, err := hosts[h.Status.HostingCluster].Resource(hcGVR).Namespace("clusters").Patch(ctx, h.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 				b.Error(err)
@@ -629,10 +654,27 @@ func statusLatency(b *testing.B, hubc client.WithWatch, hosts map[string]dynamic
 		}
 	}()
 	var latencies []time.Duration
-	seen := map[string]bool{}
+	seen, fedBack, shown := map[string]bool{}, map[string]time.Time{}, map[string]time.Time{}
+	result := func() (time.Duration, time.Duration, string) {
+		mu.Lock() // started is the patching goroutine's too
+		defer mu.Unlock()
+		return quantiles(latencies, started, fedBack, shown)
+	}
 	timeout := time.After(5 * time.Minute)
 	for len(latencies) < min(samples, len(list.Items)) {
 		select {
+		case ev := <-works.ResultChan():
+			mw, ok := ev.Object.(*workv1.ManifestWork)
+			if !ok {
+				continue
+			}
+			name := workOf[client.ObjectKeyFromObject(mw)]
+			mu.Lock()
+			v := want[name]
+			mu.Unlock()
+			if _, done := fedBack[name]; name != "" && v != "" && !done && feedbackValue(mw, "migration-in-progress") == v {
+				fedBack[name] = time.Now()
+			}
 		case ev := <-w.ResultChan():
 			h, ok := ev.Object.(*v1alpha1.HostedClusterDeployment)
 			if !ok || seen[h.Name] {
@@ -644,6 +686,7 @@ func statusLatency(b *testing.B, hubc client.WithWatch, hosts map[string]dynamic
 			mu.Unlock()
 			if ok && c != nil && c.Reason == "CAPIMigrationInProgress" {
 				seen[h.Name] = true
+				shown[h.Name] = time.Now()
 				latencies = append(latencies, time.Since(t0))
 			}
 		case <-timeout:
@@ -652,14 +695,35 @@ func statusLatency(b *testing.B, hubc client.WithWatch, hosts map[string]dynamic
 			b.Errorf("status latency: only %d of %d seen after 5m; e.g. %s Degraded: %+v", len(latencies), samples,
 				h.Name, meta.FindStatusCondition(h.Status.Conditions, v1alpha1.ConditionDegraded))
 			if len(latencies) == 0 {
-				return 0, 0
+				return 0, 0, ""
 			}
-			slices.Sort(latencies)
-			return latencies[len(latencies)/2], latencies[(len(latencies)*99)/100]
+			return result()
 		}
 	}
+	return result()
+}
+
+// quantiles returns the status latency's p50 and p99, and where it went:
+// host change → its ManifestWork's status feedback on the hub (the OCM work
+// agent), → the HCD's status (the delivery).
+func quantiles(latencies []time.Duration, started, fedBack, shown map[string]time.Time) (p50, p99 time.Duration, breakdown string) {
 	slices.Sort(latencies)
-	return latencies[len(latencies)/2], latencies[(len(latencies)*99)/100]
+	return latencies[len(latencies)/2], latencies[(len(latencies)*99)/100],
+		fmt.Sprintf("host change → ManifestWork feedback on the hub (OCM work agent) %s; → HCD status (hcp-fleet delivery) %s",
+			between(started, fedBack), between(fedBack, shown))
+}
+
+// feedbackValue is the string value of the status feedback named name in
+// mw's status, or "".
+func feedbackValue(mw *workv1.ManifestWork, name string) string {
+	for _, m := range mw.Status.ResourceStatus.Manifests {
+		for _, v := range m.StatusFeedbacks.Values {
+			if v.Name == name && v.Value.String != nil {
+				return *v.Value.String
+			}
+		}
+	}
+	return ""
 }
 
 func parallel(n, workers int, f func(i int)) {

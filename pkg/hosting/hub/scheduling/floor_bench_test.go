@@ -19,6 +19,7 @@ import (
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	hcdac "github.com/hcp-fleet/hcp-fleet/api/v1alpha1/applyconfiguration/api/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/internal/localfleet"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/fleettest"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hcdstatus"
 )
@@ -206,10 +207,61 @@ type usage struct {
 	// peakRSS is the peak resident set over the phase and rss the resident
 	// set at its end, in kB.
 	peakRSS, rss int64
+	// planes is the CPU time the fleet's control planes used, by group
+	// (planeGroups; none in the hub-only harness).
+	planes map[string]time.Duration
 }
 
 // cores is the CPU time per wall-clock time.
 func (u usage) cores() float64 { return u.cpu.Seconds() / max(u.wall.Seconds(), 0.001) }
+
+// planeCores says how many cores each group of control-plane processes and
+// this process used over the phase.
+func (u usage) planeCores() string {
+	parts := []string{}
+	for _, g := range planeGroups {
+		parts = append(parts, fmt.Sprintf("%s %.2f", g, u.planes[g].Seconds()/max(u.wall.Seconds(), 0.001)))
+	}
+	return strings.Join(append(parts, fmt.Sprintf("this process %.2f", u.cores())), ", ")
+}
+
+// The groups of the local fleet's control-plane processes whose CPU a phase
+// reports: the hub's API server against the rest of the machine.
+const (
+	planeHub     = "hub kube-apiserver"
+	planeEtcd    = "etcd (shared)"
+	planeManaged = "management clusters' kube-apiservers and controller-managers"
+)
+
+var planeGroups = []string{planeHub, planeEtcd, planeManaged}
+
+// benchFleet is the local fleet whose control planes a meter measures
+// (nil in the hub-only harness).
+var benchFleet *localfleet.Fleet
+
+// planesCPU reads the CPU time each group of benchFleet's control-plane
+// processes used so far.
+func planesCPU() map[string]time.Duration {
+	out := map[string]time.Duration{}
+	if benchFleet == nil {
+		return out
+	}
+	for _, p := range benchFleet.Processes() {
+		group := planeManaged
+		switch {
+		case p.Component == "etcd":
+			group = planeEtcd
+		case p.Cluster == "hub" && p.Component == "kube-apiserver":
+			group = planeHub
+		case p.Cluster == "hub":
+			continue // its kube-controller-manager: garbage collection, namespaces
+		}
+		if u, err := fleettest.ProcessUsage(p.PID); err == nil {
+			out[group] += u.CPU
+		}
+	}
+	return out
+}
 
 // peakSoFar is the largest peak resident set read before a reset
 // (measure resets it for each phase).
@@ -218,6 +270,7 @@ var peakSoFar int64
 // meter measures what this process uses from startMeter to stop.
 type meter struct {
 	before fleettest.Usage
+	planes map[string]time.Duration
 	start  time.Time
 }
 
@@ -229,7 +282,7 @@ func startMeter(b *testing.B) meter {
 	if err := fleettest.ResetPeakRSS(0); err != nil {
 		b.Fatalf("resetting the peak RSS: %v", err)
 	}
-	return meter{before: before, start: time.Now()}
+	return meter{before: before, planes: planesCPU(), start: time.Now()}
 }
 
 // stop returns the CPU time this process used since startMeter and its
@@ -238,7 +291,11 @@ func (m meter) stop(b *testing.B) usage {
 	wall := time.Since(m.start)
 	after := selfUsage(b)
 	peakSoFar = max(peakSoFar, after.PeakRSS)
-	return usage{cpu: after.CPU - m.before.CPU, wall: wall, peakRSS: after.PeakRSS, rss: after.RSS}
+	planes := planesCPU()
+	for g, cpu := range planes {
+		planes[g] = cpu - m.planes[g]
+	}
+	return usage{cpu: after.CPU - m.before.CPU, wall: wall, peakRSS: after.PeakRSS, rss: after.RSS, planes: planes}
 }
 
 // measure runs f and returns what this process used meanwhile.
