@@ -2,6 +2,7 @@ package localfleet
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -370,4 +371,34 @@ func (f *Fleet) Processes() []Process {
 		}
 	}
 	return out
+}
+
+// ReniceManagementClusters sets the nice value of the management clusters'
+// and guests' running kube-apiservers and kube-controller-managers (and
+// the value those started later get). Raising it needs no privilege;
+// lowering it again needs CAP_SYS_NICE (root).
+func (f *Fleet) ReniceManagementClusters(nice int) error {
+	f.mu.Lock()
+	f.opts.ManagementClusterNice = nice
+	clusters := make([]*Cluster, 0, len(f.Managed)+len(f.guests))
+	for _, m := range f.Managed {
+		clusters = append(clusters, m.Cluster)
+	}
+	for _, g := range f.guests {
+		clusters = append(clusters, g)
+	}
+	f.mu.Unlock()
+	var errs []error
+	for _, c := range clusters {
+		c.apiserverMu.Lock()
+		c.nice = nice
+		procs := []*process{c.apiserver, c.kcm}
+		c.apiserverMu.Unlock()
+		for _, p := range procs {
+			if p != nil {
+				errs = append(errs, p.setNice(nice))
+			}
+		}
+	}
+	return errors.Join(errs...)
 }

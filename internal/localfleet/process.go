@@ -70,6 +70,11 @@ func (p *process) renice(nice int) error {
 	if nice == 0 {
 		return nil
 	}
+	return p.setNice(nice)
+}
+
+// setNice sets the nice value of the process's group, 0 included.
+func (p *process) setNice(nice int) error {
 	if err := syscall.Setpriority(syscall.PRIO_PGRP, p.cmd.Process.Pid, nice); err != nil {
 		return fmt.Errorf("%s: setting nice %d: %w", p.name, nice, err)
 	}

@@ -43,14 +43,15 @@ func setupControllers(mgr ctrl.Manager, opts *Options) error {
 	// A binding is written with the delivery's first status (one status
 	// write instead of two per hosted cluster).
 	if err := scheduling.Setup(mgr, scheduling.Options{Strategy: strategy, ConfigNamespaces: configNamespaces,
-		BindingStatus: delivery.BindingStatus(mgr.GetClient())}); err != nil {
+		BindingStatus: delivery.BindingStatus(mgr.GetClient()), Workers: opts.SchedulerWorkers}); err != nil {
 		return err
 	}
 	annotations, err := delivery.ParseAnnotationPolicy(opts.HostedClusterAnnotations)
 	if err != nil {
 		return err
 	}
-	if err := delivery.Setup(mgr, delivery.Options{LostHostTimeout: opts.LostHostTimeout, Annotations: annotations, ConfigNamespaces: configNamespaces}); err != nil {
+	if err := delivery.Setup(mgr, delivery.Options{LostHostTimeout: opts.LostHostTimeout, Annotations: annotations, ConfigNamespaces: configNamespaces,
+		MaxConcurrentReconciles: opts.DeliveryWorkers}); err != nil {
 		return err
 	}
 	policy, err := importer.ParseLabelPolicy(opts.ImportedClusterLabels)

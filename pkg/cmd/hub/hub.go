@@ -58,6 +58,13 @@ type Options struct {
 	// of renders and status writes).
 	KubeAPIQPS   float64
 	KubeAPIBurst int
+	// SchedulerWorkers and DeliveryWorkers are how many
+	// HostedClusterDeployments the scheduler binds and the delivery
+	// delivers at once (as kube-controller-manager's --concurrent-*-syncs):
+	// each waits mostly on the hub API server's answers, so a burst moves
+	// at workers / answer time while the API server has room.
+	SchedulerWorkers int
+	DeliveryWorkers  int
 }
 
 // NewOptions returns the defaults.
@@ -77,6 +84,8 @@ func NewOptions() *Options {
 		HostedClusterAnnotations: delivery.DefaultHostedClusterAnnotations,
 		KubeAPIQPS:               DefaultKubeAPIQPS,
 		KubeAPIBurst:             DefaultKubeAPIBurst,
+		SchedulerWorkers:         scheduling.DefaultWorkers,
+		DeliveryWorkers:          delivery.DefaultWorkers,
 	}
 }
 
@@ -113,6 +122,8 @@ func (o *Options) FlagSet(output io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.HostingConfigNamespaces, "hosting-config-namespaces", o.HostingConfigNamespaces, "Comma-separated namespaces, besides --namespace, that a ManagedClusterAddOn may take its HostingConfig from. A HostingConfig elsewhere is ignored (neither its spec nor the Secrets it references reach the agent) and named in the agent's credential problems.")
 	fs.Float64Var(&o.KubeAPIQPS, "kube-api-qps", o.KubeAPIQPS, "Requests per second the hub may send to its API server (sustained).")
 	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst, "Requests the hub may send to its API server in a burst above --kube-api-qps.")
+	fs.IntVar(&o.SchedulerWorkers, "scheduler-workers", o.SchedulerWorkers, "HostedClusterDeployments the scheduler binds at once (decisions stay one at a time; the binding writes run in parallel).")
+	fs.IntVar(&o.DeliveryWorkers, "delivery-workers", o.DeliveryWorkers, "HostedClusterDeployments the delivery reconciles at once (ManifestWorks written, status mapped back).")
 	return fs
 }
 
@@ -138,6 +149,9 @@ func (o *Options) Validate() error {
 	}
 	if o.KubeAPIQPS <= 0 || o.KubeAPIBurst <= 0 {
 		errs = append(errs, fmt.Errorf("--kube-api-qps (%g) and --kube-api-burst (%d) must be positive", o.KubeAPIQPS, o.KubeAPIBurst))
+	}
+	if o.SchedulerWorkers <= 0 || o.DeliveryWorkers <= 0 {
+		errs = append(errs, fmt.Errorf("--scheduler-workers (%d) and --delivery-workers (%d) must be positive", o.SchedulerWorkers, o.DeliveryWorkers))
 	}
 	if _, err := scheduling.ParseStrategy(o.SchedulingStrategy); err != nil {
 		errs = append(errs, fmt.Errorf("--scheduling-strategy: %w", err))

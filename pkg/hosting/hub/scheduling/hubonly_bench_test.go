@@ -392,7 +392,7 @@ func startHubControllers(ctx context.Context, b *testing.B, cfg *rest.Config) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := delivery.Setup(mgr, delivery.Options{Annotations: annotations}); err != nil {
+	if err := delivery.Setup(mgr, delivery.Options{Annotations: annotations, MaxConcurrentReconciles: envInt("BENCH_DELIVERY_WORKERS", 0)}); err != nil {
 		b.Fatal(err)
 	}
 	go func() {
