@@ -26,7 +26,10 @@ func (f *Fleet) StartGuest(ctx context.Context, name string) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := startCluster(ctx, binDir, filepath.Join(f.Dir, name), name, f.etcd.clientURL, 0, f.opts.ManagementClusterNice)
+	f.mu.Lock()
+	nice := f.opts.ManagementClusterNice // ReniceManagementClusters changes it
+	f.mu.Unlock()
+	c, err := startCluster(ctx, binDir, filepath.Join(f.Dir, name), name, f.etcd.clientURL, 0, nice)
 	if err != nil {
 		return nil, err
 	}
