@@ -351,16 +351,7 @@ func (f *Fleet) Processes() []Process {
 	if f.etcd != nil {
 		out = append(out, Process{Component: "etcd", PID: f.etcd.proc.cmd.Process.Pid})
 	}
-	f.mu.Lock()
-	clusters := []*Cluster{f.Hub}
-	for _, m := range f.Managed {
-		clusters = append(clusters, m.Cluster)
-	}
-	for _, g := range f.guests {
-		clusters = append(clusters, g)
-	}
-	f.mu.Unlock()
-	for _, c := range clusters {
+	for _, c := range append([]*Cluster{f.Hub}, f.managementAndGuests()...) {
 		c.apiserverMu.Lock()
 		if c.apiserver != nil {
 			out = append(out, Process{Cluster: c.Name, Component: "kube-apiserver", PID: c.apiserver.cmd.Process.Pid})
@@ -380,6 +371,27 @@ func (f *Fleet) Processes() []Process {
 func (f *Fleet) ReniceManagementClusters(nice int) error {
 	f.mu.Lock()
 	f.opts.ManagementClusterNice = nice
+	f.mu.Unlock()
+	var errs []error
+	for _, c := range f.managementAndGuests() {
+		c.apiserverMu.Lock()
+		c.nice = nice
+		procs := []*process{c.apiserver, c.kcm}
+		c.apiserverMu.Unlock()
+		for _, p := range procs {
+			if p != nil {
+				errs = append(errs, p.renice(nice))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// managementAndGuests lists the management clusters' and the guests'
+// control planes: every cluster but the hub.
+func (f *Fleet) managementAndGuests() []*Cluster {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	clusters := make([]*Cluster, 0, len(f.Managed)+len(f.guests))
 	for _, m := range f.Managed {
 		clusters = append(clusters, m.Cluster)
@@ -387,18 +399,5 @@ func (f *Fleet) ReniceManagementClusters(nice int) error {
 	for _, g := range f.guests {
 		clusters = append(clusters, g)
 	}
-	f.mu.Unlock()
-	var errs []error
-	for _, c := range clusters {
-		c.apiserverMu.Lock()
-		c.nice = nice
-		procs := []*process{c.apiserver, c.kcm}
-		c.apiserverMu.Unlock()
-		for _, p := range procs {
-			if p != nil {
-				errs = append(errs, p.setNice(nice))
-			}
-		}
-	}
-	return errors.Join(errs...)
+	return clusters
 }

@@ -65,16 +65,9 @@ func startProcess(name, binary string, args []string, logPath string) (*process,
 
 // renice sets the scheduling priority (nice value) of every thread of the
 // process; threads it starts later inherit it. Each process runs in a
-// process group of its own (Setpgid), so the group is the process.
+// process group of its own (Setpgid), so the group is the process. Setting
+// the value a process already has needs no privilege (a new process: 0).
 func (p *process) renice(nice int) error {
-	if nice == 0 {
-		return nil
-	}
-	return p.setNice(nice)
-}
-
-// setNice sets the nice value of the process's group, 0 included.
-func (p *process) setNice(nice int) error {
 	if err := syscall.Setpriority(syscall.PRIO_PGRP, p.cmd.Process.Pid, nice); err != nil {
 		return fmt.Errorf("%s: setting nice %d: %w", p.name, nice, err)
 	}

@@ -37,8 +37,6 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	"github.com/hcp-fleet/hcp-fleet/pkg/cmd/hub"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
-	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/delivery"
-	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/scheduling"
 )
 
 var hcGVR = schema.GroupVersionResource{Group: "hypershift.openshift.io", Version: "v1beta1", Resource: "hostedclusters"}
@@ -164,7 +162,7 @@ func BenchmarkScheduling(b *testing.B) {
 
 	b.StopTimer()
 	fmt.Printf("\n%d hosted clusters requested at once over %d management clusters of capacity %d (hub: %d scheduler workers, %d delivery workers)\n",
-		requests, clusters, capacity, cmp.Or(schedWorkers, scheduling.DefaultWorkers), cmp.Or(deliveryWorkers, delivery.DefaultWorkers))
+		requests, clusters, capacity, cmp.Or(schedWorkers, hub.NewOptions().SchedulerWorkers), cmp.Or(deliveryWorkers, hub.NewOptions().DeliveryWorkers))
 	fmt.Printf("%-44s %18s %18s\n", "", "hcp-fleet", "Placement per HC")
 	fmt.Printf("%-44s %18s %18s\n", "time until all bound", ours.bound.Round(time.Millisecond), recipe.bound.Round(time.Millisecond))
 	fmt.Printf("%-44s %18s %18s\n", "time until all delivered (Applied on host)", ours.elapsed.Round(time.Millisecond), "n/a")
@@ -688,7 +686,7 @@ func statusLatency(b *testing.B, hubc client.WithWatch, hosts map[string]dynamic
 		}
 	}()
 	var latencies []time.Duration
-	seen, fedBack, shown := map[string]bool{}, map[string]time.Time{}, map[string]time.Time{}
+	fedBack, shown := map[string]time.Time{}, map[string]time.Time{}
 	result := func() (time.Duration, time.Duration, string) {
 		mu.Lock() // started is the patching goroutine's too
 		defer mu.Unlock()
@@ -711,7 +709,10 @@ func statusLatency(b *testing.B, hubc client.WithWatch, hosts map[string]dynamic
 			}
 		case ev := <-w.ResultChan():
 			h, ok := ev.Object.(*v1alpha1.HostedClusterDeployment)
-			if !ok || seen[h.Name] {
+			if !ok {
+				continue
+			}
+			if _, done := shown[h.Name]; done {
 				continue
 			}
 			c := meta.FindStatusCondition(h.Status.Conditions, v1alpha1.ConditionDegraded)
@@ -719,7 +720,6 @@ func statusLatency(b *testing.B, hubc client.WithWatch, hosts map[string]dynamic
 			t0, ok := started[h.Name]
 			mu.Unlock()
 			if ok && c != nil && c.Reason == "CAPIMigrationInProgress" {
-				seen[h.Name] = true
 				shown[h.Name] = time.Now()
 				latencies = append(latencies, time.Since(t0))
 			}
