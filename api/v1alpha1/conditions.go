@@ -95,6 +95,15 @@ const (
 	// the ManifestWork is not written, and one already delivered is left as it is.
 	// Scheduled uses it too, when no candidate allows the namespace.
 	ReasonHostingNamespaceNotAllowed = "HostingNamespaceNotAllowed"
+	// ReasonPolicyViolation: the HostedClusterDeployment sets what the
+	// TenantPolicy of its namespace does not allow (a field, a release image, a
+	// platform, a hostname, a quota); the message names each field and the
+	// policy. Scheduled uses it before binding; Delivered once bound, when the
+	// policy was tightened later: what was delivered keeps running as it is.
+	ReasonPolicyViolation = "PolicyViolation"
+	// ReasonReferencedObjectTooLarge: a Secret or ConfigMap the spec refers to
+	// is larger than the TenantPolicy allows; nothing new is delivered.
+	ReasonReferencedObjectTooLarge = "ReferencedObjectTooLarge"
 
 	// Available, Progressing, Degraded, NodePoolsReady.
 

@@ -54,6 +54,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.ExternalDNSConfigApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("FieldsEqualProbe"):
 		return &apiv1alpha1.FieldsEqualProbeApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ForcedFields"):
+		return &apiv1alpha1.ForcedFieldsApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("HostedClusterDeployment"):
 		return &apiv1alpha1.HostedClusterDeploymentApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("HostedClusterDeploymentSpec"):
@@ -90,10 +92,16 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.OLMCatalogImagesApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("OLMConfig"):
 		return &apiv1alpha1.OLMConfigApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("PlatformPolicy"):
+		return &apiv1alpha1.PlatformPolicyApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("PrivatePlatformConfig"):
 		return &apiv1alpha1.PrivatePlatformConfigApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ReferencedObjectPolicy"):
+		return &apiv1alpha1.ReferencedObjectPolicyApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("RegistryOverride"):
 		return &apiv1alpha1.RegistryOverrideApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ReleaseImagePolicy"):
+		return &apiv1alpha1.ReleaseImagePolicyApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ReleaseStatus"):
 		return &apiv1alpha1.ReleaseStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ResourceBaseline"):
@@ -104,8 +112,18 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.SecretKeyReferenceApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("SubscriptionDefaults"):
 		return &apiv1alpha1.SubscriptionDefaultsApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("TenantFields"):
+		return &apiv1alpha1.TenantFieldsApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("TenantPolicy"):
+		return &apiv1alpha1.TenantPolicyApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("TenantPolicySpec"):
+		return &apiv1alpha1.TenantPolicySpecApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("TenantQuotas"):
+		return &apiv1alpha1.TenantQuotasApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("Toleration"):
 		return &apiv1alpha1.TolerationApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("UpgradeOverride"):
+		return &apiv1alpha1.UpgradeOverrideApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("VersionHistoryEntry"):
 		return &apiv1alpha1.VersionHistoryEntryApplyConfiguration{}
 
