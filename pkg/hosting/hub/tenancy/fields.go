@@ -23,7 +23,7 @@ var hostedClusterFields = []string{
 	"platform.type", // and its value: the policy's platforms
 	"platform.kubevirt.baseDomainPassthrough",
 	"platform.kubevirt.generateID",
-	"platform.kubevirt.credentials",  // a reference: resolved in the tenant's namespace
+	"platform.kubevirt.credentials", // a reference: resolved in the tenant's namespace
 	"platform.agent.agentNamespace", // and its value: the platform's agentNamespaces
 	"dns.baseDomain",
 	"dns.baseDomainPrefix",
