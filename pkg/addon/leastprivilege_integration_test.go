@@ -61,7 +61,7 @@ var hubResources = []string{
 	"work.open-cluster-management.io/manifestworks",
 	"addon.open-cluster-management.io/managedclusteraddons", "addon.open-cluster-management.io/managedclusteraddons/status",
 	"addon.open-cluster-management.io/clustermanagementaddons", "addon.open-cluster-management.io/addondeploymentconfigs",
-	"hcpfleet.io/hostedclusterdeployments", "hcpfleet.io/hostedclusterdeployments/status", "hcpfleet.io/hostingconfigs",
+	"hcpfleet.io/hostedclusterdeployments", "hcpfleet.io/hostedclusterdeployments/status", "hcpfleet.io/hostingconfigs", "hcpfleet.io/tenantpolicies",
 	"hcpfleet.io/hostedclusterextensions", "hcpfleet.io/hostedclusterextensions/status",
 }
 

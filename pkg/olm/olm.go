@@ -48,10 +48,12 @@ const (
 	// enough for the feedback.
 	MaxReportedLimits = 20
 
-	// AnnotationAllowUpgradeTo on a HostedClusterDeployment releases the
-	// hub's hold of a minor upgrade for exactly the release image it names,
-	// and has the hub set HyperShift's AnnotationForceUpgradeTo to it.
-	AnnotationAllowUpgradeTo = "hcpfleet.io/allow-upgrade-to"
+	// ReasonIncompatibleOperatorsInstalled is olm-operator's reason for its
+	// ClusterOperator operator-lifecycle-manager's Upgradeable=False (an
+	// installed operator's olm.maxOpenShiftVersion forbids the next minor),
+	// which the cluster-version operator, and from it the HostedCluster's
+	// ClusterVersionUpgradeable, carry when it is the only block.
+	ReasonIncompatibleOperatorsInstalled = "IncompatibleOperatorsInstalled"
 	// AnnotationForceUpgradeTo is HyperShift's: the HyperShift operator
 	// upgrades a HostedCluster whose ClusterVersionUpgradeable is False only
 	// to the release image this annotation names exactly.

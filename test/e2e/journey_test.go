@@ -360,8 +360,11 @@ var _ = Describe("the hcp-fleet user journey", Ordered, func() {
 		Expect(image).To(Equal(toRelease), "the ManifestWork keeps the old release")
 
 		By("the admin allows exactly that release: the hub sets HyperShift's force-upgrade-to and the upgrade completes")
-		patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, olm.AnnotationAllowUpgradeTo, minorRelease)
-		Expect(hubc.Patch(ctx, hcdRef(deleteHCD), client.RawPatch(types.MergePatchType, []byte(patch)))).To(Succeed())
+		// In the TenantPolicy governing the examples' namespace
+		// (examples/05-tenantpolicy.yaml): tenants cannot write it.
+		patch := fmt.Sprintf(`{"spec":{"upgradeOverrides":[{"namespace":%q,"name":%q,"releaseImage":%q}]}}`, demoNS, deleteHCD, minorRelease)
+		policy := &v1alpha1.TenantPolicy{ObjectMeta: metav1.ObjectMeta{Name: "hcp-demo"}}
+		Expect(hubc.Patch(ctx, policy, client.RawPatch(types.MergePatchType, []byte(patch)))).To(Succeed())
 		eventually(ctx, upgradeBlocked(metav1.ConditionFalse, olmhub.ReasonUpgradeAllowed))
 		eventually(ctx, func(ctx context.Context) error {
 			hc, err := hosts[host].Resource(hcGVR).Namespace("clusters").Get(ctx, deleteHCD, metav1.GetOptions{})

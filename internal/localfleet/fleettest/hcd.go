@@ -13,6 +13,7 @@ import (
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hcpfleet"
@@ -97,4 +98,27 @@ func OneManifestWorkEach(ctx context.Context, hub client.Reader, namespace strin
 		}
 	}
 	return len(seen), problems, nil
+}
+
+// SetTenantPolicy is what a fleet admin does to govern one namespace: the
+// TenantPolicy "tenant-<namespace>", selecting the namespace by its
+// kubernetes.io/metadata.name label, created or updated by mutate (which
+// sees what it holds already).
+func SetTenantPolicy(ctx context.Context, hub client.Client, namespace string, mutate func(*v1alpha1.TenantPolicySpec)) error {
+	tp := &v1alpha1.TenantPolicy{ObjectMeta: metav1.ObjectMeta{Name: "tenant-" + namespace}}
+	_, err := controllerutil.CreateOrUpdate(ctx, hub, tp, func() error {
+		tp.Spec.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: namespace}}
+		mutate(&tp.Spec)
+		return nil
+	})
+	return err
+}
+
+// AllowUpgrade lets a HostedClusterDeployment go to release past the hub's
+// hold, as a fleet admin does: spec.upgradeOverrides of its namespace's
+// TenantPolicy (SetTenantPolicy).
+func AllowUpgrade(ctx context.Context, hub client.Client, namespace, name, release string) error {
+	return SetTenantPolicy(ctx, hub, namespace, func(s *v1alpha1.TenantPolicySpec) {
+		s.UpgradeOverrides = []v1alpha1.UpgradeOverride{{Namespace: namespace, Name: name, ReleaseImage: release}}
+	})
 }

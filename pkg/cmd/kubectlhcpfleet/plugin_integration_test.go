@@ -223,6 +223,13 @@ func TestExplainAgreesWithTheScheduler(t *testing.T) {
 	release := func(image string) func(map[string]any) {
 		return hostedClusterSpec(func(hc map[string]any) { hc["release"] = map[string]any{"image": image} })
 	}
+	// The team may use AWS (no cluster here offers it, which explain must
+	// say), and the whole release repository (no cluster runs 4.10).
+	if err := fleettest.SetTenantPolicy(ctx, admin, team, func(s *v1alpha1.TenantPolicySpec) {
+		s.Platforms = []v1alpha1.PlatformPolicy{{Type: "None"}, {Type: "AWS"}}
+	}); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		namespace, name string
 		spec            func(map[string]any)

@@ -343,8 +343,12 @@ func TestBadInputIsReportedAndRecovers(t *testing.T) {
 	waitCondition(t, ns, "nokey", v1alpha1.ConditionDelivered, metav1.ConditionTrue, time.Minute)
 
 	// A field our HyperShift types do not know is kept and delivered, not
-	// silently dropped; a host whose HyperShift does not know it either
-	// refuses it, and the refusal is reported.
+	// silently dropped, for a team the admin trusts with every field (for
+	// others the built-in tenant policy refuses it); a host whose HyperShift
+	// does not know it either refuses it, and the refusal is reported.
+	if err := fleettest.SetTenantPolicy(ctx, hubc, ns, func(s *v1alpha1.TenantPolicySpec) { s.Fields.AllowAll = true }); err != nil {
+		t.Fatal(err)
+	}
 	if err := hubc.Create(ctx, hcd(ns, "future", func(spec map[string]any) {
 		spec["hostedCluster"].(map[string]any)["spec"].(map[string]any)["futureField"] = map[string]any{"enabled": true}
 	})); err != nil {

@@ -212,15 +212,15 @@ func TestOperatorAwareUpgrades(t *testing.T) {
 	waitRelease(rel4180)
 	waitUpgradeBlocked(metav1.ConditionFalse, v1alpha1.ReasonAsExpected)
 
-	// The next operator holds 4.19; the annotation moves that one release.
+	// The next operator holds 4.19; the admin's override moves that one
+	// release (a TenantPolicy, which tenants cannot write).
 	if _, err := guest.Resource(csvGVR).Namespace("operators").Create(ctx, csv("operators", "pinned.v2", "4.18", nil), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	waitReport(`"name":"pinned.v2","max":"4.18"`)
 	setRelease(rel4190)
 	waitUpgradeBlocked(metav1.ConditionTrue, v1alpha1.ReasonOperatorIncompatible)
-	if err := hubc.Patch(ctx, hcd, client.RawPatch(types.MergePatchType,
-		[]byte(fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, olm.AnnotationAllowUpgradeTo, rel4190)))); err != nil {
+	if err := fleettest.AllowUpgrade(ctx, hubc, hcd.GetNamespace(), hcd.GetName(), rel4190); err != nil {
 		t.Fatal(err)
 	}
 	h := waitRelease(rel4190)

@@ -22,9 +22,19 @@ type Upgrade struct {
 	// is false while it has reported none.
 	Limits   []olm.Limit
 	Reported bool
-	// Allowed is the HostedClusterDeployment's AnnotationAllowUpgradeTo.
+	// Allowed is the release image the fleet admin lets the
+	// HostedClusterDeployment go to past the hold (its TenantPolicy's
+	// spec.upgradeOverrides), or "".
 	Allowed string
+	// NotUpgradeableReason is the reason of the HostedCluster's
+	// ClusterVersionUpgradeable condition while it is False ("" otherwise,
+	// or before it is reported).
+	NotUpgradeableReason string
 }
+
+// overridePlace says where an admin allows a release past the hold, for
+// messages.
+const overridePlace = "the TenantPolicy's spec.upgradeOverrides"
 
 // Decision is what the hub does about an Upgrade.
 type Decision struct {
@@ -49,14 +59,23 @@ const ReasonUpgradeAllowed = "UpgradeAllowed"
 // would refuse — and with it freeze every other change to the
 // HostedCluster. Z-streams and the first delivery are never held; an
 // unknown minor or a missing report holds nothing (HyperShift's own check
-// still applies). AnnotationAllowUpgradeTo naming Target exactly releases
-// the hold and forces HyperShift past its own check for that release only.
+// still applies). An override (Allowed) naming Target exactly releases the
+// hold; it forces HyperShift past its own check (force-upgrade-to) only
+// while what keeps the hosted cluster from upgrading is OLM's block alone
+// (ClusterVersionUpgradeable=False with olm.ReasonIncompatibleOperatorsInstalled),
+// never past the cluster-version operator's other reasons.
 func Decide(u Upgrade) Decision {
-	force := u.Allowed != "" && u.Allowed == u.Target
+	allowed := u.Allowed != "" && u.Allowed == u.Target
+	force := allowed && u.NotUpgradeableReason == olm.ReasonIncompatibleOperatorsInstalled
 	switch {
-	case (u.Delivered == "" || u.Delivered == u.Target) && force:
-		return Decision{Force: true, Reason: ReasonUpgradeAllowed, Message: fmt.Sprintf(
-			"%s is delivered with HyperShift's %s, as allowed by %s", u.Target, olm.AnnotationForceUpgradeTo, olm.AnnotationAllowUpgradeTo)}
+	case (u.Delivered == "" || u.Delivered == u.Target) && allowed:
+		if !force && u.NotUpgradeableReason != "" {
+			return Decision{Reason: ReasonUpgradeAllowed, Message: fmt.Sprintf(
+				"%s is allowed by %s, but the hosted cluster is not upgradeable for a reason other than its operators (%s), which the override does not cover",
+				u.Target, overridePlace, u.NotUpgradeableReason)}
+		}
+		return Decision{Force: force, Reason: ReasonUpgradeAllowed, Message: fmt.Sprintf(
+			"%s is delivered as allowed by %s (with HyperShift's %s while only OLM blocks it)", u.Target, overridePlace, olm.AnnotationForceUpgradeTo)}
 	case u.Delivered == "" || u.Delivered == u.Target:
 		return Decision{Reason: v1alpha1.ReasonAsExpected, Message: "no release upgrade pending"}
 	case u.DeliveredMinor == "" || u.TargetMinor == "":
@@ -84,15 +103,15 @@ func Decide(u Upgrade) Decision {
 	for i, l := range blocking {
 		names[i] = l.String()
 	}
-	if force {
-		return Decision{Force: true, Blocking: blocking, Reason: ReasonUpgradeAllowed, Message: fmt.Sprintf(
+	if allowed {
+		return Decision{Force: force, Blocking: blocking, Reason: ReasonUpgradeAllowed, Message: fmt.Sprintf(
 			"the upgrade to %s goes ahead as allowed by %s although installed operators do not support OpenShift %s: %s",
-			u.Target, olm.AnnotationAllowUpgradeTo, u.TargetMinor, strings.Join(names, ", "))}
+			u.Target, overridePlace, u.TargetMinor, strings.Join(names, ", "))}
 	}
 	return Decision{Hold: true, Blocking: blocking, Status: true, Reason: v1alpha1.ReasonOperatorIncompatible, Message: fmt.Sprintf(
 		"the upgrade from OpenShift %s to %s (%s) is held, the hosted cluster stays on %s: installed operators do not support OpenShift %s: %s; "+
-			"upgrade or remove them, or allow this release with the annotation %s=%s",
-		u.DeliveredMinor, u.TargetMinor, u.Target, u.Delivered, u.TargetMinor, strings.Join(names, ", "), olm.AnnotationAllowUpgradeTo, u.Target)}
+			"upgrade or remove them, or ask the fleet admin to allow this release in %s",
+		u.DeliveredMinor, u.TargetMinor, u.Target, u.Delivered, u.TargetMinor, strings.Join(names, ", "), overridePlace)}
 }
 
 // MinorAbove reports whether minor a is above minor b ("4.19" > "4.18").

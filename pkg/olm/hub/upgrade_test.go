@@ -24,16 +24,21 @@ func TestDecide(t *testing.T) {
 		message     string
 	}{
 		"held by the operator that does not support 4.19": {minor, true, false, 1,
-			"installed operators do not support OpenShift 4.19: operators/old-db.v1 (olm.maxOpenShiftVersion 4.18); upgrade or remove them, or allow this release with the annotation hcpfleet.io/allow-upgrade-to=" + r4190},
-		"a z-stream is never held":    {with(func(u *Upgrade) { u.Target, u.TargetMinor = r4186, "4.18" }), false, false, 0, "only minor upgrades are"},
-		"the first delivery":          {with(func(u *Upgrade) { u.Delivered = "" }), false, false, 0, "no release upgrade pending"},
-		"no change":                   {with(func(u *Upgrade) { u.Target = r4185 }), false, false, 0, "no release upgrade pending"},
-		"unknown minor":               {with(func(u *Upgrade) { u.TargetMinor = "" }), false, false, 0, "is not known"},
-		"no report yet":               {with(func(u *Upgrade) { u.Reported, u.Limits = false, nil }), false, false, 0, "not reported"},
-		"the operator was removed":    {with(func(u *Upgrade) { u.Limits = []olm.Limit{newer} }), false, false, 0, "no installed operator limits"},
-		"an invalid limit holds too":  {with(func(u *Upgrade) { u.Limits = []olm.Limit{{Namespace: "x", Name: "y", Invalid: "empty"}} }), true, false, 1, "x/y (invalid olm.maxOpenShiftVersion: empty)"},
-		"allowed for this release":    {with(func(u *Upgrade) { u.Allowed = r4190 }), false, true, 1, "goes ahead as allowed"},
-		"allowed and delivered":       {with(func(u *Upgrade) { u.Allowed, u.Delivered = r4190, r4190 }), false, true, 0, "is delivered with HyperShift's hypershift.openshift.io/force-upgrade-to"},
+			"installed operators do not support OpenShift 4.19: operators/old-db.v1 (olm.maxOpenShiftVersion 4.18); upgrade or remove them, or ask the fleet admin to allow this release in the TenantPolicy's spec.upgradeOverrides"},
+		"a z-stream is never held":   {with(func(u *Upgrade) { u.Target, u.TargetMinor = r4186, "4.18" }), false, false, 0, "only minor upgrades are"},
+		"the first delivery":         {with(func(u *Upgrade) { u.Delivered = "" }), false, false, 0, "no release upgrade pending"},
+		"no change":                  {with(func(u *Upgrade) { u.Target = r4185 }), false, false, 0, "no release upgrade pending"},
+		"unknown minor":              {with(func(u *Upgrade) { u.TargetMinor = "" }), false, false, 0, "is not known"},
+		"no report yet":              {with(func(u *Upgrade) { u.Reported, u.Limits = false, nil }), false, false, 0, "not reported"},
+		"the operator was removed":   {with(func(u *Upgrade) { u.Limits = []olm.Limit{newer} }), false, false, 0, "no installed operator limits"},
+		"an invalid limit holds too": {with(func(u *Upgrade) { u.Limits = []olm.Limit{{Namespace: "x", Name: "y", Invalid: "empty"}} }), true, false, 1, "x/y (invalid olm.maxOpenShiftVersion: empty)"},
+		"allowed for this release":   {with(func(u *Upgrade) { u.Allowed = r4190 }), false, false, 1, "goes ahead as allowed"},
+		"allowed while OLM blocks":   {with(func(u *Upgrade) { u.Allowed, u.NotUpgradeableReason = r4190, olm.ReasonIncompatibleOperatorsInstalled }), false, true, 1, "goes ahead as allowed"},
+		"allowed, another reason":    {with(func(u *Upgrade) { u.Allowed, u.NotUpgradeableReason = r4190, "AdminAckRequired" }), false, false, 1, "goes ahead as allowed"},
+		"allowed and delivered": {with(func(u *Upgrade) {
+			u.Allowed, u.Delivered, u.NotUpgradeableReason = r4190, r4190, olm.ReasonIncompatibleOperatorsInstalled
+		}), false, true, 0, "is delivered as allowed by the TenantPolicy's spec.upgradeOverrides"},
+		"delivered, another reason":   {with(func(u *Upgrade) { u.Allowed, u.Delivered, u.NotUpgradeableReason = r4190, r4190, "AdminAckRequired" }), false, false, 0, "which the override does not cover"},
 		"allowed for another release": {with(func(u *Upgrade) { u.Allowed = r4190 + "-other" }), true, false, 1, "held"},
 		"two minors at once":          {with(func(u *Upgrade) { u.TargetMinor = "4.20" }), true, false, 2, "operators/old-db.v1"},
 	} {

@@ -42,6 +42,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hcdstatus"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/importer"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/scheduling"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/tenancy"
 	"github.com/hcp-fleet/hcp-fleet/pkg/kubeutil"
 	"github.com/hcp-fleet/hcp-fleet/pkg/olm"
 	olmhub "github.com/hcp-fleet/hcp-fleet/pkg/olm/hub"
@@ -101,6 +102,7 @@ type Reconciler struct {
 	reader   client.Reader // live reads of referenced objects' contents
 	opts     Options
 	recorder record.EventRecorder
+	tenancy  *tenancy.Resolver
 	// created remembers the ManifestWorks this replica created and its cache
 	// does not show yet (by HostedClusterDeployment, with its UID and the
 	// time), as the kube-controller-manager's expectations do: the
@@ -162,7 +164,10 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		}); err != nil {
 		return err
 	}
-	r := &Reconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader(), opts: opts, recorder: mgr.GetEventRecorderFor(hcdstatus.EventSource)}
+	r := &Reconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader(), opts: opts, recorder: mgr.GetEventRecorderFor(hcdstatus.EventSource),
+		tenancy: &tenancy.Resolver{Reader: mgr.GetClient()}}
+	ns := &metav1.PartialObjectMetadata{}
+	ns.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
 	secret := &metav1.PartialObjectMetadata{}
 	secret.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
 	configMap := &metav1.PartialObjectMetadata{}
@@ -186,6 +191,9 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		// catalog annotations.
 		Watches(&v1alpha1.HostingConfig{}, refresh(r.configuredBy)).
 		WatchesMetadata(secret, refresh(r.referencing(KindSecret))).
+		// What tenants may set (a tightened policy holds further changes).
+		Watches(&v1alpha1.TenantPolicy{}, refresh(tenancy.Governed(mgr.GetClient())), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		WatchesMetadata(ns, refresh(tenancy.Governed(mgr.GetClient())), builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		WatchesMetadata(configMap, refresh(r.referencing(KindConfigMap))).
 		// First deliveries ahead of refreshes (priority.go).
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles, UsePriorityQueue: ptr.To(true)}).
@@ -322,12 +330,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	problem := hostingNamespaceNotAllowed(hcd, cluster, config)
-	upgrade, current := upgradeDecision(hcd, work)
+	policy, problem, err := r.policyProblem(ctx, u, work, problem)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	upgrade, current := upgradeDecision(hcd, work, policy.UpgradeOverride(hcd.Namespace, hcd.Name))
 	observed.Upgrade = &upgrade
 	observed.SubscriptionDefaults = olmhub.SubscriptionDefaults(config.olm(), hcd.Spec.OLM)
 	var w *workv1.ManifestWork
 	if problem == nil {
-		w, observed.DroppedAnnotations, problem, err = r.deliver(ctx, hcd, u, cluster, work, config.olm(), upgrade, current)
+		w, observed.DroppedAnnotations, problem, err = r.deliver(ctx, hcd, u, cluster, work, config.olm(), policy, upgrade, current)
 		if errors.Is(err, errCacheBehind) {
 			return ctrl.Result{RequeueAfter: cacheBehindRetry}, nil
 		}
@@ -355,13 +367,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // none); upgrade is the upgrade gate's decision about what existing
 // delivers now (current).
 func (r *Reconciler) deliver(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment, u *unstructured.Unstructured, cluster string, existing *workv1.ManifestWork,
-	olmPolicy *v1alpha1.OLMConfig, upgrade olmhub.Decision, current delivered) (*workv1.ManifestWork, []string, *Problem, error) {
+	olmPolicy *v1alpha1.OLMConfig, policy *tenancy.Policy, upgrade olmhub.Decision, current delivered) (*workv1.ManifestWork, []string, *Problem, error) {
 	spec, err := SpecFrom(u)
 	if err != nil {
 		// Reported in status; the next change of the spec retries.
 		return nil, nil, &Problem{Reason: v1alpha1.ReasonApplyFailed, Message: err.Error()}, nil //nolint:nilerr // see above
 	}
 	spec.Annotations = r.opts.Annotations
+	spec.Forced = policy.Forced()
 	release := hcd.Spec.HostedCluster.Spec.Release.Image
 	if upgrade.Hold {
 		spec.hold(hcd, current)
@@ -429,6 +442,9 @@ func (r *Reconciler) deliver(ctx context.Context, hcd *v1alpha1.HostedClusterDep
 			return nil, nil, nil, err
 		}
 		referenced[ref.Kind+"/"+ref.Name] = obj
+	}
+	if p := tooLarge(referenced, refs, hcd.Namespace, policy); p != nil {
+		return nil, nil, p, nil
 	}
 	desired, err := Render(spec, cluster, referenced, hash)
 	if err != nil {
@@ -844,7 +860,7 @@ func written(hcd *v1alpha1.HostedClusterDeployment, host Host) Observed {
 	for _, np := range hcd.Spec.NodePools {
 		observed.NodePools = append(observed.NodePools, np.Name)
 	}
-	upgrade, _ := upgradeDecision(hcd, nil)
+	upgrade, _ := upgradeDecision(hcd, nil, "")
 	observed.Upgrade = &upgrade
 	observed.ImportStarted, observed.Imported = importOf(hcd)
 	return observed

@@ -38,6 +38,8 @@ const (
 	fbOperatorLimits       = "olm-operator-limits"
 	fbSubscriptionDefaults = "olm-subscription-defaults"
 	fbCatalogHealth        = "olm-catalog-health"
+	fbUpgradeable          = "cv-upgradeable"
+	fbUpgradeableReason    = "cv-upgradeable-reason"
 
 	fbReplicas        = "replicas"
 	fbDesiredReplicas = "desired-replicas"
@@ -82,6 +84,10 @@ var hostedClusterFeedback = concat(
 		{Name: fbSubscriptionDefaults, Path: ".metadata.annotations['hcpfleet\\.io/olm-subscription-defaults-report']"},
 		// The guest's catalog health, as the agent reports it (pkg/olm).
 		{Name: fbCatalogHealth, Path: ".metadata.annotations['hcpfleet\\.io/olm-catalog-health']"},
+		// Whether the guest may upgrade, and why not: an admin's override
+		// forces HyperShift past OLM's block only (pkg/olm/hub.Decide).
+		{Name: fbUpgradeable, Path: `.status.conditions[?(@.type=="ClusterVersionUpgradeable")].status`},
+		{Name: fbUpgradeableReason, Path: `.status.conditions[?(@.type=="ClusterVersionUpgradeable")].reason`},
 	},
 )
 

@@ -16,6 +16,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hcdstatus"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/tenancy"
 )
 
 // FieldManager is the server-side apply field manager of the delivery's
@@ -61,6 +62,9 @@ type Spec struct {
 	// move above its minor.
 	HeldRelease          string
 	HeldNodePoolReleases map[string]string
+	// Forced is what the TenantPolicy of the namespace sets over the
+	// tenant's spec, labels and annotations (the admin's values win).
+	Forced tenancy.Forced
 }
 
 // SpecFrom reads the Spec of an unstructured HostedClusterDeployment.
@@ -174,11 +178,14 @@ func Render(s Spec, cluster string, referenced map[string]*unstructured.Unstruct
 	hc.SetKind("HostedCluster")
 	hc.SetNamespace(s.HostingNamespace)
 	hc.SetName(s.Name)
-	hc.SetLabels(merged(stringMap(s.HostedCluster["labels"]), labels))
-	if a, _ := s.HostedClusterAnnotations(); len(a)+len(s.FleetAnnotations) > 0 {
-		hc.SetAnnotations(merged(s.FleetAnnotations, a))
+	hc.SetLabels(merged(merged(stringMap(s.HostedCluster["labels"]), s.Forced.Labels), labels))
+	if a, _ := s.HostedClusterAnnotations(); len(a)+len(s.FleetAnnotations)+len(s.Forced.Annotations) > 0 {
+		hc.SetAnnotations(merged(merged(s.FleetAnnotations, a), s.Forced.Annotations))
 	}
 	spec, _ := runtime.DeepCopyJSONValue(s.HostedCluster["spec"]).(map[string]any)
+	if len(s.Forced.HostedClusterSpec) > 0 {
+		spec = tenancy.Merge(spec, s.Forced.HostedClusterSpec)
+	}
 	references(spec, hostedClusterRefs, "", rename)
 	if s.HeldRelease != "" {
 		_ = unstructured.SetNestedField(spec, s.HeldRelease, "release", "image")
@@ -202,6 +209,9 @@ func Render(s Spec, cluster string, referenced map[string]*unstructured.Unstruct
 			np.SetAnnotations(a)
 		}
 		spec, _ := runtime.DeepCopyJSONValue(p["spec"]).(map[string]any)
+		if len(s.Forced.NodePoolSpec) > 0 {
+			spec = tenancy.Merge(spec, s.Forced.NodePoolSpec)
+		}
 		references(spec, nodePoolRefs, "", rename)
 		if held := s.HeldNodePoolReleases[name]; held != "" {
 			_ = unstructured.SetNestedField(spec, held, "release", "image")
@@ -313,7 +323,7 @@ func merged(a, b map[string]string) map[string]string {
 // changes for the same input (new copy names, apply options, filtering), so
 // that every ManifestWork is rendered again once after the hub is upgraded
 // instead of keeping what an older hub wrote until its HCD changes.
-const RenderVersion = 4
+const RenderVersion = 5
 
 // InputHash hashes what a ManifestWork is rendered from: the renderer's
 // version, the spec and the versions of the referenced objects (kind/name →
@@ -336,11 +346,21 @@ func InputHash(s Spec, cluster string, refVersions map[string]string) (string, e
 		FleetAnnotations   map[string]string `json:",omitempty"`
 		HeldRelease        string            `json:",omitempty"`
 		HeldNodePools      map[string]string `json:",omitempty"`
+		Forced             *tenancy.Forced   `json:",omitempty"`
 	}{RenderVersion, cluster, s.HostingNamespace, s.DeletionPolicy, s.HostedCluster, s.NodePools, refVersions, dropped,
-		s.FleetAnnotations, s.HeldRelease, s.HeldNodePoolReleases})
+		s.FleetAnnotations, s.HeldRelease, s.HeldNodePoolReleases, forcedOrNil(s.Forced)})
 	if err != nil {
 		return "", err
 	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:16]), nil
+}
+
+// forcedOrNil keeps an empty Forced out of the input hash, so that
+// ManifestWorks of namespaces whose policy forces nothing keep their hash.
+func forcedOrNil(f tenancy.Forced) *tenancy.Forced {
+	if f.Empty() {
+		return nil
+	}
+	return &f
 }

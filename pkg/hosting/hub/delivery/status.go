@@ -150,7 +150,8 @@ func ComputeStatus(o Observed) Status {
 		}
 		problems = append(problems, msg)
 	}
-	if delivered == metav1.ConditionFalse && (deliveredReason == v1alpha1.ReasonApplyFailed || deliveredReason == v1alpha1.ReasonReferencedObjectNotFound) {
+	if delivered == metav1.ConditionFalse && (deliveredReason == v1alpha1.ReasonApplyFailed || deliveredReason == v1alpha1.ReasonReferencedObjectNotFound ||
+		deliveredReason == v1alpha1.ReasonReferencedObjectTooLarge) {
 		addProblem(deliveredReason, deliveredMsg)
 	}
 	if hc[fbValidRelease] == "False" {

@@ -61,6 +61,23 @@ func reportedLimits(work *workv1.ManifestWork) (limits []olm.Limit, reported boo
 	return nil, false
 }
 
+// notUpgradeableReason is the reason of the HostedCluster's
+// ClusterVersionUpgradeable=False, as the feedback reports it, or "".
+func notUpgradeableReason(work *workv1.ManifestWork) string {
+	if work == nil {
+		return ""
+	}
+	for _, m := range work.Status.ResourceStatus.Manifests {
+		if m.ResourceMeta.Resource != "hostedclusters" {
+			continue
+		}
+		if v := valuesOf(m.StatusFeedbacks); v[fbUpgradeable] == "False" {
+			return v[fbUpgradeableReason]
+		}
+	}
+	return ""
+}
+
 // releaseMinor is the OpenShift minor of a release image: from its tag or,
 // pinned by digest, from the version the hosted cluster reports for it.
 func releaseMinor(hcd *v1alpha1.HostedClusterDeployment, image string) string {
@@ -78,8 +95,10 @@ func releaseMinor(hcd *v1alpha1.HostedClusterDeployment, image string) string {
 }
 
 // upgradeDecision applies the hub's upgrade gate (pkg/olm/hub.Decide) to
-// hcd and what its ManifestWork delivers now.
-func upgradeDecision(hcd *v1alpha1.HostedClusterDeployment, work *workv1.ManifestWork) (olmhub.Decision, delivered) {
+// hcd and what its ManifestWork delivers now. override is the release image
+// the fleet admin's TenantPolicy lets it go to past the gate
+// (spec.upgradeOverrides), or "".
+func upgradeDecision(hcd *v1alpha1.HostedClusterDeployment, work *workv1.ManifestWork, override string) (olmhub.Decision, delivered) {
 	d := deliveredBy(work)
 	target := hcd.Spec.HostedCluster.Spec.Release.Image
 	limits, reported := reportedLimits(work)
@@ -87,7 +106,7 @@ func upgradeDecision(hcd *v1alpha1.HostedClusterDeployment, work *workv1.Manifes
 		Delivered: d.release, DeliveredMinor: releaseMinor(hcd, d.release),
 		Target: target, TargetMinor: releaseMinor(hcd, target),
 		Limits: limits, Reported: reported,
-		Allowed: hcd.Annotations[olm.AnnotationAllowUpgradeTo],
+		Allowed: override, NotUpgradeableReason: notUpgradeableReason(work),
 	}), d
 }
 

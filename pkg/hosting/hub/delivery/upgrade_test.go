@@ -60,7 +60,7 @@ func TestHeldUpgrade(t *testing.T) {
 	}}
 
 	next, hcd := upgradeSpec(t, rel419, rel419)
-	decision, current := upgradeDecision(hcd, work)
+	decision, current := upgradeDecision(hcd, work, "")
 	if !decision.Hold || len(decision.Blocking) != 1 || decision.Blocking[0] != (olm.Limit{Namespace: "operators", Name: "old-db.v1", MaxOpenShiftVersion: "4.18"}) {
 		t.Fatalf("decision %+v", decision)
 	}
@@ -75,7 +75,7 @@ func TestHeldUpgrade(t *testing.T) {
 	}
 
 	work.Status.ResourceStatus.Manifests = nil
-	if decision, _ := upgradeDecision(hcd, work); decision.Hold {
+	if decision, _ := upgradeDecision(hcd, work, ""); decision.Hold {
 		t.Errorf("held without a report: %+v", decision)
 	}
 }

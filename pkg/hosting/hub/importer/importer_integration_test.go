@@ -86,7 +86,7 @@ func startImporter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	policy, err := importer.ParseLabelPolicy(importer.DefaultImportedClusterLabels)
+	policy, err := importer.ParseLabelPolicy("*")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,11 +9,12 @@ import (
 )
 
 // DefaultImportedClusterLabels is the hub's default --imported-cluster-labels:
-// every label key without a prefix (env, team, region: the labels ACM and
-// MCE users put on ManagedClusters and select with Placements), except the
-// reserved ones. Prefixed keys belong to some tool or organization that acts
-// on them, so the fleet admin opts in to those.
-const DefaultImportedClusterLabels = "*"
+// none. The labels ACM and MCE users put on ManagedClusters (env, team,
+// region) are what the admin's Placements and Policies select on, and a
+// Policy may deliver hub secrets into every cluster labeled env=prod: a
+// tenant whose hosted cluster could claim that label would receive them.
+// The fleet admin opts in to the keys tenants may set ("team", "*").
+const DefaultImportedClusterLabels = ""
 
 // reservedDomains: a label key whose prefix is one of these domains or a
 // subdomain of one is never copied from a HostedClusterDeployment, whatever

@@ -16,7 +16,7 @@ func TestLabelPolicy(t *testing.T) {
 		refused []string
 	}{
 		{
-			policy:  DefaultImportedClusterLabels,
+			policy:  "*",
 			allowed: []string{"team", "env", "region", "cost-center"},
 			refused: []string{
 				// reserved domains and their subdomains
@@ -32,8 +32,8 @@ func TestLabelPolicy(t *testing.T) {
 			},
 		},
 		{
-			policy:  "",
-			refused: []string{"team", "example.com/team"},
+			policy:  DefaultImportedClusterLabels,
+			refused: []string{"team", "example.com/team", "env"},
 		},
 		{
 			// Reserved keys stay refused even when listed, one by one or by
@@ -93,7 +93,7 @@ func TestZeroLabelPolicyCopiesNothing(t *testing.T) {
 }
 
 func TestFilterAndMessage(t *testing.T) {
-	p, err := ParseLabelPolicy(DefaultImportedClusterLabels)
+	p, err := ParseLabelPolicy("*")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,6 +32,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hcdstatus"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/tenancy"
 )
 
 // FieldManager owns status.hostingCluster and the Scheduled condition,
@@ -144,6 +145,7 @@ type Reconciler struct {
 	snapshot *BoundSnapshot
 	inputs   Inputs
 	recorder record.EventRecorder
+	tenancy  *tenancy.Resolver
 	// snapshotSynced reports whether the snapshot has seen every object
 	// the informer listed at start: the manager waits for its caches, not
 	// for this handler, and a decision on a partial snapshot would
@@ -178,7 +180,8 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if opts.Workers <= 0 {
 		opts.Workers = DefaultWorkers
 	}
-	r := &Reconciler{client: mgr.GetClient(), opts: opts, assumed: newAssumeCache(time.Now), recorder: mgr.GetEventRecorderFor(hcdstatus.EventSource)}
+	r := &Reconciler{client: mgr.GetClient(), opts: opts, assumed: newAssumeCache(time.Now), recorder: mgr.GetEventRecorderFor(hcdstatus.EventSource),
+		tenancy: &tenancy.Resolver{Reader: mgr.GetClient()}}
 	r.snapshot = NewBoundSnapshot(r.assumed.forget)
 	informer, err := mgr.GetCache().GetInformer(context.Background(), &v1alpha1.HostedClusterDeployment{})
 	if err != nil {
@@ -211,6 +214,10 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		Watches(&v1alpha1.HostingConfig{}, retryUnscheduled, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&clusterv1beta1.PlacementDecision{}, retryUnscheduled, builder.WithPredicates(schedulingChanged(decisionFacts))).
 		Watches(&clusterv1beta2.ManagedClusterSetBinding{}, retryUnscheduled, builder.WithPredicates(schedulingChanged(bindingFacts))).
+		// What tenants may set: the TenantPolicies and the namespace labels
+		// their selectors read.
+		Watches(&v1alpha1.TenantPolicy{}, retryUnscheduled, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		WatchesMetadata(namespaceMetadata(), retryUnscheduled, builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers}).
 		Complete(r)
 }
@@ -255,6 +262,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	if r.snapshotSynced != nil && !r.snapshotSynced() {
 		return ctrl.Result{RequeueAfter: snapshotSyncWait}, nil
+	}
+	// Refused by its tenant policy: never bound, whatever the fleet offers.
+	verdict, behind, err := r.policyVerdict(ctx, hcd)
+	switch {
+	case err != nil:
+		return ctrl.Result{}, err
+	case behind:
+		return ctrl.Result{RequeueAfter: tenancyCacheBehind}, nil
+	case len(verdict.List) > 0:
+		// Retried on its own changes, its policy's and its namespace's, and
+		// periodically for what depends on the rest of the fleet (a
+		// hostname another HCD gives up, a quota another frees).
+		return ctrl.Result{RequeueAfter: r.opts.RetryInterval}, r.setUnscheduled(ctx, hcd, v1alpha1.ReasonPolicyViolation, "not scheduled: "+verdict.Message())
 	}
 	key := req.NamespacedName
 	r.decide.Lock()

@@ -1,0 +1,49 @@
+package scheduling
+
+import (
+	"context"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/tenancy"
+)
+
+// tenancyCacheBehind is when a decision whose unstructured copy of the
+// HostedClusterDeployment lags the typed one runs again.
+const tenancyCacheBehind = 200 * time.Millisecond
+
+// policyVerdict checks hcd against the TenantPolicy of its namespace before
+// anything is decided for it: nothing a policy refuses is ever bound. It
+// reads the unstructured copy, which keeps the fields newer than the pinned
+// HyperShift API that the typed one drops. behind: that copy is not at
+// hcd's generation yet.
+func (r *Reconciler) policyVerdict(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment) (v tenancy.Violations, behind bool, err error) {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("HostedClusterDeployment"))
+	if err := r.client.Get(ctx, client.ObjectKeyFromObject(hcd), u); err != nil {
+		return v, false, client.IgnoreNotFound(err)
+	}
+	if u.GetGeneration() != hcd.Generation || u.GetUID() != hcd.UID {
+		return v, true, nil
+	}
+	policy, err := r.tenancy.For(ctx, hcd.Namespace)
+	if err != nil {
+		return v, false, err
+	}
+	fleet := &tenancy.CacheFleet{Ctx: ctx, Reader: r.client}
+	v = policy.Check(tenancy.DeploymentOf(u), fleet)
+	return v, false, fleet.Err
+}
+
+// namespaceMetadata is what the hub watches of namespaces: their labels,
+// which TenantPolicies select on.
+func namespaceMetadata() *metav1.PartialObjectMetadata {
+	ns := &metav1.PartialObjectMetadata{}
+	ns.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
+	return ns
+}
