@@ -6,20 +6,21 @@
 // The rule. A struct type is reference-shaped when, after flattening
 // embedded and `json:",inline"` structs into their parent:
 //
-//   - it has a JSON field "name" whose Go type is string, and
+//   - it has a JSON field "name" of a string type (not a pointer: a name
+//     that may be absent is not the point of the struct), and
 //   - every JSON field it has is one of [Keys], and
 //   - every field's Go type (through pointers) is a string or a bool, and
 //   - it does not marshal itself (json.Marshaler or encoding.TextMarshaler).
 //
 // This covers corev1.LocalObjectReference, SecretReference,
 // SecretKeySelector, ConfigMapKeySelector, ObjectReference,
-// TypedLocalObjectReference, configv1.SecretNameReference,
-// ConfigMapNameReference, ConfigMapFileReference and HyperShift's own
-// {name, key} and {name, cloudName} references. It leaves out cloud
-// resource references such as {id, name}: their name is not an object's.
-// The rule errs on the side of finding too much: a {name} struct that names
-// something other than an object is found too, and classified by hand as
-// not local.
+// TypedLocalObjectReference and TypedObjectReference,
+// configv1.SecretNameReference, ConfigMapNameReference and
+// ConfigMapFileReference, and HyperShift's own {name, key} and
+// {name, cloudName} references. It leaves out cloud resource references
+// such as {id, name}: their name is not an object's. It errs on the side of
+// finding too much: a {name} struct that names something other than a
+// Secret or ConfigMap is found too, and classified by hand as not local.
 //
 // The same rule read on unstructured data is [LooksLikeReference].
 package refschema
@@ -35,10 +36,12 @@ import (
 )
 
 // Keys are the JSON fields a reference-shaped struct may have: those of the
-// Kubernetes and OpenShift reference types, and cloudName, which HyperShift's
-// OpenStack identity reference carries next to the Secret's name.
+// Kubernetes and OpenShift reference types (ObjectReference,
+// TypedObjectReference, the key selectors), and cloudName, which
+// HyperShift's OpenStack identity reference carries next to the Secret's
+// name.
 var Keys = []string{
-	"apiVersion", "cloudName", "fieldPath", "key", "kind", "name",
+	"apiGroup", "apiVersion", "cloudName", "fieldPath", "key", "kind", "name",
 	"namespace", "optional", "resourceVersion", "uid",
 }
 
