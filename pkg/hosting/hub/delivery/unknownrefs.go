@@ -13,6 +13,7 @@ import (
 // SpecKind says which HyperShift spec an unstructured spec is.
 type SpecKind string
 
+// The specs UnknownReferences reads.
 const (
 	KindHostedCluster SpecKind = "HostedCluster"
 	KindNodePool      SpecKind = "NodePool"
