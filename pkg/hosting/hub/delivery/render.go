@@ -333,10 +333,10 @@ const RenderVersion = 5
 // version, the spec and the versions of the referenced objects (kind/name →
 // resourceVersion), so an unchanged input is recognized without reading the
 // objects themselves. The UID counts, as the copies' names depend on it.
-// The annotation keys the policy drops count only when
-// there are any, so the admin's policy changes the hash only where it
-// changes what reaches the host; so do the fleet's annotations, so a
-// HostingConfig change rewrites exactly the ManifestWorks it changes.
+// The annotation keys the policy drops count only when there are any, so
+// the admin's policy changes the hash only where it changes what reaches
+// the host; so do the fleet's annotations, so a HostingConfig change
+// rewrites exactly the ManifestWorks it changes.
 func InputHash(s Spec, cluster string, refVersions map[string]string) (string, error) {
 	dropped := s.DroppedAnnotations()
 	b, err := json.Marshal(struct {
