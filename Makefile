@@ -101,8 +101,10 @@ release-plugin: ## kubectl-hcpfleet for each of PLUGIN_PLATFORMS in bin/release 
 	done
 
 .PHONY: generate
-generate: ## Generate deepcopy code and server-side apply configurations for the API types.
+generate: ## Generate deepcopy code, server-side apply configurations for the API types and the list of HyperShift references.
 	$(TOOLS) controller-gen object applyconfiguration paths=./api/...
+	@# Every reference-shaped field of the pinned HyperShift types, for the delivery to classify.
+	$(GO) run ./hack/refs -out pkg/hosting/hub/delivery/zz_generated.references.go
 
 HCD_CRD := manifests/crds/hcpfleet.io_hostedclusterdeployments.yaml
 HC_CRD  := manifests/crds/hcpfleet.io_hostingconfigs.yaml

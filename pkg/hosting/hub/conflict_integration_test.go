@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,7 +18,6 @@ import (
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
-	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/delivery"
 )
 
 // foreignManager is the field manager of objects on the host that
@@ -90,6 +90,25 @@ func TestForeignObjectIsNotTakenOver(t *testing.T) {
 		delete(spec, "placement")
 		spec["hostingCluster"] = host
 	}
+	// Copy names are salted with the HCD's UID, so the foreign Secret can
+	// only be created once the HCD exists: each HCD refers to a pull secret
+	// the hub does not have yet, which holds its delivery
+	// (ReferencedObjectNotFound) until heldPullSecret creates it.
+	pullSecretOf := func(name string) func(spec map[string]any) {
+		return func(spec map[string]any) {
+			hc := spec["hostedCluster"].(map[string]any)["spec"].(map[string]any)
+			hc["pullSecret"] = map[string]any{"name": "pull-" + name}
+		}
+	}
+	heldPullSecret := func(name string) {
+		t.Helper()
+		waitCondition(t, ns, name, v1alpha1.ConditionDelivered, metav1.ConditionFalse, time.Minute)
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "pull-" + name, Namespace: ns},
+			StringData: map[string]string{".dockerconfigjson": `{"auths":{}}`}}
+		if err := hubc.Create(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
 	// waitConflict waits for Delivered=False naming the conflicting Secret
 	// and its manager.
 	waitConflict := func(name, copyName string) {
@@ -111,12 +130,13 @@ func TestForeignObjectIsNotTakenOver(t *testing.T) {
 	}
 
 	// Case 1: the foreign Secret is there first.
-	one := delivery.CopyName(ns, "one", delivery.KindSecret, "pull-secret")
-	createForeign(one)
-	if err := hubc.Create(ctx, hcd(ns, "one", pinned)); err != nil {
+	if err := hubc.Create(ctx, hcd(ns, "one", pinned, pullSecretOf("one"))); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { deleteAndWait(t, ns, "one") })
+	one := copyName(t, ns, "one", "pull-one")
+	createForeign(one)
+	heldPullSecret("one")
 	waitConflict("one", one)
 	assertUntouched(one)
 
@@ -141,12 +161,13 @@ func TestForeignObjectIsNotTakenOver(t *testing.T) {
 
 	// Case 2: deleting an HCD whose copy met a foreign Secret leaves the
 	// foreign Secret alone.
-	two := delivery.CopyName(ns, "two", delivery.KindSecret, "pull-secret")
-	createForeign(two)
-	t.Cleanup(func() { _ = secrets.Delete(context.Background(), two, metav1.DeleteOptions{}) })
-	if err := hubc.Create(ctx, hcd(ns, "two", pinned)); err != nil {
+	if err := hubc.Create(ctx, hcd(ns, "two", pinned, pullSecretOf("two"))); err != nil {
 		t.Fatal(err)
 	}
+	two := copyName(t, ns, "two", "pull-two")
+	createForeign(two)
+	t.Cleanup(func() { _ = secrets.Delete(context.Background(), two, metav1.DeleteOptions{}) })
+	heldPullSecret("two")
 	waitConflict("two", two)
 	deleteAndWait(t, ns, "two")
 	assertUntouched(two)

@@ -188,7 +188,7 @@ func setUpVictim(t *testing.T) *victim {
 		t.Fatal(err)
 	}
 	h := waitCondition(t, victimNS, victimName, v1alpha1.ConditionImported, metav1.ConditionTrue, 3*time.Minute)
-	v := &victim{host: host, generation: h.Generation, copyName: delivery.CopyName(victimNS, victimName, delivery.KindSecret, victimSecret)}
+	v := &victim{host: host, generation: h.Generation, copyName: delivery.CopyName(victimNS, victimName, h.UID, delivery.KindSecret, victimSecret)}
 	v.secret, v.configMap = &corev1.Secret{}, &corev1.ConfigMap{}
 	if err := hubc.Get(ctx, client.ObjectKeyFromObject(s), v.secret); err != nil {
 		t.Fatal(err)
@@ -847,7 +847,7 @@ func copyCollision(t *testing.T, host string) string {
 	createHCD(t, hcd(hostileNS2, "a-b", pinTo(host), func(spec map[string]any) { hcSpec(spec)["sshKey"] = map[string]any{"name": "c"} }))
 	awaitCondition(t, hostileNS, "a", v1alpha1.ConditionDelivered, metav1.ConditionTrue, v1alpha1.ReasonApplied)
 	awaitCondition(t, hostileNS2, "a-b", v1alpha1.ConditionDelivered, metav1.ConditionTrue, v1alpha1.ReasonApplied)
-	one, two := delivery.CopyName(hostileNS, "a", delivery.KindSecret, "b-c"), delivery.CopyName(hostileNS2, "a-b", delivery.KindSecret, "c")
+	one, two := copyName(t, hostileNS, "a", "b-c"), copyName(t, hostileNS2, "a-b", "c")
 	if one == two {
 		t.Fatalf("both copies are named %s", one)
 	}
@@ -864,10 +864,15 @@ func copyCollision(t *testing.T, host string) string {
 }
 
 // foreignObject: a Secret someone else created on the host under the name
-// of a copy is reported, not taken over.
+// of a copy is reported, not taken over. The copy's name is salted with the
+// HCD's UID, so the Secret can only be created once the HCD exists: its
+// pull secret is missing on the hub until then, which holds its delivery.
 func foreignObject(t *testing.T, host string) string {
 	ctx := context.Background()
-	name := delivery.CopyName(hostileNS, "squat", delivery.KindSecret, "pull-secret")
+	const pull = "squat-pull"
+	createHCD(t, hcd(hostileNS, "squat", pinTo(host), func(spec map[string]any) { hcSpec(spec)["pullSecret"] = map[string]any{"name": pull} }))
+	awaitCondition(t, hostileNS, "squat", v1alpha1.ConditionDelivered, metav1.ConditionFalse, v1alpha1.ReasonReferencedObjectNotFound)
+	name := copyName(t, hostileNS, "squat", pull)
 	secrets := hosts[host].Resource(scGVR).Namespace(v1alpha1.DefaultHostingNamespace)
 	data := base64.StdEncoding.EncodeToString([]byte(`{"auths":{"foreign.example.com":{}}}`))
 	s := &unstructured.Unstructured{Object: map[string]any{"type": "Opaque", "data": map[string]any{".dockerconfigjson": data}}}
@@ -893,7 +898,10 @@ func foreignObject(t *testing.T, host string) string {
 		deleteAndWait(t, hostileNS, "squat")
 		_ = secrets.Delete(context.Background(), name, metav1.DeleteOptions{})
 	})
-	createHCD(t, hcd(hostileNS, "squat", pinTo(host)))
+	if err := hubc.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: hostileNS, Name: pull},
+		StringData: map[string]string{".dockerconfigjson": `{"auths":{}}`}}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
 	awaitCondition(t, hostileNS, "squat", v1alpha1.ConditionDelivered, metav1.ConditionFalse, v1alpha1.ReasonApplyFailed,
 		"Secret clusters/"+name+": ", `conflict with "`+foreignManager+`"`, "does not take over")
 	got, err := secrets.Get(ctx, name, metav1.GetOptions{})
@@ -983,7 +991,7 @@ func maxLengthName(t *testing.T) string {
 	name := "max-" + strings.Repeat("x", 50)
 	createHCD(t, hcd(hostileNS, name))
 	h, _ := awaitCondition(t, hostileNS, name, v1alpha1.ConditionImported, metav1.ConditionTrue, v1alpha1.ReasonImported)
-	names := []string{h.Status.ManifestWork, delivery.CopyName(hostileNS, name, delivery.KindSecret, "pull-secret"),
+	names := []string{h.Status.ManifestWork, delivery.CopyName(hostileNS, name, h.UID, delivery.KindSecret, "pull-secret"),
 		hosting.ExportedKubeconfigName(hostileNS, name), hosting.AdminKubeconfigName(name), v1alpha1.DefaultHostingNamespace + "-" + name}
 	for _, n := range names {
 		if len(n) > 253 {

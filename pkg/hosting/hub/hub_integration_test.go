@@ -106,6 +106,18 @@ func hcd(namespace, name string, mutate ...func(spec map[string]any)) *unstructu
 	return fleettest.HCD(namespace, name, mutate...)
 }
 
+// copyName is the name on its host of the copy of the Secret refName that
+// the HostedClusterDeployment namespace/name refers to, salted with the UID
+// it has now.
+func copyName(t *testing.T, namespace, name, refName string) string {
+	t.Helper()
+	h, err := getHCD(context.Background(), namespace, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return delivery.CopyName(namespace, name, h.UID, delivery.KindSecret, refName)
+}
+
 func getHCD(ctx context.Context, namespace, name string) (*v1alpha1.HostedClusterDeployment, error) {
 	h := &v1alpha1.HostedClusterDeployment{}
 	return h, hubc.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, h)
@@ -181,7 +193,7 @@ func TestDeliverUpdateAndDelete(t *testing.T) {
 	if a := hc.GetAnnotations(); a["example.com/owner"] != "team-a" || a[evil] != "" {
 		t.Errorf("HostedCluster annotations %v: want example.com/owner and not %s", a, evil)
 	}
-	pullCopy := delivery.CopyName(ns, "alpha", delivery.KindSecret, "pull-secret")
+	pullCopy := copyName(t, ns, "alpha", "pull-secret")
 	if name, _, _ := unstructured.NestedString(hc.Object, "spec", "pullSecret", "name"); name != pullCopy {
 		t.Errorf("HostedCluster pull secret %q, want the delivered copy %s", name, pullCopy)
 	}

@@ -6,6 +6,10 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/delivery/refschema"
 )
 
 // Kind of a referenced object.
@@ -14,55 +18,84 @@ const (
 	KindConfigMap = "ConfigMap"
 )
 
-// refPath is a field of a HostedClusterSpec or NodePoolSpec holding the name
-// of a Secret or ConfigMap in the HostedCluster's namespace. "[]" steps into
-// every item of a list.
+// Class is what the delivery does with a reference-shaped field of a
+// HostedClusterSpec or NodePoolSpec (references.go classifies every one).
+type Class string
+
+const (
+	// ClassSecret names a Secret HyperShift reads from the HostedCluster's
+	// namespace: the hub reads it from the HostedClusterDeployment's
+	// namespace and delivers a renamed copy into the hosting namespace.
+	ClassSecret Class = KindSecret
+	// ClassConfigMap is ClassSecret for a ConfigMap.
+	ClassConfigMap Class = KindConfigMap
+	// ClassNotLocal names something that is not a Secret or ConfigMap of
+	// the HostedCluster's namespace (another kind, an object elsewhere); it
+	// passes through as written.
+	ClassNotLocal Class = "NotLocal"
+)
+
+// classification of one reference-shaped field.
+type classification struct {
+	class Class
+	// why, for ClassNotLocal: what the name refers to instead.
+	why string
+}
+
+var (
+	secret    = classification{class: ClassSecret}
+	configMap = classification{class: ClassConfigMap}
+)
+
+func notLocal(why string) classification { return classification{class: ClassNotLocal, why: why} }
+
+// refPath is a copied reference: a path of a reference object (its name in
+// .name) split into steps, with "[]" and "{}" steps of their own.
 type refPath struct {
-	kind string
-	path string
+	kind  string
+	steps []string
 }
 
-// hostedClusterRefs are the references HyperShift resolves in the
-// HostedCluster's namespace (HostedClusterSpec as of the pinned API).
-var hostedClusterRefs = []refPath{
-	{KindSecret, "pullSecret.name"},
-	{KindSecret, "sshKey.name"},
-	{KindSecret, "serviceAccountSigningKey.name"},
-	{KindSecret, "auditWebhook.name"},
-	{KindSecret, "secretEncryption.aescbc.activeKey.name"},
-	{KindSecret, "secretEncryption.aescbc.backupKey.name"},
-	{KindSecret, "platform.kubevirt.credentials.infraKubeConfigSecret.name"},
-	{KindConfigMap, "additionalTrustBundle.name"},
-	{KindConfigMap, "configuration.proxy.trustedCA.name"},
-	{KindConfigMap, "configuration.image.additionalTrustedCA.name"},
-	{KindSecret, "configuration.apiServer.servingCerts.namedCertificates[].servingCertificate.name"},
-	{KindSecret, "configuration.oauth.templates.login.name"},
-	{KindSecret, "configuration.oauth.templates.providerSelection.name"},
-	{KindSecret, "configuration.oauth.templates.error.name"},
-	{KindSecret, "configuration.oauth.identityProviders[].htpasswd.fileData.name"},
-	{KindSecret, "configuration.oauth.identityProviders[].openID.clientSecret.name"},
-	{KindConfigMap, "configuration.oauth.identityProviders[].openID.ca.name"},
-	{KindSecret, "configuration.oauth.identityProviders[].github.clientSecret.name"},
-	{KindConfigMap, "configuration.oauth.identityProviders[].github.ca.name"},
-	{KindSecret, "configuration.oauth.identityProviders[].gitlab.clientSecret.name"},
-	{KindConfigMap, "configuration.oauth.identityProviders[].gitlab.ca.name"},
-	{KindSecret, "configuration.oauth.identityProviders[].google.clientSecret.name"},
-	{KindSecret, "configuration.oauth.identityProviders[].ldap.bindPassword.name"},
-	{KindConfigMap, "configuration.oauth.identityProviders[].ldap.ca.name"},
-	{KindConfigMap, "configuration.oauth.identityProviders[].keystone.ca.name"},
-	{KindSecret, "configuration.oauth.identityProviders[].keystone.tlsClientCert.name"},
-	{KindSecret, "configuration.oauth.identityProviders[].keystone.tlsClientKey.name"},
-	{KindConfigMap, "configuration.oauth.identityProviders[].basicAuth.ca.name"},
-	{KindSecret, "configuration.oauth.identityProviders[].basicAuth.tlsClientCert.name"},
-	{KindSecret, "configuration.oauth.identityProviders[].basicAuth.tlsClientKey.name"},
-	{KindConfigMap, "configuration.oauth.identityProviders[].requestHeader.ca.name"},
+// copied are the Secret and ConfigMap references of a table, sorted by path
+// so that References keeps the same first field from one call to the next.
+func copied(table map[string]classification) []refPath {
+	paths := make([]string, 0, len(table))
+	for p, c := range table {
+		if c.class == ClassSecret || c.class == ClassConfigMap {
+			paths = append(paths, p)
+		}
+	}
+	sort.Strings(paths)
+	out := make([]refPath, 0, len(paths))
+	for _, p := range paths {
+		out = append(out, refPath{kind: string(table[p].class), steps: splitPath(p)})
+	}
+	return out
 }
 
-// nodePoolRefs are the references in a NodePoolSpec.
-var nodePoolRefs = []refPath{
-	{KindConfigMap, "config[].name"},
-	{KindConfigMap, "tuningConfig[].name"},
+// splitPath splits "a.b[].c{}.d" into a, b, [], c, {}, d.
+func splitPath(path string) []string {
+	var steps []string
+	for _, s := range strings.Split(path, ".") {
+		var suffixes []string
+		for {
+			if rest, ok := strings.CutSuffix(s, refschema.ListStep); ok {
+				s, suffixes = rest, append([]string{refschema.ListStep}, suffixes...)
+			} else if rest, ok := strings.CutSuffix(s, refschema.MapStep); ok {
+				s, suffixes = rest, append([]string{refschema.MapStep}, suffixes...)
+			} else {
+				break
+			}
+		}
+		steps = append(append(steps, s), suffixes...)
+	}
+	return steps
 }
+
+var (
+	hostedClusterCopied = copied(hostedClusterClasses)
+	nodePoolCopied      = copied(nodePoolClasses)
+)
 
 // Reference is one Secret or ConfigMap a HostedClusterDeployment refers to.
 type Reference struct {
@@ -73,26 +106,29 @@ type Reference struct {
 }
 
 // copyHashLength is how many hex digits of the SHA-256 of the whole
-// (namespace, HostedClusterDeployment, kind, name) tuple end a copy's name:
-// 64 bits, so that no two tuples share a name by accident and no tenant can
-// find a second tuple that takes another's (the readable part pins all but a
-// handful of candidates).
+// (namespace, HostedClusterDeployment, UID, kind, name) tuple end a copy's
+// name: 64 bits, so that no two tuples share a name by accident and no
+// tenant can find a second tuple that takes another's (the readable part
+// pins all but a handful of candidates).
 const copyHashLength = 16
 
 // CopyName is the name, in the hosting namespace, of the copy of the
 // Secret or ConfigMap (kind) refName that the HostedClusterDeployment
-// hcdNamespace/hcdName refers to. It starts with a readable
+// hcdNamespace/hcdName with UID hcdUID refers to. It starts with a readable
 // "<hcd>-<refName>" (a refName already prefixed "<hcd>-" is not prefixed
 // again), cut to fit, and ends with a hash of the whole tuple, so it is
 // injective: HCD "a" referring to "b-c" and HCD "a-b" referring to "c", or
 // two HCDs of the same name in different hub namespaces sharing a hosting
-// namespace, never write over each other's copies. Deterministic, and a
-// valid object name (DNS subdomain of at most 253 characters) for valid
-// inputs.
-func CopyName(hcdNamespace, hcdName, kind, refName string) string {
-	// NUL cannot occur in any of the four, so the joined string is
+// namespace, never write over each other's copies. The UID, which the API
+// server picks at random when the HCD is created, salts the hash: nobody
+// can compute another HCD's copy names in advance to claim them first on a
+// management cluster, or to point a reference of their own at them.
+// Deterministic, and a valid object name (DNS subdomain of at most 253
+// characters) for valid inputs.
+func CopyName(hcdNamespace, hcdName string, hcdUID types.UID, kind, refName string) string {
+	// NUL cannot occur in any of the five, so the joined string is
 	// unambiguous.
-	sum := sha256.Sum256([]byte(hcdNamespace + "\x00" + hcdName + "\x00" + kind + "\x00" + refName))
+	sum := sha256.Sum256([]byte(hcdNamespace + "\x00" + hcdName + "\x00" + string(hcdUID) + "\x00" + kind + "\x00" + refName))
 	suffix := "-" + hex.EncodeToString(sum[:])[:copyHashLength]
 	readable := hcdName + "-" + refName
 	if strings.HasPrefix(refName, hcdName+"-") {
@@ -108,47 +144,60 @@ func CopyName(hcdNamespace, hcdName, kind, refName string) string {
 // hosting.BoundedName.
 const maxNameLength = 253
 
-// walk calls visit for every string at path under obj; visit returns the
-// replacement value.
-func walk(obj any, path []string, field string, visit func(field, value string) string) any {
-	if len(path) == 0 {
-		if s, ok := obj.(string); ok && s != "" {
-			return visit(field, s)
+// walk calls visit for every object at steps under obj, with its field path
+// for messages.
+func walk(obj any, steps []string, field string, visit func(field string, ref map[string]any)) {
+	if len(steps) == 0 {
+		if m, ok := obj.(map[string]any); ok {
+			visit(field, m)
 		}
-		return obj
+		return
 	}
-	m, ok := obj.(map[string]any)
-	if !ok {
-		return obj
-	}
-	step := path[0]
-	if name, ok := strings.CutSuffix(step, "[]"); ok {
-		items, ok := m[name].([]any)
-		if !ok {
-			return obj
+	switch step := steps[0]; step {
+	case refschema.ListStep:
+		items, _ := obj.([]any)
+		for i, item := range items {
+			walk(item, steps[1:], fmt.Sprintf("%s[%d]", field, i), visit)
 		}
-		for i := range items {
-			items[i] = walk(items[i], path[1:], fmt.Sprintf("%s.%s[%d]", field, name, i), visit)
+	case refschema.MapStep:
+		m, _ := obj.(map[string]any)
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
 		}
-		return obj
+		sort.Strings(keys)
+		for _, k := range keys {
+			walk(m[k], steps[1:], fmt.Sprintf("%s[%s]", field, k), visit)
+		}
+	default:
+		m, _ := obj.(map[string]any)
+		if child, ok := m[step]; ok {
+			walk(child, steps[1:], field+"."+step, visit)
+		}
 	}
-	if child, ok := m[step]; ok {
-		m[step] = walk(child, path[1:], field+"."+step, visit)
-	}
-	return obj
 }
 
-// references lists (and, with rename, rewrites in place) the references in
-// spec, an unstructured HostedClusterSpec or NodePoolSpec.
-func references(spec map[string]any, paths []refPath, field string, rename func(kind, name string) string) []Reference {
+// references lists the Secret and ConfigMap references in spec, an
+// unstructured HostedClusterSpec or NodePoolSpec; with rename, it also
+// points each at its copy in place: the copy's name, and, where the
+// reference has a namespace, the hosting namespace the copy lives in
+// (UnknownReferences reports a namespace set by the tenant; this keeps a
+// spec delivered anyway from pointing anywhere but at the copy).
+func references(spec map[string]any, paths []refPath, field string, rename func(kind, name string) string, hostingNamespace string) []Reference {
 	var refs []Reference
 	for _, p := range paths {
-		walk(spec, strings.Split(p.path, "."), field, func(f, value string) string {
-			refs = append(refs, Reference{Kind: p.kind, Name: value, Field: f})
-			if rename != nil {
-				return rename(p.kind, value)
+		walk(spec, p.steps, field, func(f string, ref map[string]any) {
+			name, _ := ref["name"].(string)
+			if name == "" {
+				return
 			}
-			return value
+			refs = append(refs, Reference{Kind: p.kind, Name: name, Field: f + ".name"})
+			if rename != nil {
+				ref["name"] = rename(p.kind, name)
+				if _, ok := ref["namespace"]; ok {
+					ref["namespace"] = hostingNamespace
+				}
+			}
 		})
 	}
 	return refs

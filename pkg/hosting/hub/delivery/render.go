@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	workv1 "open-cluster-management.io/api/work/v1"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
@@ -40,8 +41,11 @@ const (
 // Spec is the part of a HostedClusterDeployment the delivery renders, read
 // unstructured so fields newer than our HyperShift types pass through.
 type Spec struct {
-	Namespace        string
-	Name             string
+	Namespace string
+	Name      string
+	// UID is the HostedClusterDeployment's metadata.uid; it salts the names
+	// of the copies of referenced objects (CopyName).
+	UID              types.UID
 	HostingNamespace string
 	DeletionPolicy   v1alpha1.DeletionPolicy
 	// HostedCluster is spec.hostedCluster: labels, annotations, spec.
@@ -69,7 +73,7 @@ type Spec struct {
 
 // SpecFrom reads the Spec of an unstructured HostedClusterDeployment.
 func SpecFrom(hcd *unstructured.Unstructured) (Spec, error) {
-	s := Spec{Namespace: hcd.GetNamespace(), Name: hcd.GetName()}
+	s := Spec{Namespace: hcd.GetNamespace(), Name: hcd.GetName(), UID: hcd.GetUID()}
 	s.HostingNamespace, _, _ = unstructured.NestedString(hcd.Object, "spec", "hostingNamespace")
 	if s.HostingNamespace == "" {
 		s.HostingNamespace = v1alpha1.DefaultHostingNamespace
@@ -102,11 +106,11 @@ func SpecFrom(hcd *unstructured.Unstructured) (Spec, error) {
 func (s Spec) References() []Reference {
 	var refs []Reference
 	if spec, ok := s.HostedCluster["spec"].(map[string]any); ok {
-		refs = append(refs, references(spec, hostedClusterRefs, "spec.hostedCluster.spec", nil)...)
+		refs = append(refs, references(spec, hostedClusterCopied, "spec.hostedCluster.spec", nil, "")...)
 	}
 	for i, p := range s.NodePools {
 		if spec, ok := p["spec"].(map[string]any); ok {
-			refs = append(refs, references(spec, nodePoolRefs, fmt.Sprintf("spec.nodePools[%d].spec", i), nil)...)
+			refs = append(refs, references(spec, nodePoolCopied, fmt.Sprintf("spec.nodePools[%d].spec", i), nil, "")...)
 		}
 	}
 	return uniqueRefs(refs)
@@ -148,8 +152,12 @@ func (s Spec) Labels() map[string]string {
 // of the referenced objects (keyed "Kind/name"; every reference must be
 // present). Pure: the same input renders the same ManifestWork.
 func Render(s Spec, cluster string, referenced map[string]*unstructured.Unstructured, inputHash string) (*workv1.ManifestWork, error) {
+	if s.UID == "" {
+		// Without it, copy names could be computed by anyone.
+		return nil, fmt.Errorf("HostedClusterDeployment %s/%s has no UID", s.Namespace, s.Name)
+	}
 	labels := s.Labels()
-	rename := func(kind, name string) string { return CopyName(s.Namespace, s.Name, kind, name) }
+	rename := func(kind, name string) string { return CopyName(s.Namespace, s.Name, s.UID, kind, name) }
 
 	ns := &corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
 		ObjectMeta: metav1.ObjectMeta{Name: s.HostingNamespace, Labels: map[string]string{hosting.LabelCreatedNamespace: "true"}}}
@@ -186,7 +194,7 @@ func Render(s Spec, cluster string, referenced map[string]*unstructured.Unstruct
 	if len(s.Forced.HostedClusterSpec) > 0 {
 		spec = tenancy.Merge(spec, s.Forced.HostedClusterSpec)
 	}
-	references(spec, hostedClusterRefs, "", rename)
+	references(spec, hostedClusterCopied, "", rename, s.HostingNamespace)
 	if s.HeldRelease != "" {
 		_ = unstructured.SetNestedField(spec, s.HeldRelease, "release", "image")
 	}
@@ -212,7 +220,7 @@ func Render(s Spec, cluster string, referenced map[string]*unstructured.Unstruct
 		if len(s.Forced.NodePoolSpec) > 0 {
 			spec = tenancy.Merge(spec, s.Forced.NodePoolSpec)
 		}
-		references(spec, nodePoolRefs, "", rename)
+		references(spec, nodePoolCopied, "", rename, s.HostingNamespace)
 		if held := s.HeldNodePoolReleases[name]; held != "" {
 			_ = unstructured.SetNestedField(spec, held, "release", "image")
 		}
@@ -323,19 +331,29 @@ func merged(a, b map[string]string) map[string]string {
 // changes for the same input (new copy names, apply options, filtering), so
 // that every ManifestWork is rendered again once after the hub is upgraded
 // instead of keeping what an older hub wrote until its HCD changes.
+//
+// 5: copy names are salted with the HCD's UID, and the references are the
+// ones found in HyperShift's types (etcd's client Secret, the OIDC and
+// webhook authenticators' Secrets, the API server's client CA, ingress
+// component routes' certificates, OpenStack, PowerVS and IBM Cloud KMS
+// credentials are now copied, not passed through to the shared namespace);
+// the TenantPolicy's forced fields are merged in; the HostedCluster's
+// ClusterVersionUpgradeable is read back.
 const RenderVersion = 5
 
 // InputHash hashes what a ManifestWork is rendered from: the renderer's
 // version, the spec and the versions of the referenced objects (kind/name →
 // resourceVersion), so an unchanged input is recognized without reading the
-// objects themselves. The annotation keys the policy drops count only when
-// there are any, so the admin's policy changes the hash only where it
-// changes what reaches the host; so do the fleet's annotations, so a
-// HostingConfig change rewrites exactly the ManifestWorks it changes.
+// objects themselves. The UID counts, as the copies' names depend on it.
+// The annotation keys the policy drops count only when there are any, so
+// the admin's policy changes the hash only where it changes what reaches
+// the host; so do the fleet's annotations, so a HostingConfig change
+// rewrites exactly the ManifestWorks it changes.
 func InputHash(s Spec, cluster string, refVersions map[string]string) (string, error) {
 	dropped := s.DroppedAnnotations()
 	b, err := json.Marshal(struct {
 		Render             int
+		UID                types.UID
 		Cluster            string
 		HostingNamespace   string
 		DeletionPolicy     v1alpha1.DeletionPolicy
@@ -347,7 +365,7 @@ func InputHash(s Spec, cluster string, refVersions map[string]string) (string, e
 		HeldRelease        string            `json:",omitempty"`
 		HeldNodePools      map[string]string `json:",omitempty"`
 		Forced             *tenancy.Forced   `json:",omitempty"`
-	}{RenderVersion, cluster, s.HostingNamespace, s.DeletionPolicy, s.HostedCluster, s.NodePools, refVersions, dropped,
+	}{RenderVersion, s.UID, cluster, s.HostingNamespace, s.DeletionPolicy, s.HostedCluster, s.NodePools, refVersions, dropped,
 		s.FleetAnnotations, s.HeldRelease, s.HeldNodePoolReleases, forcedOrNil(s.Forced)})
 	if err != nil {
 		return "", err

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -13,10 +14,13 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 )
 
+// testUID is the UID of the test HostedClusterDeployment.
+const testUID = "5f0c2d1e-7a4b-4c8e-9d3f-2b6a1e0c9f47"
+
 func testSpec(t *testing.T) Spec {
 	t.Helper()
 	hcd := &unstructured.Unstructured{Object: map[string]any{
-		"metadata": map[string]any{"namespace": "team-a", "name": "prod"},
+		"metadata": map[string]any{"namespace": "team-a", "name": "prod", "uid": testUID},
 		"spec": map[string]any{
 			"hostedCluster": map[string]any{
 				"labels": map[string]any{"env": "prod"},
@@ -94,8 +98,8 @@ func TestRender(t *testing.T) {
 	}
 	hc := &unstructured.Unstructured{Object: byKind["HostedCluster"][0]}
 	for path, want := range map[string]string{
-		"spec.pullSecret.name": CopyName("team-a", "prod", KindSecret, "pull-secret"),
-		"spec.sshKey.name":     CopyName("team-a", "prod", KindSecret, "prod-ssh"),
+		"spec.pullSecret.name": CopyName("team-a", "prod", testUID, KindSecret, "pull-secret"),
+		"spec.sshKey.name":     CopyName("team-a", "prod", testUID, KindSecret, "prod-ssh"),
 		"metadata.namespace":   "clusters",
 	} {
 		if got, _, _ := unstructured.NestedString(hc.Object, strings.Split(path, ".")...); got != want {
@@ -103,7 +107,7 @@ func TestRender(t *testing.T) {
 		}
 	}
 	idps, _, _ := unstructured.NestedSlice(hc.Object, "spec", "configuration", "oauth", "identityProviders")
-	if n, _, _ := unstructured.NestedString(idps[1].(map[string]any), "openID", "ca", "name"); n != CopyName("team-a", "prod", KindConfigMap, "oidc-ca") {
+	if n, _, _ := unstructured.NestedString(idps[1].(map[string]any), "openID", "ca", "name"); n != CopyName("team-a", "prod", testUID, KindConfigMap, "oidc-ca") {
 		t.Errorf("identity provider CA ref %q", n)
 	}
 	if _, found, _ := unstructured.NestedFieldNoCopy(hc.Object, "spec", "newerThanOurTypes", "x"); !found {
@@ -113,7 +117,7 @@ func TestRender(t *testing.T) {
 		t.Errorf("HostedCluster labels %v", hc.GetLabels())
 	}
 	np := &unstructured.Unstructured{Object: byKind["NodePool"][0]}
-	if cfg, _, _ := unstructured.NestedSlice(np.Object, "spec", "config"); cfg[0].(map[string]any)["name"] != CopyName("team-a", "prod", KindConfigMap, "tuning") {
+	if cfg, _, _ := unstructured.NestedSlice(np.Object, "spec", "config"); cfg[0].(map[string]any)["name"] != CopyName("team-a", "prod", testUID, KindConfigMap, "tuning") {
 		t.Errorf("NodePool config ref %v", cfg)
 	}
 	copies := map[string]bool{}
@@ -125,7 +129,7 @@ func TestRender(t *testing.T) {
 		}
 	}
 	for _, ref := range []string{"pull-secret", "prod-ssh", "htpasswd", "oidc"} {
-		if !copies[CopyName("team-a", "prod", KindSecret, ref)] {
+		if !copies[CopyName("team-a", "prod", testUID, KindSecret, ref)] {
 			t.Errorf("no copy of Secret %s among %v", ref, copies)
 		}
 	}
@@ -173,16 +177,21 @@ func TestInputHash(t *testing.T) {
 }
 
 func TestCopyName(t *testing.T) {
-	// Pairs that the old "<hcd>-<ref>" naming sent to the same object.
-	for _, pair := range [][2][4]string{
-		{{"team-a", "a", KindSecret, "b-c"}, {"team-a", "a-b", KindSecret, "c"}},
-		{{"team-a", "prod", KindSecret, "pull-secret"}, {"team-b", "prod", KindSecret, "pull-secret"}},
-		{{"team-a", "prod", KindSecret, "ssh"}, {"team-a", "prod", KindSecret, "prod-ssh"}},
-		{{"team-a", "prod", KindSecret, "ca"}, {"team-a", "prod", KindConfigMap, "ca"}},
-		{{"team-a", "prod", KindSecret, "x"}, {"team", "a-prod", KindSecret, "x"}},
+	const uid, other = testUID, "0a9e8d7c-6b5a-4f3e-8d2c-1b0a9f8e7d6c"
+	// Pairs that the old "<hcd>-<ref>" naming sent to the same object, and
+	// the same HCD name recreated (a new UID): its copy names cannot be
+	// known before it exists.
+	for _, pair := range [][2][5]string{
+		{{"team-a", "a", uid, KindSecret, "b-c"}, {"team-a", "a-b", uid, KindSecret, "c"}},
+		{{"team-a", "prod", uid, KindSecret, "pull-secret"}, {"team-b", "prod", uid, KindSecret, "pull-secret"}},
+		{{"team-a", "prod", uid, KindSecret, "ssh"}, {"team-a", "prod", uid, KindSecret, "prod-ssh"}},
+		{{"team-a", "prod", uid, KindSecret, "ca"}, {"team-a", "prod", uid, KindConfigMap, "ca"}},
+		{{"team-a", "prod", uid, KindSecret, "x"}, {"team", "a-prod", uid, KindSecret, "x"}},
+		{{"team-a", "prod", uid, KindSecret, "pull-secret"}, {"team-a", "prod", other, KindSecret, "pull-secret"}},
+		{{"team-a", "prod", uid, KindSecret, "pull-secret"}, {"team-a", "prod", "", KindSecret, "pull-secret"}},
 	} {
 		a, b := pair[0], pair[1]
-		na, nb := CopyName(a[0], a[1], a[2], a[3]), CopyName(b[0], b[1], b[2], b[3])
+		na, nb := CopyName(a[0], a[1], types.UID(a[2]), a[3], a[4]), CopyName(b[0], b[1], types.UID(b[2]), b[3], b[4])
 		if na == nb {
 			t.Errorf("%v and %v share the copy name %s", a, b, na)
 		}
@@ -196,8 +205,8 @@ func TestCopyName(t *testing.T) {
 		{"team-a", "prod", KindSecret, strings.Repeat("r", 235) + ".s"},
 		{"team-a", "prod", KindSecret, strings.Repeat("r", 234) + "-s"},
 	} {
-		name := CopyName(in[0], in[1], in[2], in[3])
-		if again := CopyName(in[0], in[1], in[2], in[3]); again != name {
+		name := CopyName(in[0], in[1], uid, in[2], in[3])
+		if again := CopyName(in[0], in[1], uid, in[2], in[3]); again != name {
 			t.Errorf("%v: not deterministic: %s then %s", in, name, again)
 		}
 		if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
@@ -207,14 +216,14 @@ func TestCopyName(t *testing.T) {
 			t.Errorf("%v: %q lost its readable prefix", in, name)
 		}
 	}
-	if got := CopyName("team-a", "prod", KindSecret, "pull-secret"); !strings.HasPrefix(got, "prod-pull-secret-") || len(got) != len("prod-pull-secret-")+copyHashLength {
+	if got := CopyName("team-a", "prod", testUID, KindSecret, "pull-secret"); !strings.HasPrefix(got, "prod-pull-secret-") || len(got) != len("prod-pull-secret-")+copyHashLength {
 		t.Errorf("readable copy name %q", got)
 	}
-	if got := CopyName("team-a", "prod", KindSecret, "prod-ssh"); !strings.HasPrefix(got, "prod-ssh-") || strings.HasPrefix(got, "prod-prod-") {
+	if got := CopyName("team-a", "prod", testUID, KindSecret, "prod-ssh"); !strings.HasPrefix(got, "prod-ssh-") || strings.HasPrefix(got, "prod-prod-") {
 		t.Errorf("a reference already prefixed with the HCD's name is not prefixed again: %q", got)
 	}
 	// Cut long names still differ by the hash of the whole tuple.
-	if a, b := CopyName("team-a", "prod", KindSecret, long+"a"), CopyName("team-a", "prod", KindSecret, long+"b"); a == b {
+	if a, b := CopyName("team-a", "prod", testUID, KindSecret, long+"a"), CopyName("team-a", "prod", testUID, KindSecret, long+"b"); a == b {
 		t.Errorf("long names collide: %s", a)
 	}
 }

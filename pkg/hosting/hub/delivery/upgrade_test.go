@@ -20,7 +20,7 @@ const (
 func upgradeSpec(t *testing.T, hcImage, poolImage string) (Spec, *v1alpha1.HostedClusterDeployment) {
 	t.Helper()
 	u := &unstructured.Unstructured{Object: map[string]any{
-		"metadata": map[string]any{"namespace": "team-a", "name": "prod"},
+		"metadata": map[string]any{"namespace": "team-a", "name": "prod", "uid": testUID},
 		"spec": map[string]any{
 			"hostedCluster": map[string]any{"spec": map[string]any{"release": map[string]any{"image": hcImage}}},
 			"nodePools": []any{map[string]any{"name": "workers", "spec": map[string]any{
