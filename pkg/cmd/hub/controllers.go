@@ -43,7 +43,8 @@ func setupControllers(mgr ctrl.Manager, opts *Options) error {
 	// A binding is written with the delivery's first status (one status
 	// write instead of two per hosted cluster).
 	if err := scheduling.Setup(mgr, scheduling.Options{Strategy: strategy, ConfigNamespaces: configNamespaces,
-		BindingStatus: delivery.BindingStatus(mgr.GetClient()), Workers: opts.SchedulerWorkers}); err != nil {
+		BindingStatus: delivery.BindingStatus(mgr.GetClient()), Workers: opts.SchedulerWorkers,
+		UnknownReferences: delivery.UnknownReferencesOf}); err != nil {
 		return err
 	}
 	annotations, err := delivery.ParseAnnotationPolicy(opts.HostedClusterAnnotations)

@@ -3,11 +3,13 @@ package delivery
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
+	workv1 "open-cluster-management.io/api/work/v1"
 
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/delivery/refschema"
 )
@@ -138,6 +140,53 @@ func CopyName(hcdNamespace, hcdName string, hcdUID types.UID, kind, refName stri
 		readable = strings.TrimRight(readable[:room], "-.")
 	}
 	return readable + suffix
+}
+
+// LegacyCopyName is the name hubs before RenderVersion 5 gave a copy:
+// CopyName without the UID. A ManifestWork written by such a hub keeps its
+// copies under these names (Spec.KeptCopies, keptCopies); new HCDs never
+// get one.
+func LegacyCopyName(hcdNamespace, hcdName, kind, refName string) string {
+	sum := sha256.Sum256([]byte(hcdNamespace + "\x00" + hcdName + "\x00" + kind + "\x00" + refName))
+	suffix := "-" + hex.EncodeToString(sum[:])[:copyHashLength]
+	readable := hcdName + "-" + refName
+	if strings.HasPrefix(refName, hcdName+"-") {
+		readable = refName
+	}
+	if room := maxNameLength - len(suffix); len(readable) > room {
+		readable = strings.TrimRight(readable[:room], "-.")
+	}
+	return readable + suffix
+}
+
+// keptCopies are the copies of refs that existing delivers under their
+// LegacyCopyName.
+func keptCopies(s Spec, refs []Reference, existing *workv1.ManifestWork) map[string]string {
+	if existing == nil {
+		return nil
+	}
+	delivered := map[string]bool{}
+	for _, m := range existing.Spec.Workload.Manifests {
+		var meta struct {
+			Kind     string `json:"kind"`
+			Metadata struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+		}
+		if json.Unmarshal(m.Raw, &meta) == nil {
+			delivered[meta.Kind+"/"+meta.Metadata.Name] = true
+		}
+	}
+	var kept map[string]string
+	for _, r := range refs {
+		if legacy := LegacyCopyName(s.Namespace, s.Name, r.Kind, r.Name); delivered[r.Kind+"/"+legacy] {
+			if kept == nil {
+				kept = map[string]string{}
+			}
+			kept[r.Kind+"/"+r.Name] = legacy
+		}
+	}
+	return kept
 }
 
 // maxNameLength is the longest object name (a DNS subdomain), as in

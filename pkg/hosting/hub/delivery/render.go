@@ -69,6 +69,13 @@ type Spec struct {
 	// Forced is what the TenantPolicy of the namespace sets over the
 	// tenant's spec, labels and annotations (the admin's values win).
 	Forced tenancy.Forced
+	// KeptCopies are copies ("Kind/referenced name" → copy name) that the
+	// ManifestWork delivers already under a name an older hub chose
+	// (LegacyCopyName), kept so that an upgrade of the hub does not rename
+	// them: HyperShift refuses to change some references
+	// (platform.kubevirt.credentials.infraKubeConfigSecret is immutable),
+	// and a renamed pull secret is a change for nothing.
+	KeptCopies map[string]string
 }
 
 // SpecFrom reads the Spec of an unstructured HostedClusterDeployment.
@@ -157,7 +164,12 @@ func Render(s Spec, cluster string, referenced map[string]*unstructured.Unstruct
 		return nil, fmt.Errorf("HostedClusterDeployment %s/%s has no UID", s.Namespace, s.Name)
 	}
 	labels := s.Labels()
-	rename := func(kind, name string) string { return CopyName(s.Namespace, s.Name, s.UID, kind, name) }
+	rename := func(kind, name string) string {
+		if legacy, ok := s.KeptCopies[kind+"/"+name]; ok {
+			return legacy
+		}
+		return CopyName(s.Namespace, s.Name, s.UID, kind, name)
+	}
 
 	ns := &corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
 		ObjectMeta: metav1.ObjectMeta{Name: s.HostingNamespace, Labels: map[string]string{hosting.LabelCreatedNamespace: "true"}}}
@@ -365,8 +377,9 @@ func InputHash(s Spec, cluster string, refVersions map[string]string) (string, e
 		HeldRelease        string            `json:",omitempty"`
 		HeldNodePools      map[string]string `json:",omitempty"`
 		Forced             *tenancy.Forced   `json:",omitempty"`
+		KeptCopies         map[string]string `json:",omitempty"`
 	}{RenderVersion, s.UID, cluster, s.HostingNamespace, s.DeletionPolicy, s.HostedCluster, s.NodePools, refVersions, dropped,
-		s.FleetAnnotations, s.HeldRelease, s.HeldNodePoolReleases, forcedOrNil(s.Forced)})
+		s.FleetAnnotations, s.HeldRelease, s.HeldNodePoolReleases, forcedOrNil(s.Forced), s.KeptCopies})
 	if err != nil {
 		return "", err
 	}

@@ -26,7 +26,9 @@ func (r *Reconciler) policyProblem(ctx context.Context, u *unstructured.Unstruct
 		return policy, found, nil
 	}
 	fleet := &tenancy.CacheFleet{Ctx: ctx, Reader: r.client}
-	v := policy.Check(tenancy.DeploymentOf(u), fleet)
+	d := tenancy.DeploymentOf(u)
+	d.UnknownReferences = UnknownReferencesOf(u)
+	v := policy.Check(d, fleet)
 	if fleet.Err != nil {
 		return nil, nil, fleet.Err
 	}
@@ -72,4 +74,14 @@ func dataSize(obj *unstructured.Unstructured) int64 {
 		}
 	}
 	return n
+}
+
+// UnknownReferencesOf is Spec.UnknownReferences of an unstructured
+// HostedClusterDeployment (none when its spec does not read).
+func UnknownReferencesOf(u *unstructured.Unstructured) []string {
+	spec, err := SpecFrom(u)
+	if err != nil {
+		return nil
+	}
+	return spec.UnknownReferences()
 }

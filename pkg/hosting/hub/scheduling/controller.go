@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
@@ -99,6 +100,11 @@ type Options struct {
 	// BindingStatus, when set, is the status a binding is written with
 	// (delivery.BindingStatus); without it, the binding alone.
 	BindingStatus BindingStatus
+	// UnknownReferences, when set, lists the reference-shaped fields of an
+	// unstructured HostedClusterDeployment that the hub would not copy
+	// (delivery.UnknownReferencesOf), which every tenant policy refuses.
+	// Without it the delivery still refuses them, after the binding.
+	UnknownReferences func(*unstructured.Unstructured) []string
 }
 
 // BindingStatus returns the status apply configuration a binding is written
@@ -160,10 +166,15 @@ type Reconciler struct {
 // AddIndexes registers the cache index the hub's HostedClusterDeployment
 // controllers share. Call it once, before their Setup.
 func AddIndexes(mgr ctrl.Manager) error {
-	return mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha1.HostedClusterDeployment{}, IndexHostingCluster,
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha1.HostedClusterDeployment{}, IndexHostingCluster,
 		func(o client.Object) []string {
 			return []string{o.(*v1alpha1.HostedClusterDeployment).Status.HostingCluster}
-		})
+		}); err != nil {
+		return err
+	}
+	// The tenant policy's fleet-wide checks (hostnames), which the
+	// scheduler and the delivery both make.
+	return tenancy.AddIndexes(mgr)
 }
 
 // Setup registers the scheduler with mgr (after AddIndexes). Decisions are

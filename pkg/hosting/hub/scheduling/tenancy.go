@@ -36,7 +36,11 @@ func (r *Reconciler) policyVerdict(ctx context.Context, hcd *v1alpha1.HostedClus
 		return v, false, err
 	}
 	fleet := &tenancy.CacheFleet{Ctx: ctx, Reader: r.client}
-	v = policy.Check(tenancy.DeploymentOf(u), fleet)
+	d := tenancy.DeploymentOf(u)
+	if r.opts.UnknownReferences != nil {
+		d.UnknownReferences = r.opts.UnknownReferences(u)
+	}
+	v = policy.Check(d, fleet)
 	return v, false, fleet.Err
 }
 

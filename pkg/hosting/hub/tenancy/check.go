@@ -19,6 +19,13 @@ type Deployment struct {
 	HostedCluster map[string]any
 	// NodePools is spec.nodePools: name, labels, annotations, spec.
 	NodePools []map[string]any
+	// UnknownReferences are the fields (spec.hostedCluster.spec.x) that look
+	// like a Secret or ConfigMap reference where the pinned HyperShift types
+	// know none, or references that name a namespace
+	// (delivery.Spec.UnknownReferences); refused under every policy, since
+	// the hub would not copy them and they would resolve in the namespace
+	// tenants share on the management cluster.
+	UnknownReferences []string
 }
 
 // Fleet is what Check reads of the other HostedClusterDeployments.
@@ -83,6 +90,9 @@ func (p *Policy) Check(d Deployment, fleet Fleet) Violations {
 	}
 	add := func(field, why string) { out.List = append(out.List, Violation{Field: field, Why: why}) }
 
+	for _, f := range d.UnknownReferences {
+		add(f, "a reference the hub does not know how to copy into the hosting namespace (a field newer than the HyperShift API hcp-fleet pins, or one naming a namespace); it would resolve among other tenants' objects")
+	}
 	const hcField = "spec.hostedCluster"
 	p.checkLabels(hcField+".labels", stringKeys(d.HostedCluster["labels"]), add)
 	spec, _ := d.HostedCluster["spec"].(map[string]any)

@@ -232,3 +232,14 @@ func TestSplitImage(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownReferencesAreRefusedEverywhere: even a policy that allows every
+// field refuses a reference the hub would not copy.
+func TestUnknownReferencesAreRefusedEverywhere(t *testing.T) {
+	d := deployment(set("futureAuth.kubeconfig.name", "hc-admin-kubeconfig"))
+	d.UnknownReferences = []string{"spec.hostedCluster.spec.futureAuth.kubeconfig"}
+	got := compile(t, v1alpha1.TenantPolicySpec{Fields: v1alpha1.TenantFields{AllowAll: true}}).Check(d, nil)
+	if len(got.List) != 1 || !strings.Contains(got.List[0].String(), "spec.hostedCluster.spec.futureAuth.kubeconfig: a reference the hub does not know") {
+		t.Fatalf("got %s", got.Message())
+	}
+}

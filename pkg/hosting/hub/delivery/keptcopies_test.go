@@ -1,0 +1,46 @@
+package delivery
+
+import (
+	"encoding/json"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	workv1 "open-cluster-management.io/api/work/v1"
+)
+
+// TestKeptCopies: a ManifestWork an older hub wrote (copies named
+// LegacyCopyName) keeps those names when rendered again, so the hub's
+// upgrade renames no reference HyperShift may refuse to change; a reference
+// it did not deliver yet gets the salted name.
+func TestKeptCopies(t *testing.T) {
+	s := testSpec(t)
+	refs := s.References()
+	legacyPull := LegacyCopyName(s.Namespace, s.Name, KindSecret, "pull-secret")
+	old := &workv1.ManifestWork{}
+	for _, m := range []map[string]any{
+		{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": legacyPull, "namespace": "clusters"}},
+		{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": legacyPull, "namespace": "clusters"}},
+	} {
+		raw, _ := json.Marshal(m)
+		old.Spec.Workload.Manifests = append(old.Spec.Workload.Manifests, workv1.Manifest{RawExtension: runtime.RawExtension{Raw: raw}})
+	}
+	s.KeptCopies = keptCopies(s, refs, old)
+	if len(s.KeptCopies) != 1 || s.KeptCopies["Secret/pull-secret"] != legacyPull {
+		t.Fatalf("kept %v, want only the pull secret's legacy name", s.KeptCopies)
+	}
+	referenced := map[string]*unstructured.Unstructured{}
+	for _, r := range refs {
+		referenced[r.Kind+"/"+r.Name] = &unstructured.Unstructured{Object: map[string]any{"data": map[string]any{"k": "dg=="}}}
+	}
+	hc, _, _ := renderedSpecs(t, s, referenced)
+	if got := hc["pullSecret"].(map[string]any)["name"]; got != legacyPull {
+		t.Errorf("pullSecret renders %v, want the kept %s", got, legacyPull)
+	}
+	if got, want := hc["sshKey"].(map[string]any)["name"], CopyName(s.Namespace, s.Name, s.UID, KindSecret, "prod-ssh"); got != want {
+		t.Errorf("sshKey renders %v, want the salted %s", got, want)
+	}
+	if keptCopies(s, refs, nil) != nil {
+		t.Error("copies kept without a ManifestWork")
+	}
+}
