@@ -72,14 +72,15 @@ type hostileRow struct {
 // (input, expected, result) is logged and written to $HCPFLEET_HOSTILE_TABLE.
 func TestHostileInputs(t *testing.T) {
 	ctx := context.Background()
-	for _, ns := range []string{hostileNS, hostileNS2, victimNS} {
+	for _, ns := range append([]string{hostileNS, hostileNS2, victimNS}, policyNamespaces...) {
 		tenant(t, ns)
 	}
+	setUpPolicies(t)
 	if err := hubc.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: unboundNS}}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		for _, ns := range []string{hostileNS, hostileNS2, victimNS, unboundNS} {
+		for _, ns := range append([]string{hostileNS, hostileNS2, victimNS, unboundNS}, policyNamespaces...) {
 			deleteAllHCDs(t, ns)
 		}
 	})
@@ -574,9 +575,6 @@ func hostileRows(v *victim) []hostileRow {
 			return droppedAnnotations(t, "np-annotations", nil, map[string]any{"hypershift.openshift.io/skip-release-image-validation": "true", "node.kubernetes.io/evil": "x"},
 				"np-annotations-workers: hypershift.openshift.io/skip-release-image-validation", "np-annotations-workers: node.kubernetes.io/evil")
 		}})
-	add(hostileRow{name: "deliver/label-spoof", input: "spec.hostedCluster.labels and spec.nodePools[].labels: hcpfleet.io/hcd-namespace=hostile-b, hcd-name=victim",
-		expect: "Delivered=True; host objects and ManifestWork carry the real owner",
-		check:  func(t *testing.T) string { return labelSpoof(t) }})
 	add(hostileRow{name: "deliver/annotation-too-big", input: "spec.hostedCluster.annotations with a 300 KiB value (over the host's 256 KiB limit)",
 		expect: "Delivered=False ApplyFailed (refused by the host)",
 		check: func(t *testing.T) string {
@@ -678,7 +676,7 @@ func hostileRows(v *victim) []hostileRow {
 	add(hostileRow{name: "addon/hostingconfig-in-tenant-ns", input: "ManagedClusterAddOn " + h3 + "/hcp-fleet spec.configs: HostingConfig hostile-a/evil (OIDC Secret, agentImage, hostingNamespaces [evil-ns])",
 		expect: "ignored: agent gets the defaults, problem named; the Secret never leaves the hub; evil-ns not allowed",
 		check:  func(t *testing.T) string { return addOnConfigElsewhere(t, h3) }})
-	return rows
+	return append(rows, policyRows(v)...)
 }
 
 // --- row helpers ---
@@ -954,34 +952,6 @@ func droppedAnnotations(t *testing.T, name string, hcAnnotations, npAnnotations 
 	return "Delivered=True, dropped: " + strings.Join(dropped, ", ")
 }
 
-// labelSpoof: labels that claim another tenant's HCD are overwritten with
-// the real owner on everything delivered.
-func labelSpoof(t *testing.T) string {
-	ctx := context.Background()
-	spoof := map[string]any{hosting.LabelHCDNamespace: victimNS, hosting.LabelHCDName: victimName}
-	createHCD(t, hcd(hostileNS, "spoof", func(spec map[string]any) {
-		spec["hostedCluster"].(map[string]any)["labels"] = spoof
-		nodePool(spec)["labels"] = spoof
-	}))
-	h, _ := awaitCondition(t, hostileNS, "spoof", v1alpha1.ConditionDelivered, metav1.ConditionTrue, v1alpha1.ReasonApplied)
-	for gvr, name := range map[schema.GroupVersionResource]string{hcGVR: "spoof", npGVR: "spoof-workers"} {
-		o, err := hosts[h.Status.HostingCluster].Resource(gvr).Namespace(v1alpha1.DefaultHostingNamespace).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if l := o.GetLabels(); l[hosting.LabelHCDNamespace] != hostileNS || l[hosting.LabelHCDName] != "spoof" {
-			t.Fatalf("%s %s labels %v", gvr.Resource, name, l)
-		}
-	}
-	work := &workv1.ManifestWork{}
-	if err := hubc.Get(ctx, types.NamespacedName{Namespace: h.Status.HostingCluster, Name: h.Status.ManifestWork}, work); err != nil {
-		t.Fatal(err)
-	}
-	if work.Labels[hosting.LabelHCDNamespace] != hostileNS || work.Labels[hosting.LabelHCDName] != "spoof" {
-		t.Fatalf("ManifestWork labels %v", work.Labels)
-	}
-	return "Delivered=True; HostedCluster, NodePool and ManifestWork labelled " + hostileNS + "/spoof"
-}
 
 // maxLengthName: the longest name the API allows with the default hosting
 // namespace is delivered and imported, and every name derived from it is a
