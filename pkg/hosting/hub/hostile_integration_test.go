@@ -952,7 +952,6 @@ func droppedAnnotations(t *testing.T, name string, hcAnnotations, npAnnotations 
 	return "Delivered=True, dropped: " + strings.Join(dropped, ", ")
 }
 
-
 // maxLengthName: the longest name the API allows with the default hosting
 // namespace is delivered and imported, and every name derived from it is a
 // valid object name.
