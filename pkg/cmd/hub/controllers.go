@@ -52,7 +52,7 @@ func setupControllers(mgr ctrl.Manager, opts *Options) error {
 		return err
 	}
 	if err := delivery.Setup(mgr, delivery.Options{LostHostTimeout: opts.LostHostTimeout, Annotations: annotations, ConfigNamespaces: configNamespaces,
-		MaxConcurrentReconciles: opts.DeliveryWorkers}); err != nil {
+		MaxConcurrentReconciles: opts.DeliveryWorkers, RefreshInterval: opts.ReferenceRefreshInterval}); err != nil {
 		return err
 	}
 	policy, err := importer.ParseLabelPolicy(opts.ImportedClusterLabels)

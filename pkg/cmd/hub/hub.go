@@ -65,6 +65,10 @@ type Options struct {
 	// at workers / answer time while the API server has room.
 	SchedulerWorkers int
 	DeliveryWorkers  int
+	// ReferenceRefreshInterval bounds how often one HostedClusterDeployment's
+	// ManifestWork is rewritten because only a Secret or ConfigMap it refers
+	// to changed (delivery.Options.RefreshInterval).
+	ReferenceRefreshInterval time.Duration
 }
 
 // NewOptions returns the defaults.
@@ -86,6 +90,7 @@ func NewOptions() *Options {
 		KubeAPIBurst:             DefaultKubeAPIBurst,
 		SchedulerWorkers:         scheduling.DefaultWorkers,
 		DeliveryWorkers:          delivery.DefaultWorkers,
+		ReferenceRefreshInterval: delivery.DefaultRefreshInterval,
 	}
 }
 
@@ -124,6 +129,7 @@ func (o *Options) FlagSet(output io.Writer) *flag.FlagSet {
 	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst, "Requests the hub may send to its API server in a burst above --kube-api-qps.")
 	fs.IntVar(&o.SchedulerWorkers, "scheduler-workers", o.SchedulerWorkers, "HostedClusterDeployments the scheduler binds at once (decisions stay one at a time; the binding writes run in parallel).")
 	fs.IntVar(&o.DeliveryWorkers, "delivery-workers", o.DeliveryWorkers, "HostedClusterDeployments the delivery reconciles at once (ManifestWorks written, status mapped back).")
+	fs.DurationVar(&o.ReferenceRefreshInterval, "reference-refresh-interval", o.ReferenceRefreshInterval, "How often, at most, a HostedClusterDeployment's ManifestWork is rewritten because only a Secret or ConfigMap it refers to changed (changes within the interval are coalesced into one write; spec changes are never held back).")
 	return fs
 }
 
@@ -149,6 +155,9 @@ func (o *Options) Validate() error {
 	}
 	if o.KubeAPIQPS <= 0 || o.KubeAPIBurst <= 0 {
 		errs = append(errs, fmt.Errorf("--kube-api-qps (%g) and --kube-api-burst (%d) must be positive", o.KubeAPIQPS, o.KubeAPIBurst))
+	}
+	if o.ReferenceRefreshInterval <= 0 {
+		errs = append(errs, fmt.Errorf("--reference-refresh-interval (%s) must be positive", o.ReferenceRefreshInterval))
 	}
 	if o.SchedulerWorkers <= 0 || o.DeliveryWorkers <= 0 {
 		errs = append(errs, fmt.Errorf("--scheduler-workers (%d) and --delivery-workers (%d) must be positive", o.SchedulerWorkers, o.DeliveryWorkers))

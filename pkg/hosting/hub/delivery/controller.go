@@ -93,6 +93,10 @@ type Options struct {
 	// ConfigNamespaces are where a hosting cluster's HostingConfig (its
 	// hosting-namespace policy) may come from.
 	ConfigNamespaces scheduling.ConfigNamespaces
+	// RefreshInterval bounds how often a ManifestWork is rewritten because
+	// only a referenced Secret or ConfigMap changed (DefaultRefreshInterval
+	// when 0).
+	RefreshInterval time.Duration
 }
 
 // Reconciler delivers scheduled HostedClusterDeployments to their hosting
@@ -114,6 +118,8 @@ type Reconciler struct {
 	// reads that same copy again before the cache shows the write (the work
 	// agent reports twice in a row, say) would send the same write again.
 	written sync.Map
+	// refreshes coalesces reference-only rewrites (coalesce.go).
+	refreshes *refreshLimiter
 }
 
 // createdWork is an entry of Reconciler.created.
@@ -146,6 +152,9 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if opts.MaxConcurrentReconciles == 0 {
 		opts.MaxConcurrentReconciles = DefaultWorkers
 	}
+	if opts.RefreshInterval == 0 {
+		opts.RefreshInterval = DefaultRefreshInterval
+	}
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha1.HostedClusterDeployment{}, indexReferences,
 		func(o client.Object) []string {
 			u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
@@ -165,7 +174,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		return err
 	}
 	r := &Reconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader(), opts: opts, recorder: mgr.GetEventRecorderFor(hcdstatus.EventSource),
-		tenancy: &tenancy.Resolver{Reader: mgr.GetClient()}}
+		tenancy: &tenancy.Resolver{Reader: mgr.GetClient()}, refreshes: &refreshLimiter{interval: opts.RefreshInterval, now: time.Now}}
 	ns := &metav1.PartialObjectMetadata{}
 	ns.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
 	secret := &metav1.PartialObjectMetadata{}
@@ -286,6 +295,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if apierrors.IsNotFound(err) {
 			r.created.Delete(req.NamespacedName)
 			r.written.Delete(req.NamespacedName)
+			r.refreshes.forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -342,6 +352,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		w, observed.DroppedAnnotations, problem, err = r.deliver(ctx, hcd, u, cluster, work, config.olm(), policy, upgrade, current)
 		if errors.Is(err, errCacheBehind) {
 			return ctrl.Result{RequeueAfter: cacheBehindRetry}, nil
+		}
+		var later refreshLater
+		if errors.As(err, &later) {
+			return ctrl.Result{RequeueAfter: later.after}, nil
 		}
 		if err != nil && problem == nil {
 			return ctrl.Result{}, err
@@ -427,10 +441,24 @@ func (r *Reconciler) deliver(ctx context.Context, hcd *v1alpha1.HostedClusterDep
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	specHash, err := InputHash(spec, cluster, nil)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	key := client.ObjectKeyFromObject(hcd)
+	refsOnly := false
 	if existing != nil {
-		r.created.Delete(client.ObjectKeyFromObject(hcd))
+		r.created.Delete(key)
 		if existing.Annotations[AnnotationInputHash] == hash {
 			return nil, dropped, nil, nil
+		}
+		if existing.Annotations[AnnotationSpecHash] == specHash {
+			// Only referenced objects changed: at most once per interval.
+			refsOnly = true
+			if wait := r.refreshes.wait(key, hcd.UID, specHash); wait > 0 {
+				referenceRefreshesDelayed.WithLabelValues(hcd.Namespace).Inc()
+				return nil, nil, nil, refreshLater{after: wait}
+			}
 		}
 	} else if r.awaitingCache(hcd) {
 		return nil, nil, nil, errCacheBehind
@@ -448,6 +476,9 @@ func (r *Reconciler) deliver(ctx context.Context, hcd *v1alpha1.HostedClusterDep
 		return nil, nil, p, nil
 	}
 	desired, err := Render(spec, cluster, referenced, hash)
+	if desired != nil {
+		desired.Annotations[AnnotationSpecHash] = specHash
+	}
 	if err != nil {
 		// Reported in status; the next change of the spec retries.
 		return nil, nil, &Problem{Reason: v1alpha1.ReasonApplyFailed, Message: err.Error()}, nil //nolint:nilerr // see above
@@ -464,6 +495,7 @@ func (r *Reconciler) deliver(ctx context.Context, hcd *v1alpha1.HostedClusterDep
 			return nil, nil, &Problem{Reason: v1alpha1.ReasonApplyFailed, Message: err.Error()}, err
 		}
 		workWrites.WithLabelValues("create").Inc()
+		r.refreshes.wrote(key, hcd.UID, specHash, false)
 		r.created.Store(client.ObjectKeyFromObject(hcd), createdWork{uid: hcd.UID, at: time.Now()})
 		return desired, dropped, nil, nil
 	}
@@ -479,7 +511,15 @@ func (r *Reconciler) deliver(ctx context.Context, hcd *v1alpha1.HostedClusterDep
 		return nil, nil, &Problem{Reason: v1alpha1.ReasonApplyFailed, Message: err.Error()}, err
 	}
 	workWrites.WithLabelValues("update").Inc()
+	r.refreshes.wrote(key, hcd.UID, specHash, refsOnly)
 	return updated, dropped, nil, nil
+}
+
+// refreshLater: a reference-only rewrite held back until after.
+type refreshLater struct{ after time.Duration }
+
+func (e refreshLater) Error() string {
+	return fmt.Sprintf("a referenced object changed; the ManifestWork is rewritten in %s", e.after)
 }
 
 // errCacheBehind: a ManifestWork the cache does not show yet exists.

@@ -33,6 +33,11 @@ const HostFieldManager = "work-agent-hcp-fleet"
 // from; an unchanged hash means no write.
 const AnnotationInputHash = "hcpfleet.io/input-hash"
 
+// AnnotationSpecHash on a ManifestWork is the hash of what it was rendered
+// from without the referenced objects' versions: equal to the new one, only
+// referenced objects changed (coalesce.go).
+const AnnotationSpecHash = "hcpfleet.io/spec-hash"
+
 const (
 	hyperShiftGroup   = "hypershift.openshift.io"
 	hyperShiftVersion = "v1beta1"
