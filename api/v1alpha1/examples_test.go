@@ -34,8 +34,8 @@ func TestExamplesApply(t *testing.T) {
 		}
 		for _, u := range objs {
 			kinds[u.GetKind()]++
-			if ns := u.GetNamespace(); u.GetKind() != "Namespace" && ns != "hcp-demo" {
-				t.Errorf("%s: %s %s is in namespace %q, want all examples in hcp-demo", f, u.GetKind(), u.GetName(), ns)
+			if ns := u.GetNamespace(); u.GetKind() != "Namespace" && u.GetKind() != "TenantPolicy" && ns != "hcp-demo" {
+				t.Errorf("%s: %s %s is in namespace %q, want all namespaced examples in hcp-demo", f, u.GetKind(), u.GetName(), ns)
 			}
 			applied := u.DeepCopy()
 			if err := k8s.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(fieldOwner), client.ForceOwnership); err != nil {
@@ -53,6 +53,9 @@ func TestExamplesApply(t *testing.T) {
 			case hcpv1.HostingConfigKind:
 				var hc hcpv1.HostingConfig
 				strictDecode(t, f, applied, &hc)
+			case "TenantPolicy":
+				var tp hcpv1.TenantPolicy
+				strictDecode(t, f, applied, &tp)
 			}
 			stored := &unstructured.Unstructured{}
 			stored.SetGroupVersionKind(u.GroupVersionKind())
