@@ -95,11 +95,17 @@ func (p *Policy) Check(d Deployment, fleet Fleet) Violations {
 	}
 	const hcField = "spec.hostedCluster"
 	p.checkLabels(hcField+".labels", stringKeys(d.HostedCluster["labels"]), add)
+	defaults, err := loadDefaults()
+	if err != nil {
+		// The CRD the hub ships does not read: no default is known, so
+		// every field a tenant may not set is refused, defaulted or not.
+		defaults = schemaDefaults{}
+	}
 	spec, _ := d.HostedCluster["spec"].(map[string]any)
 	platform := ""
 	for _, l := range leaves(spec) {
 		field := hcField + ".spec." + l.field
-		if !p.allowAll && !p.hostedFields.allows(l.steps) {
+		if !p.allowAll && !p.hostedFields.allows(l.steps) && !isDefault(defaults.hostedCluster, l) {
 			add(field, "")
 			continue
 		}
@@ -139,7 +145,7 @@ func (p *Policy) Check(d Deployment, fleet Fleet) Violations {
 		npSpec, _ := np["spec"].(map[string]any)
 		for _, l := range leaves(npSpec) {
 			f := field + ".spec." + l.field
-			if !p.allowAll && !p.poolFields.allows(l.steps) {
+			if !p.allowAll && !p.poolFields.allows(l.steps) && !isDefault(defaults.nodePool, l) {
 				add(f, "")
 				continue
 			}

@@ -243,3 +243,22 @@ func TestUnknownReferencesAreRefusedEverywhere(t *testing.T) {
 		t.Fatalf("got %s", got.Message())
 	}
 }
+
+// TestSchemaDefaultsPass: what the API server fills in from HyperShift's
+// schema defaults is not the tenant's choice; the same field set to another
+// value is.
+func TestSchemaDefaultsPass(t *testing.T) {
+	d, err := loadDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.hostedCluster["issuerURL"] != "https://kubernetes.default.svc" {
+		t.Fatalf("issuerURL default %v; defaults read: %d", d.hostedCluster["issuerURL"], len(d.hostedCluster))
+	}
+	if got := Builtin().Check(deployment(set("issuerURL", "https://kubernetes.default.svc")), nil); len(got.List) != 0 {
+		t.Errorf("the defaulted issuerURL is refused: %s", got.Message())
+	}
+	if got := Builtin().Check(deployment(set("issuerURL", "https://oidc.example.com/victim")), nil); len(got.List) != 1 {
+		t.Errorf("a chosen issuerURL passes: %s", got.Message())
+	}
+}
