@@ -1,3 +1,5 @@
+//go:build integration
+
 // Package e2e runs the user's journey through hcp-fleet against a local
 // fleet (a hub and two management clusters, real kube-apiservers and the real
 // OCM controllers; see internal/localfleet), started once for the suite:

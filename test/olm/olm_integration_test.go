@@ -1,3 +1,5 @@
+//go:build integration
+
 // Package olm installs hcp-fleet on a local fleet's hub the way OLM
 // does, with OLM's own code, and checks that the installed hub works:
 //
