@@ -164,8 +164,14 @@ unit: ## Every test that needs no API server: the inner loop, under a minute war
 	env -u KUBEBUILDER_ASSETS HCPFLEET_NO_APISERVER=1 $(GO) test $(TEST_FLAGS) $(TEST_PKGS)
 	env -u KUBEBUILDER_ASSETS HCPFLEET_NO_APISERVER=1 $(GO) test -C hack/images $(TEST_FLAGS) ./...
 
+# `make verify`: rerun the generators (generate, manifests) and fail if that
+# changes the tree (hack/verify.sh); part of `make test`.
+.PHONY: verify
+verify: ## Rerun `make generate manifests` and fail on a stale, hand-edited or uncommitted generated file.
+	@hack/verify.sh "$(MAKE)"
+
 .PHONY: test
-test: vet ## Unit, integration and end-to-end tests against real kube-apiservers.
+test: vet verify ## Generated files current, then unit, integration and end-to-end tests against real kube-apiservers.
 	@mkdir -p bin && rm -f $(HOSTILE_TABLE)
 	status=0; HCPFLEET_HOSTILE_TABLE=$(HOSTILE_TABLE) KUBEBUILDER_ASSETS="$(K8S_BINS)" HCPFLEET_OLM_DIR="$(OLM_BINS)" $(TOOLS) gotestsum --format testname -- $(INTEGRATION) -timeout 45m $(TEST_FLAGS) $(TEST_PKGS) || status=$$?; \
 	  if [[ -f $(HOSTILE_TABLE) ]]; then echo; cat $(HOSTILE_TABLE); fi; exit $$status
