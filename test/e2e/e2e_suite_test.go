@@ -7,7 +7,7 @@
 // disable the add-on, and check that the management clusters are left clean.
 // Every step asserts on hub and management-cluster objects.
 //
-// `go test -v ./test/e2e` prints each step's duration at the end.
+// `go test -tags integration -v ./test/e2e` prints each step's duration at the end.
 package e2e
 
 import (

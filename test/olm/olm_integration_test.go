@@ -88,7 +88,7 @@ func TestInstalledByOLM(t *testing.T) {
 	olmDir := os.Getenv(OLMDirEnv)
 	if olmDir == "" {
 		t.Skipf("$%s is not set: it names the directory with OLM's olm-operator that hack/olm/build.sh builds "+
-			"(make test sets it; by hand: %s=$(hack/olm/build.sh) go test ./test/olm)", OLMDirEnv, OLMDirEnv)
+			"(make test sets it; by hand: %s=$(hack/olm/build.sh) go test -tags integration ./test/olm)", OLMDirEnv, OLMDirEnv)
 	}
 	ctx := t.Context()
 	began := time.Now()
