@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -384,4 +385,73 @@ func TestArchitectureTable(t *testing.T) {
 			t.Errorf("docs/architecture.md's table does not list %s (add a row, or add it to a {a,b} list)", d)
 		}
 	}
+}
+
+// TestIntegrationFilesAreTagged keeps the test layout readable (README,
+// docs/architecture.md "Tests"): a test file that starts an API server or a
+// local fleet is built only with the integration tag, and its name says
+// so. Every *_integration_test.go and every test file under test/ carries
+// `//go:build integration`; every file carrying it is one of those or a
+// fleet benchmark (*bench_test.go). (`make unit` checks the other half at
+// run time: a unit test that reaches for the Kubernetes binaries fails.)
+func TestIntegrationFilesAreTagged(t *testing.T) {
+	cmd := exec.Command("go", "list", "-tags", "integration", "-json=ImportPath,Dir,TestGoFiles,XTestGoFiles", "./...")
+	cmd.Dir = repo
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.String())
+	}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	tagged := 0
+	for {
+		var p struct {
+			ImportPath, Dir           string
+			TestGoFiles, XTestGoFiles []string
+		}
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := ownPath(p.ImportPath)
+		for _, f := range append(p.TestGoFiles, p.XTestGoFiles...) {
+			name := path.Join(rel, f)
+			hasTag := integrationTagged(t, filepath.Join(p.Dir, f))
+			named := strings.HasSuffix(f, "_integration_test.go") || under(rel, "test")
+			if hasTag {
+				tagged++
+			}
+			switch {
+			case named && !hasTag:
+				t.Errorf("%s: an integration test file without the //go:build integration line", name)
+			case hasTag && !named && !strings.HasSuffix(f, "bench_test.go"):
+				t.Errorf("%s: built only with the integration tag, so name it *_integration_test.go", name)
+			}
+		}
+	}
+	if tagged < 20 {
+		t.Errorf("only %d test files carry the integration tag: the check is broken", tagged)
+	}
+}
+
+// integrationTagged reports whether file's build constraint is exactly
+// `//go:build integration`.
+func integrationTagged(t *testing.T, file string) bool {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "package ") {
+			return false
+		}
+		if strings.HasPrefix(line, "//go:build ") {
+			return strings.TrimSpace(strings.TrimPrefix(line, "//go:build ")) == "integration"
+		}
+	}
+	return false
 }
