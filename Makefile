@@ -160,7 +160,7 @@ HOSTILE_TABLE := $(CURDIR)/bin/hostile-inputs.txt
 # integration build that would start one fails and says where it belongs
 # (internal/k8sbins). Includes the architecture rule (internal/archcheck).
 .PHONY: unit
-unit: ## Every test that needs no API server: the inner loop, under a minute warm.
+unit: ## Every test that needs no API server (no fleet, no KUBEBUILDER_ASSETS): the inner loop.
 	env -u KUBEBUILDER_ASSETS HCPFLEET_NO_APISERVER=1 $(GO) test $(TEST_FLAGS) $(TEST_PKGS)
 	env -u KUBEBUILDER_ASSETS HCPFLEET_NO_APISERVER=1 $(GO) test -C hack/images $(TEST_FLAGS) ./...
 
