@@ -17,6 +17,11 @@ K8S_BINS   = $(shell hack/k8s-bins/build.sh)
 OLM_BINS   = $(shell hack/olm/build.sh)
 TEST_FLAGS ?=
 TEST_PKGS  ?= ./...
+# Tests that start etcd, a kube-apiserver or a local fleet live in files with
+# the `//go:build integration` constraint (named *_integration_test.go, or
+# *bench_test.go for the fleet benchmarks; all of test/); `make test`, vet,
+# lint and the benchmarks build with the tag, `make unit` without it.
+INTEGRATION := -tags integration
 
 .PHONY: build
 build: ## Compile everything and put the binaries in bin/.
@@ -101,7 +106,7 @@ release-plugin: ## kubectl-hcpfleet for each of PLUGIN_PLATFORMS in bin/release 
 	done
 
 .PHONY: generate
-generate: ## Generate deepcopy code, server-side apply configurations for the API types and the list of HyperShift references.
+generate: ## Generate deepcopy code and server-side apply configurations for the API types (api/...), and the list of HyperShift references.
 	$(TOOLS) controller-gen object applyconfiguration paths=./api/...
 	@# Every reference-shaped field of the pinned HyperShift types, for the delivery to classify.
 	$(GO) run ./hack/refs -out pkg/hosting/hub/delivery/zz_generated.references.go
@@ -142,8 +147,9 @@ olm: ## Build OLM's olm-operator for test/olm into the user cache (once per mach
 	@hack/olm/build.sh
 
 .PHONY: vet
-vet:
+vet: ## go vet (with and without the integration tag) and gofmt.
 	$(GO) vet ./...
+	$(GO) vet $(INTEGRATION) ./...
 	$(GO) vet -C hack/images ./...
 	@out="$$(gofmt -l $$(git ls-files '*.go'))"; if [[ -n "$$out" ]]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
@@ -152,16 +158,31 @@ vet:
 # the run, whether the run passed or not.
 HOSTILE_TABLE := $(CURDIR)/bin/hostile-inputs.txt
 
+# `make unit`: the inner loop. Every test that needs no API server, with no
+# KUBEBUILDER_ASSETS and HCPFLEET_NO_APISERVER set, so a test outside the
+# integration build that would start one fails and says where it belongs
+# (internal/k8sbins). Includes the architecture rule (internal/archcheck).
+.PHONY: unit
+unit: ## Every test that needs no API server (no fleet, no KUBEBUILDER_ASSETS): the inner loop.
+	env -u KUBEBUILDER_ASSETS HCPFLEET_NO_APISERVER=1 $(GO) test $(TEST_FLAGS) $(TEST_PKGS)
+	env -u KUBEBUILDER_ASSETS HCPFLEET_NO_APISERVER=1 $(GO) test -C hack/images $(TEST_FLAGS) ./...
+
+# `make verify`: rerun the generators (generate, manifests) and fail if that
+# changes the tree (hack/verify.sh); part of `make test`.
+.PHONY: verify
+verify: ## Rerun `make generate manifests` and fail on a stale, hand-edited or uncommitted generated file.
+	@hack/verify.sh "$(MAKE)"
+
 .PHONY: test
-test: vet ## Unit, integration and end-to-end tests against real kube-apiservers.
+test: vet verify ## Generated files current, then unit, integration and end-to-end tests against real kube-apiservers.
 	@mkdir -p bin && rm -f $(HOSTILE_TABLE)
-	status=0; HCPFLEET_HOSTILE_TABLE=$(HOSTILE_TABLE) KUBEBUILDER_ASSETS="$(K8S_BINS)" HCPFLEET_OLM_DIR="$(OLM_BINS)" $(TOOLS) gotestsum --format testname -- -timeout 45m $(TEST_FLAGS) $(TEST_PKGS) || status=$$?; \
+	status=0; HCPFLEET_HOSTILE_TABLE=$(HOSTILE_TABLE) KUBEBUILDER_ASSETS="$(K8S_BINS)" HCPFLEET_OLM_DIR="$(OLM_BINS)" $(TOOLS) gotestsum --format testname -- $(INTEGRATION) -timeout 45m $(TEST_FLAGS) $(TEST_PKGS) || status=$$?; \
 	  if [[ -f $(HOSTILE_TABLE) ]]; then echo; cat $(HOSTILE_TABLE); fi; exit $$status
 	$(GO) test -C hack/images $(TEST_FLAGS) ./...
 
 .PHONY: resilience
 resilience: ## The resilience suite (test/resilience): failures injected into one local fleet; prints a table. RESILIENCE_HCDS, RESILIENCE_KILLS, RESILIENCE_OUTAGE, RESILIENCE_SEED size it.
-	HCPFLEET_RESILIENCE=1 KUBEBUILDER_ASSETS="$(K8S_BINS)" $(GO) test ./test/resilience -run '^TestResilience$$' -count=1 -v -timeout 45m $(TEST_FLAGS)
+	HCPFLEET_RESILIENCE=1 KUBEBUILDER_ASSETS="$(K8S_BINS)" $(GO) test $(INTEGRATION) ./test/resilience -run '^TestResilience$$' -count=1 -v -timeout 45m $(TEST_FLAGS)
 
 # `make bench`: the fleet-scale benchmark on one local fleet (not part of
 # `make test`): the hub API server's write floor, a burst through hcp-fleet's
@@ -181,15 +202,15 @@ BENCH_AGENT_HOSTED ?= 80
 bench: ## Fleet-scale benchmark (~20 min at the defaults; BENCH_CLUSTERS, BENCH_HOSTED, BENCH_HUBONLY, BENCH_AGENT_HOSTED); one summary line per figure.
 	@# One process each: the CPU and RSS each prints are its process's.
 	BENCH_CLUSTERS=$(BENCH_CLUSTERS) BENCH_HOSTED=$(BENCH_HOSTED) KUBEBUILDER_ASSETS="$(K8S_BINS)" \
-	  $(GO) test -run '^$$' -bench '^BenchmarkScheduling$$' -benchtime 1x -timeout 90m ./pkg/hosting/hub/scheduling
+	  $(GO) test $(INTEGRATION) -run '^$$' -bench '^BenchmarkScheduling$$' -benchtime 1x -timeout 90m ./pkg/hosting/hub/scheduling
 	BENCH_HUBONLY=$(BENCH_HUBONLY) KUBEBUILDER_ASSETS="$(K8S_BINS)" \
-	  $(GO) test -run '^$$' -bench '^BenchmarkHubOnly$$' -benchtime 1x -timeout 90m ./pkg/hosting/hub/scheduling
+	  $(GO) test $(INTEGRATION) -run '^$$' -bench '^BenchmarkHubOnly$$' -benchtime 1x -timeout 90m ./pkg/hosting/hub/scheduling
 	BENCH_AGENT_HOSTED=$(BENCH_AGENT_HOSTED) KUBEBUILDER_ASSETS="$(K8S_BINS)" \
-	  $(GO) test -run '^$$' -bench '^BenchmarkAgentFootprint$$' -benchtime 1x -timeout 40m ./pkg/cmd/agent
+	  $(GO) test $(INTEGRATION) -run '^$$' -bench '^BenchmarkAgentFootprint$$' -benchtime 1x -timeout 40m ./pkg/cmd/agent
 
 .PHONY: bench-micro
 bench-micro: ## The other (in-process) benchmarks, e.g. the CAPI proxy's.
-	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./pkg/capi/proxy
+	$(GO) test $(INTEGRATION) -run '^$$' -bench . -benchtime 1x -timeout 30m ./pkg/capi/proxy
 
 RUN_FLAGS ?=
 
@@ -205,7 +226,7 @@ fuzz: ## Fuzz the CAPI proxy translators for 60s.
 	$(GO) test -run '^$$' -fuzz=FuzzTranslate -fuzztime=60s ./pkg/capi/proxy
 
 .PHONY: lint
-lint:
+lint: ## golangci-lint (with the integration tag, .golangci.yml).
 	$(TOOLS) golangci-lint run ./...
 
 .PHONY: help

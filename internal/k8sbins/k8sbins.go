@@ -17,6 +17,11 @@ const (
 	EtcdVersion = "v3.6.6"
 )
 
+// NoAPIServerEnv, when set, makes Dir fail: `make unit` sets it, so a test
+// outside the integration build that would start etcd, a kube-apiserver or a
+// local fleet fails at once and says where it belongs.
+const NoAPIServerEnv = "HCPFLEET_NO_APISERVER"
+
 // DefaultDir is where hack/k8s-bins/build.sh caches the binaries.
 func DefaultDir() string {
 	root := os.Getenv("HCP_FLEET_CACHE")
@@ -32,8 +37,13 @@ func DefaultDir() string {
 
 // Dir returns the directory holding the required binaries:
 // $KUBEBUILDER_ASSETS when set (make sets it), else DefaultDir. It fails with
-// one error naming what is missing and how to get it.
+// one error naming what is missing and how to get it, and always under
+// `make unit` (NoAPIServerEnv set), which runs no API server.
 func Dir(required ...string) (string, error) {
+	if os.Getenv(NoAPIServerEnv) != "" {
+		return "", fmt.Errorf("%s is set (`make unit`): a test that starts an API server or a local fleet "+
+			"belongs in a file with the //go:build integration constraint (`make test` runs it)", NoAPIServerEnv)
+	}
 	dir := os.Getenv("KUBEBUILDER_ASSETS")
 	if dir == "" {
 		dir = DefaultDir()

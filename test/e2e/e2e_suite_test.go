@@ -1,3 +1,5 @@
+//go:build integration
+
 // Package e2e runs the user's journey through hcp-fleet against a local
 // fleet (a hub and two management clusters, real kube-apiservers and the real
 // OCM controllers; see internal/localfleet), started once for the suite:
@@ -5,7 +7,7 @@
 // disable the add-on, and check that the management clusters are left clean.
 // Every step asserts on hub and management-cluster objects.
 //
-// `go test -v ./test/e2e` prints each step's duration at the end.
+// `go test -tags integration -v ./test/e2e` prints each step's duration at the end.
 package e2e
 
 import (

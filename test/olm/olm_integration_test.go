@@ -1,3 +1,5 @@
+//go:build integration
+
 // Package olm installs hcp-fleet on a local fleet's hub the way OLM
 // does, with OLM's own code, and checks that the installed hub works:
 //
@@ -86,7 +88,7 @@ func TestInstalledByOLM(t *testing.T) {
 	olmDir := os.Getenv(OLMDirEnv)
 	if olmDir == "" {
 		t.Skipf("$%s is not set: it names the directory with OLM's olm-operator that hack/olm/build.sh builds "+
-			"(make test sets it; by hand: %s=$(hack/olm/build.sh) go test ./test/olm)", OLMDirEnv, OLMDirEnv)
+			"(make test sets it; by hand: %s=$(hack/olm/build.sh) go test -tags integration ./test/olm)", OLMDirEnv, OLMDirEnv)
 	}
 	ctx := t.Context()
 	began := time.Now()

@@ -1,3 +1,5 @@
+//go:build integration
+
 // Package resilience is hcp-fleet's resilience suite (`make resilience`):
 // on one local fleet (a hub and three management clusters, real
 // kube-apiservers and OCM controllers) it injects the failures a real fleet

@@ -1,3 +1,5 @@
+//go:build integration
+
 package agentcontrolplane_test
 
 // These tests run both OpenShift assisted providers (the bootstrap and the

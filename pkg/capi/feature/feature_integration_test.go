@@ -1,3 +1,5 @@
+//go:build integration
+
 package feature_test
 
 // These tests run the real agent program (through the local fleet's kubelet

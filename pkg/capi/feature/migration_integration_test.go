@@ -1,3 +1,5 @@
+//go:build integration
+
 package feature_test
 
 import (

@@ -210,3 +210,11 @@ func mustJSON(v any) string {
 	}
 	return string(b)
 }
+
+func names(cs []corev1.Container) string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, c.Name)
+	}
+	return strings.Join(out, ",")
+}

@@ -1,3 +1,5 @@
+//go:build integration
+
 package migration
 
 import (
@@ -368,14 +370,6 @@ func (e *env) assertMigrated(t *testing.T, f fixture, before snapshot, opts Opti
 	if err := e.c.Get(ctx, types.NamespacedName{Namespace: f.ns, Name: stateConfigMapName}, &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
 		t.Errorf("migration state left behind: %v", err)
 	}
-}
-
-func names(cs []corev1.Container) string {
-	var out []string
-	for _, c := range cs {
-		out = append(out, c.Name)
-	}
-	return strings.Join(out, ",")
 }
 
 func (e *env) hcAnnotations(t *testing.T, f fixture) map[string]string {
