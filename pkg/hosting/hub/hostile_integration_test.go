@@ -787,7 +787,11 @@ func awaitCondition(t *testing.T, ns, name, condType string, status metav1.Condi
 		}
 		c = meta.FindStatusCondition(h.Status.Conditions, condType)
 		if c == nil || c.ObservedGeneration != h.Generation || c.Status != status || c.Reason != reason {
-			return fmt.Errorf("%s: %+v (generation %d)", condType, c, h.Generation)
+			var all []string
+			for _, o := range h.Status.Conditions {
+				all = append(all, fmt.Sprintf("%s=%s %s: %s", o.Type, o.Status, o.Reason, o.Message))
+			}
+			return fmt.Errorf("%s: %+v (generation %d; bound to %q; conditions: %s)", condType, c, h.Generation, h.Status.HostingCluster, strings.Join(all, " | "))
 		}
 		for _, p := range parts {
 			if !strings.Contains(c.Message, p) {

@@ -27,6 +27,7 @@ import (
 // whose TenantPolicy the row sets.
 const (
 	trustedNS  = "hostile-trusted"
+	trustedNS2 = "hostile-trusted-2"
 	tightNS    = "hostile-tight"
 	quotaNS    = "hostile-quota"
 	conflictNS = "hostile-conflict"
@@ -37,7 +38,7 @@ const (
 
 // policyNamespaces are the namespaces policyRows use; TestHostileInputs
 // makes them tenants and cleans them up.
-var policyNamespaces = []string{trustedNS, tightNS, quotaNS, conflictNS, forcedNS, dnsNS1, dnsNS2}
+var policyNamespaces = []string{trustedNS, trustedNS2, tightNS, quotaNS, conflictNS, forcedNS, dnsNS1, dnsNS2}
 
 // setUpPolicies gives the policy rows' namespaces their TenantPolicies
 // (the ones a row changes, it sets itself) and removes them at the end.
@@ -54,6 +55,9 @@ func setUpPolicies(t *testing.T) {
 	set(trustedNS, func(s *v1alpha1.TenantPolicySpec) {
 		s.Fields.AllowAll, s.Fields.Labels = true, []string{"hcpfleet.io/*"}
 	})
+	// Another trusted team, which has none of the Secrets the first one
+	// creates for its attack.
+	set(trustedNS2, func(s *v1alpha1.TenantPolicySpec) { s.Fields.AllowAll = true })
 	set(quotaNS, func(s *v1alpha1.TenantPolicySpec) { s.Quotas.MaxNodePoolReplicas = ptr.To[int32](3) })
 	set(forcedNS, func(s *v1alpha1.TenantPolicySpec) {
 		s.Forced.HostedClusterSpec = &apiextensionsv1.JSON{Raw: []byte(`{"nodeSelector":{"hcpfleet.io/tenant-nodes":"forced"}}`)}
@@ -184,7 +188,7 @@ func policyRows(v *victim) []hostileRow {
 	add(hostileRow{name: "policy/trusted-uncopied-refs-missing", input: "trusted team: etcd.unmanaged.tls.clientSecret = the victim's copy, webhookTokenAuthenticator.kubeConfig = victim-admin-kubeconfig (neither in its namespace)",
 		expect: "Delivered=False ReferencedObjectNotFound naming both, in its own namespace",
 		check: func(t *testing.T) string {
-			return notFound(t, hcd(trustedNS, "steal-missing", stealRefs(v)), "Secret "+trustedNS+"/"+v.copyName+" (spec.hostedCluster.spec.etcd.unmanaged.tls.clientSecret.name)")
+			return notFound(t, hcd(trustedNS2, "steal-missing", stealRefs(v)), "Secret "+trustedNS2+"/"+v.copyName+" (spec.hostedCluster.spec.etcd.unmanaged.tls.clientSecret.name)")
 		}})
 	add(hostileRow{name: "policy/trusted-uncopied-refs", input: "the same, with Secrets of those names in its own namespace",
 		expect: "Delivered=True; on the host both references name its own salted copies, never the victim's copy or HyperShift's admin kubeconfig",

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -26,7 +27,12 @@ func (r *Reconciler) policyVerdict(ctx context.Context, hcd *v1alpha1.HostedClus
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("HostedClusterDeployment"))
 	if err := r.client.Get(ctx, client.ObjectKeyFromObject(hcd), u); err != nil {
-		return v, false, client.IgnoreNotFound(err)
+		// Not in that cache yet (the typed one can run ahead): decide
+		// nothing on a copy that was not checked.
+		if apierrors.IsNotFound(err) {
+			return v, true, nil
+		}
+		return v, false, err
 	}
 	if u.GetGeneration() != hcd.Generation || u.GetUID() != hcd.UID {
 		return v, true, nil
