@@ -100,10 +100,10 @@ func TestForeignObjectIsNotTakenOver(t *testing.T) {
 				return err
 			}
 			c := meta.FindStatusCondition(h.Status.Conditions, v1alpha1.ConditionDelivered)
-			if c == nil || c.Status != metav1.ConditionFalse || c.Reason != v1alpha1.ReasonApplyFailed ||
-				!strings.Contains(c.Message, "Secret "+hostingNS+"/"+copyName+": ") ||
+			if c == nil || c.Status != metav1.ConditionFalse || c.Reason != v1alpha1.ReasonOwnedByAnother || c.ObservedGeneration != h.Generation ||
+				!strings.Contains(c.Message, "Secret "+hostingNS+"/"+copyName+" belongs to another field manager") ||
 				!strings.Contains(c.Message, `conflict with "`+foreignManager+`"`) ||
-				!strings.Contains(c.Message, "does not take over") {
+				!strings.Contains(c.Message, "never merged") {
 				return fmt.Errorf("Delivered %+v", c)
 			}
 			return nil

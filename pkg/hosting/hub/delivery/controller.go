@@ -322,6 +322,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	problem := hostingNamespaceNotAllowed(hcd, cluster, config)
+	var retry time.Duration
+	if problem == nil {
+		if problem, err = r.namesProblem(ctx, hcd, cluster, config); err != nil {
+			return ctrl.Result{}, err
+		}
+		if problem != nil {
+			// Freed when the other HostedClusterDeployment goes, which
+			// this controller does not watch for.
+			retry = namesRetry
+		}
+	}
 	upgrade, current := upgradeDecision(hcd, work)
 	observed.Upgrade = &upgrade
 	observed.SubscriptionDefaults = olmhub.SubscriptionDefaults(config.olm(), hcd.Spec.OLM)
@@ -346,7 +357,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, statusErr
 	}
 	// A failed write is retried with backoff; the status says what failed.
-	return ctrl.Result{}, err
+	return ctrl.Result{RequeueAfter: retry}, err
 }
 
 // deliver creates or updates the ManifestWork when its input changed.
@@ -362,6 +373,7 @@ func (r *Reconciler) deliver(ctx context.Context, hcd *v1alpha1.HostedClusterDep
 		return nil, nil, &Problem{Reason: v1alpha1.ReasonApplyFailed, Message: err.Error()}, nil //nolint:nilerr // see above
 	}
 	spec.Annotations = r.opts.Annotations
+	spec.KeepDelivered(existing)
 	release := hcd.Spec.HostedCluster.Spec.Release.Image
 	if upgrade.Hold {
 		spec.hold(hcd, current)

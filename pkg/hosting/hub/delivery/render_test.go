@@ -16,7 +16,7 @@ import (
 func testSpec(t *testing.T) Spec {
 	t.Helper()
 	hcd := &unstructured.Unstructured{Object: map[string]any{
-		"metadata": map[string]any{"namespace": "team-a", "name": "prod"},
+		"metadata": map[string]any{"namespace": "team-a", "name": "prod", "uid": "uid-1"},
 		"spec": map[string]any{
 			"hostedCluster": map[string]any{
 				"labels": map[string]any{"env": "prod"},
@@ -133,7 +133,7 @@ func TestRender(t *testing.T) {
 	// force: an object someone else holds fields of is not taken over.
 	for _, c := range work.Spec.ManifestConfigs[1:] {
 		if u := c.UpdateStrategy; u == nil || u.Type != workv1.UpdateStrategyTypeServerSideApply || u.ServerSideApply == nil ||
-			u.ServerSideApply.Force || u.ServerSideApply.FieldManager != HostFieldManager {
+			u.ServerSideApply.Force || u.ServerSideApply.FieldManager != HostFieldManager("uid-1") {
 			t.Errorf("%s %s: update strategy %+v", c.ResourceIdentifier.Resource, c.ResourceIdentifier.Name, u)
 		}
 	}

@@ -150,7 +150,8 @@ func ComputeStatus(o Observed) Status {
 		}
 		problems = append(problems, msg)
 	}
-	if delivered == metav1.ConditionFalse && (deliveredReason == v1alpha1.ReasonApplyFailed || deliveredReason == v1alpha1.ReasonReferencedObjectNotFound) {
+	if delivered == metav1.ConditionFalse && (deliveredReason == v1alpha1.ReasonApplyFailed || deliveredReason == v1alpha1.ReasonReferencedObjectNotFound ||
+		deliveredReason == v1alpha1.ReasonOwnedByAnother) {
 		addProblem(deliveredReason, deliveredMsg)
 	}
 	if hc[fbValidRelease] == "False" {
@@ -296,30 +297,33 @@ func deliveredCondition(o Observed) (metav1.ConditionStatus, string, string) {
 			fmt.Sprintf("applied on management cluster %s by ManifestWork %s", w.Namespace, w.Name) + droppedAnnotationsMessage(o.DroppedAnnotations)
 	}
 	var failures []string
+	conflict := false
 	for _, m := range w.Status.ResourceStatus.Manifests {
 		c := meta.FindStatusCondition(m.Conditions, workv1.ManifestApplied)
 		if c == nil || c.Status == metav1.ConditionTrue {
 			continue
 		}
-		failure := fmt.Sprintf("%s %s/%s: %s", kindOf(m.ResourceMeta), m.ResourceMeta.Namespace, m.ResourceMeta.Name, c.Message)
+		kind, ns, name := kindOf(m.ResourceMeta), m.ResourceMeta.Namespace, m.ResourceMeta.Name
 		if isApplyConflict(c.Message) {
-			failure += " (" + conflictHint + ")"
+			// The object is another HostedClusterDeployment's or someone
+			// else's (ownership.go): said first, whatever else failed.
+			conflict = true
+			failures = append(failures, ownedByAnother(kind, ns, name, c.Message))
+			continue
 		}
-		failures = append(failures, failure)
+		failures = append(failures, fmt.Sprintf("%s %s/%s: %s", kind, ns, name, c.Message))
 	}
 	sort.Strings(failures)
 	msg := applied.Message
 	if len(failures) > 0 {
 		msg = strings.Join(failures, "; ")
 	}
+	if conflict {
+		return metav1.ConditionFalse, v1alpha1.ReasonOwnedByAnother,
+			fmt.Sprintf("management cluster %s refused to apply: %s (%s)", w.Namespace, msg, ownedByAnotherHint)
+	}
 	return metav1.ConditionFalse, v1alpha1.ReasonApplyFailed, fmt.Sprintf("management cluster %s could not apply: %s", w.Namespace, msg)
 }
-
-// conflictHint explains a server-side apply conflict on the host: the
-// object exists with fields another field manager set to other values, and
-// the delivery does not take it over.
-const conflictHint = "the object on the management cluster has fields another field manager set to other values; " +
-	"hcp-fleet does not take over what it did not create: remove or rename that object, or set those fields back"
 
 // isApplyConflict tells a server-side apply conflict in the work agent's
 // message ("Failed to apply manifest: Apply failed with 1 conflict:

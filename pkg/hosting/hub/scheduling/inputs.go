@@ -186,7 +186,7 @@ func (in Inputs) boundToNamespace(ctx context.Context, mc *clusterv1.ManagedClus
 
 // requestKeys are the Candidate.Occupied keys req would take.
 func requestKeys(req Request) []string {
-	keys := []string{HostedClusterKey(req.HostingNamespace, req.Name)}
+	keys := []string{HostedClusterKey(req.HostingNamespace, req.Name), ControlPlaneKey(ControlPlaneNamespace(req.HostingNamespace, req.Name))}
 	for _, np := range req.NodePools {
 		keys = append(keys, NodePoolKey(req.HostingNamespace, np))
 	}

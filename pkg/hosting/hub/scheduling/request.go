@@ -52,9 +52,5 @@ func RequestFor(hcd *v1alpha1.HostedClusterDeployment) Request {
 // HostedClusterDeployment holds on its management cluster.
 func Occupies(hcd *v1alpha1.HostedClusterDeployment) []string {
 	req := RequestFor(hcd)
-	keys := []string{HostedClusterKey(req.HostingNamespace, req.Name)}
-	for _, np := range req.NodePools {
-		keys = append(keys, NodePoolKey(req.HostingNamespace, np))
-	}
-	return keys
+	return requestKeys(req)
 }
