@@ -312,7 +312,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, err
 		}
 	}
-	observed := Observed{Generation: hcd.Generation, Work: work, Host: host}
+	observed := Observed{Generation: hcd.Generation, UID: hcd.UID, Work: work, Host: host}
 	observed.ImportStarted, observed.Imported = importOf(hcd)
 	for _, np := range hcd.Spec.NodePools {
 		observed.NodePools = append(observed.NodePools, np.Name)
@@ -608,7 +608,7 @@ func (r *Reconciler) finalize(ctx context.Context, hcd *v1alpha1.HostedClusterDe
 			return ctrl.Result{}, err
 		}
 	}
-	observed := Observed{Generation: hcd.Generation, Work: work, Host: host, Deleting: true, DeletionReason: v1alpha1.ReasonDeleting,
+	observed := Observed{Generation: hcd.Generation, UID: hcd.UID, Work: work, Host: host, Deleting: true, DeletionReason: v1alpha1.ReasonDeleting,
 		DeletionMessage: fmt.Sprintf("deleting the HostedCluster and its NodePools on management cluster %s; waiting until they are gone", host.Cluster)}
 	for _, np := range hcd.Spec.NodePools {
 		observed.NodePools = append(observed.NodePools, np.Name)
@@ -851,7 +851,7 @@ func BindingStatus(c client.Reader) scheduling.BindingStatus {
 // written is what Reconcile observes right after it created hcd's
 // ManifestWork on host.
 func written(hcd *v1alpha1.HostedClusterDeployment, host Host) Observed {
-	observed := Observed{Generation: hcd.Generation, Host: host,
+	observed := Observed{Generation: hcd.Generation, UID: hcd.UID, Host: host,
 		Work: &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: host.Cluster, Name: hosting.WorkName(hcd.Namespace, hcd.Name)}}}
 	for _, np := range hcd.Spec.NodePools {
 		observed.NodePools = append(observed.NodePools, np.Name)

@@ -38,6 +38,8 @@ const (
 	fbOperatorLimits       = "olm-operator-limits"
 	fbSubscriptionDefaults = "olm-subscription-defaults"
 	fbCatalogHealth        = "olm-catalog-health"
+	// fbOwnerUID is the object's hosting.LabelHCDUID (ownership.go).
+	fbOwnerUID = "hcd-uid"
 
 	fbReplicas        = "replicas"
 	fbDesiredReplicas = "desired-replicas"
@@ -82,8 +84,13 @@ var hostedClusterFeedback = concat(
 		{Name: fbSubscriptionDefaults, Path: ".metadata.annotations['hcpfleet\\.io/olm-subscription-defaults-report']"},
 		// The guest's catalog health, as the agent reports it (pkg/olm).
 		{Name: fbCatalogHealth, Path: ".metadata.annotations['hcpfleet\\.io/olm-catalog-health']"},
+		ownerUIDPath,
 	},
 )
+
+// ownerUIDPath reads the HostedClusterDeployment UID an object on the host
+// is labelled with (hosting.LabelHCDUID).
+var ownerUIDPath = workv1.JsonPath{Name: fbOwnerUID, Path: ".metadata.labels['hcpfleet\\.io/hcd-uid']"}
 
 // nodePoolFeedback is what the hub reads back from each NodePool.
 var nodePoolFeedback = concat(
@@ -92,6 +99,7 @@ var nodePoolFeedback = concat(
 		{Name: fbDesiredReplicas, Path: ".spec.replicas"},
 		{Name: fbAutoscalingMin, Path: ".spec.autoScaling.min"},
 		{Name: fbVersion, Path: ".status.version"},
+		ownerUIDPath,
 	},
 	conditionPaths("Ready", fbReady, "", fbReadyMessage),
 )

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	workv1 "open-cluster-management.io/api/work/v1"
 )
@@ -147,4 +149,26 @@ const ownedByAnotherHint = "hcp-fleet never merges into or takes over an object 
 // refused with a server-side apply conflict.
 func ownedByAnother(kind, namespace, name, message string) string {
 	return fmt.Sprintf("%s %s/%s belongs to %s and is never merged: %s", kind, namespace, name, ownerOf(message), message)
+}
+
+// ownsFeedback says whether a manifest's status feedback is this
+// HostedClusterDeployment's. The work agent reads feedback from the object
+// of the manifest's name on the host whether or not its apply went through:
+// after a conflict that is another HostedClusterDeployment's HostedCluster
+// (an orphan's, say), and its availability, version and endpoint must not
+// show in this one's status, nor start its import. Feedback counts when the
+// object carries this UID (hosting.LabelHCDUID), or, carrying none (applied
+// by an older hub, or before the label's first apply), when its last apply
+// went through. Without a UID to compare (tests), all counts.
+func (o Observed) ownsFeedback(m workv1.ManifestCondition) bool {
+	if o.UID == "" {
+		return true
+	}
+	for _, v := range m.StatusFeedbacks.Values {
+		if v.Name == fbOwnerUID && v.Value.String != nil && *v.Value.String != "" {
+			return *v.Value.String == string(o.UID)
+		}
+	}
+	applied := meta.FindStatusCondition(m.Conditions, workv1.ManifestApplied)
+	return applied != nil && applied.Status == metav1.ConditionTrue
 }

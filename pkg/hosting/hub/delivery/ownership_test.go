@@ -211,3 +211,38 @@ conflict with "kubectl-edit" using hypershift.openshift.io/v1beta1: .spec.b`,
 		})
 	}
 }
+
+// TestFeedbackOfAnotherHCDIsNotShown: the work agent reads feedback from
+// the object of the manifest's name even when the apply conflicted; from
+// another HCD's HostedCluster (an orphan's) none of it shows.
+func TestFeedbackOfAnotherHCDIsNotShown(t *testing.T) {
+	theirs := map[string]string{fbOwnerUID: "uid-a", fbAvailable: "True", fbDesiredVersion: "4.18.5", fbDesiredImage: "img",
+		fbEndpointHost: "api.orphan.example.com", fbEndpointPort: "6443"}
+	w := appliedWork(theirs, map[string]workv1.StatusFeedbackResult{"x-workers": feedback(map[string]string{fbOwnerUID: "uid-a", fbReady: "True", fbReplicas: "2"})})
+	w.Status.Conditions[0].Status = metav1.ConditionFalse
+	w.Status.ResourceStatus.Manifests[0].Conditions = []metav1.Condition{{Type: workv1.ManifestApplied, Status: metav1.ConditionFalse,
+		Message: `Apply failed with 1 conflict: conflict with "` + HostFieldManager("uid-a") + `" using hypershift.openshift.io/v1beta1: .metadata.labels.hcpfleet.io/hcd-uid`}}
+	s := ComputeStatus(Observed{Generation: 1, UID: "uid-b", Work: w, Host: upHost, NodePools: []string{"x-workers"}})
+	if c := cond(t, s, v1alpha1.ConditionAvailable); c.Status != metav1.ConditionUnknown {
+		t.Errorf("Available %s: %s", c.Status, c.Message)
+	}
+	if s.ControlPlaneEndpoint != nil || s.Version != nil || s.NodePools[0].ReadyReplicas != 0 {
+		t.Errorf("another HCD's feedback shown: endpoint %+v version %+v node pools %+v", s.ControlPlaneEndpoint, s.Version, s.NodePools)
+	}
+	// Its own shows; so does an unlabelled object's whose apply went
+	// through (delivered by an older hub), but not one whose apply failed.
+	s = ComputeStatus(Observed{Generation: 1, UID: "uid-a", Work: w, Host: upHost})
+	if s.ControlPlaneEndpoint == nil || s.ControlPlaneEndpoint.Host != "api.orphan.example.com" {
+		t.Errorf("own feedback not shown: %+v", s.ControlPlaneEndpoint)
+	}
+	delete(theirs, fbOwnerUID)
+	w = appliedWork(theirs, nil)
+	w.Status.ResourceStatus.Manifests[0].Conditions = []metav1.Condition{{Type: workv1.ManifestApplied, Status: metav1.ConditionTrue}}
+	if s := ComputeStatus(Observed{Generation: 1, UID: "uid-b", Work: w, Host: upHost}); s.ControlPlaneEndpoint == nil {
+		t.Error("an older hub's unlabelled object's feedback not shown")
+	}
+	w.Status.ResourceStatus.Manifests[0].Conditions[0].Status = metav1.ConditionFalse
+	if s := ComputeStatus(Observed{Generation: 1, UID: "uid-b", Work: w, Host: upHost}); s.ControlPlaneEndpoint != nil {
+		t.Error("an unlabelled object's feedback shown after a failed apply")
+	}
+}

@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	workv1 "open-cluster-management.io/api/work/v1"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
@@ -37,6 +38,9 @@ type Problem struct {
 // Observed is everything the delivery status is computed from.
 type Observed struct {
 	Generation int64
+	// UID is the HostedClusterDeployment's: feedback from an object on the
+	// host labelled with another UID is not this one's (ownsFeedback).
+	UID types.UID
 	// NodePools are spec.nodePools[].name, in order.
 	NodePools []string
 	// Work is the ManifestWork, nil while it does not exist.
@@ -87,6 +91,9 @@ func ComputeStatus(o Observed) Status {
 	if o.Work != nil {
 		s.ManifestWork = o.Work.Name
 		for _, m := range o.Work.Status.ResourceStatus.Manifests {
+			if !o.ownsFeedback(m) {
+				continue
+			}
 			switch m.ResourceMeta.Resource {
 			case "hostedclusters":
 				hc = valuesOf(m.StatusFeedbacks)
