@@ -85,8 +85,9 @@ const (
 	ReasonInfraIDTaken = "InfraIDTaken"
 	// ReasonControlPlaneNamespaceConflict: HyperShift's control-plane namespace
 	// <hostingNamespace>-<name> is, on the management cluster, a hosting namespace its
-	// HostingConfig allows or the control-plane namespace of another
-	// HostedClusterDeployment bound there. Scheduled: no candidate is free of it;
+	// HostingConfig allows or the control-plane or hosting namespace of another
+	// HostedClusterDeployment bound there, or its hosting namespace is another's
+	// control-plane namespace. Scheduled: no candidate is free of it;
 	// Delivered: a bound one is not written any more, what was delivered is left as
 	// it is.
 	ReasonControlPlaneNamespaceConflict = "ControlPlaneNamespaceConflict"

@@ -157,7 +157,7 @@ type Reconciler struct {
 
 // AddIndexes registers the cache indexes the hub's HostedClusterDeployment
 // controllers share (IndexHostingCluster, IndexInfraID,
-// IndexControlPlaneNamespace). Call it once, before their Setup.
+// IndexNamespaces). Call it once, before their Setup.
 func AddIndexes(mgr ctrl.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha1.HostedClusterDeployment{}, IndexHostingCluster,
 		func(o client.Object) []string {
@@ -165,7 +165,7 @@ func AddIndexes(mgr ctrl.Manager) error {
 		}); err != nil {
 		return err
 	}
-	for _, name := range []string{IndexInfraID, IndexControlPlaneNamespace} {
+	for _, name := range []string{IndexInfraID, IndexNamespaces} {
 		if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha1.HostedClusterDeployment{}, name, indexFuncs[name]); err != nil {
 			return err
 		}

@@ -186,9 +186,12 @@ func (in Inputs) boundToNamespace(ctx context.Context, mc *clusterv1.ManagedClus
 
 // requestKeys are the Candidate.Occupied keys req would take.
 func requestKeys(req Request) []string {
-	keys := []string{HostedClusterKey(req.HostingNamespace, req.Name), ControlPlaneKey(ControlPlaneNamespace(req.HostingNamespace, req.Name))}
+	keys := []string{HostedClusterKey(req.HostingNamespace, req.Name)}
 	for _, np := range req.NodePools {
 		keys = append(keys, NodePoolKey(req.HostingNamespace, np))
+	}
+	for _, clash := range namespaceClashes(req.HostingNamespace, req.Name) {
+		keys = append(keys, clash.key)
 	}
 	return keys
 }

@@ -26,17 +26,22 @@ import (
 //   - HyperShift runs a hosted cluster's control plane in the namespace
 //     <hostingNamespace>-<name> (ControlPlaneNamespace): on one management
 //     cluster it must be neither a hosting namespace the HostingConfig
-//     allows nor another bound hosted cluster's control-plane namespace
-//     (the scheduler's RejectControlPlaneNamespace filter; the delivery
-//     checks again for bound ones).
+//     allows nor another bound hosted cluster's control-plane or hosting
+//     namespace, and its hosting namespace no other bound hosted cluster's
+//     control-plane namespace (a HostingConfig changed from [a] to [a-b]
+//     leaves b-c bound in a while c comes to a-b; from [clusters] to
+//     [clusters-prod], prod bound in clusters while others come to its
+//     control-plane namespace). The scheduler's RejectControlPlaneNamespace
+//     filter; the delivery checks again for bound ones.
 
 // IndexInfraID indexes HostedClusterDeployments by their effective infraID
 // (EffectiveInfraID).
 const IndexInfraID = "hcpfleet.infraID"
 
-// IndexControlPlaneNamespace indexes bound HostedClusterDeployments by
-// ControlPlaneIndexKey(status.hostingCluster, control-plane namespace).
-const IndexControlPlaneNamespace = "hcpfleet.controlPlaneNamespace"
+// IndexNamespaces indexes bound HostedClusterDeployments by the namespaces
+// they use on their management cluster: NamespaceIndexKey(status.hostingCluster,
+// key) for each key of namespaceHoldings.
+const IndexNamespaces = "hcpfleet.namespaces"
 
 // infraIDSuffixLength is how many characters of a hash of the UID a derived
 // infraID ends with, as HyperShift's own infraIDs end with 5 random ones.
@@ -144,23 +149,44 @@ func ControlPlaneNamespace(hostingNamespace, name string) string {
 	return hostingNamespace + "-" + strings.ReplaceAll(name, ".", "-")
 }
 
-// ControlPlaneKey names a control-plane namespace in Candidate.Occupied. It
-// has no "/", which every HostedClusterKey and NodePoolKey has, and ':'
-// appears in no namespace name, so it never equals one of theirs.
-func ControlPlaneKey(controlPlaneNamespace string) string {
-	return "controlplane:" + controlPlaneNamespace
+// ControlPlaneKey and HostingKey name a namespace a bound hosted cluster
+// uses on its management cluster, as its control plane's or as its hosting
+// namespace, in Candidate.Occupied. They have no "/", which every
+// HostedClusterKey and NodePoolKey has, and ':' appears in no namespace
+// name, so they never equal one of theirs.
+func ControlPlaneKey(namespace string) string { return "controlplane:" + namespace }
+
+// HostingKey: see ControlPlaneKey.
+func HostingKey(namespace string) string { return "hosting:" + namespace }
+
+// NamespaceIndexKey is the IndexNamespaces key of a namespace use (key) on
+// a management cluster.
+func NamespaceIndexKey(cluster, key string) string {
+	return cluster + "/" + key
 }
 
-// ControlPlaneIndexKey is the IndexControlPlaneNamespace key of a
-// control-plane namespace on a management cluster.
-func ControlPlaneIndexKey(cluster, controlPlaneNamespace string) string {
-	return cluster + "/" + controlPlaneNamespace
+// namespaceHoldings are the namespace uses (ControlPlaneKey, HostingKey) a
+// hosted cluster in hostingNamespace holds once bound.
+func namespaceHoldings(hostingNamespace, name string) []string {
+	return []string{ControlPlaneKey(ControlPlaneNamespace(hostingNamespace, name)), HostingKey(hostingNamespace)}
 }
 
-// ControlPlaneNamespaceOf is hcd's control-plane namespace.
-func ControlPlaneNamespaceOf(hcd *v1alpha1.HostedClusterDeployment) string {
-	req := RequestFor(hcd)
-	return ControlPlaneNamespace(req.HostingNamespace, req.Name)
+// namespaceClash is a namespace use that, held by another bound hosted
+// cluster, clashes with one in hostingNamespace; what says how, to be
+// followed by who holds it.
+type namespaceClash struct {
+	key, what string
+}
+
+// namespaceClashes are the namespace uses another bound hosted cluster must
+// not hold for one in hostingNamespace to be bound there. Pure.
+func namespaceClashes(hostingNamespace, name string) []namespaceClash {
+	cp := ControlPlaneNamespace(hostingNamespace, name)
+	return []namespaceClash{
+		{ControlPlaneKey(cp), fmt.Sprintf("the control-plane namespace %s (HyperShift's <hostingNamespace>-<name>) is the control-plane namespace of", cp)},
+		{HostingKey(cp), fmt.Sprintf("the control-plane namespace %s (HyperShift's <hostingNamespace>-<name>) is the hosting namespace of", cp)},
+		{ControlPlaneKey(hostingNamespace), fmt.Sprintf("the hosting namespace %s is the control-plane namespace of", hostingNamespace)},
+	}
 }
 
 // controlPlaneIsHostingNamespace says why the control-plane namespace of a
@@ -177,24 +203,24 @@ func controlPlaneIsHostingNamespace(hostingNamespace, name string, allowed []str
 // ControlPlaneConflict says why hcd, bound to cluster, may not have its
 // control-plane namespace there, or "" when it may: it is a hosting
 // namespace the cluster's HostingConfig allows (allowed, named configName),
-// or the control-plane namespace of another HostedClusterDeployment bound
-// there that came first. The other one is not named. c must have
-// IndexControlPlaneNamespace (AddIndexes).
+// or one of its namespaces clashes with one another HostedClusterDeployment
+// bound there that came first uses (namespaceClashes). The other one is not
+// named. c must have IndexNamespaces (AddIndexes).
 func ControlPlaneConflict(ctx context.Context, c client.Reader, hcd *v1alpha1.HostedClusterDeployment, cluster string, allowed []string, configName string) (string, error) {
 	req := RequestFor(hcd)
 	if why := controlPlaneIsHostingNamespace(req.HostingNamespace, req.Name, allowed, configName); why != "" {
 		return why, nil
 	}
-	cp := ControlPlaneNamespace(req.HostingNamespace, req.Name)
-	var list v1alpha1.HostedClusterDeploymentList
-	if err := c.List(ctx, &list, client.MatchingFields{IndexControlPlaneNamespace: ControlPlaneIndexKey(cluster, cp)}, client.UnsafeDisableDeepCopy); err != nil {
-		return "", err
+	for _, clash := range namespaceClashes(req.HostingNamespace, req.Name) {
+		var list v1alpha1.HostedClusterDeploymentList
+		if err := c.List(ctx, &list, client.MatchingFields{IndexNamespaces: NamespaceIndexKey(cluster, clash.key)}, client.UnsafeDisableDeepCopy); err != nil {
+			return "", err
+		}
+		if heldByAnother(hcd, list.Items) {
+			return clash.what + " another HostedClusterDeployment bound to management cluster " + cluster, nil
+		}
 	}
-	if !heldByAnother(hcd, list.Items) {
-		return "", nil
-	}
-	return fmt.Sprintf("the control-plane namespace %s (HyperShift's <hostingNamespace>-<name>) is the control-plane namespace of "+
-		"another HostedClusterDeployment bound to management cluster %s", cp, cluster), nil
+	return "", nil
 }
 
 // indexFuncs are the indexes of AddIndexes other than IndexHostingCluster.
@@ -202,11 +228,16 @@ var indexFuncs = map[string]client.IndexerFunc{
 	IndexInfraID: func(o client.Object) []string {
 		return []string{EffectiveInfraID(o.(*v1alpha1.HostedClusterDeployment))}
 	},
-	IndexControlPlaneNamespace: func(o client.Object) []string {
+	IndexNamespaces: func(o client.Object) []string {
 		hcd := o.(*v1alpha1.HostedClusterDeployment)
 		if hcd.Status.HostingCluster == "" {
 			return nil
 		}
-		return []string{ControlPlaneIndexKey(hcd.Status.HostingCluster, ControlPlaneNamespaceOf(hcd))}
+		req := RequestFor(hcd)
+		var keys []string
+		for _, k := range namespaceHoldings(req.HostingNamespace, req.Name) {
+			keys = append(keys, NamespaceIndexKey(hcd.Status.HostingCluster, k))
+		}
+		return keys
 	},
 }

@@ -78,17 +78,56 @@ func TestScheduleControlPlaneNamespace(t *testing.T) {
 	if d := Schedule(r, []Candidate{overlapping, taken, ready("free", 5, 10)}, StrategySpread); d.Cluster != "free" {
 		t.Errorf("chose %q", d.Cluster)
 	}
-	// b-c in a and c in a-b share a-b-c.
-	other := Request{Name: "b-c", HostingNamespace: "a"}
-	mine := Request{Name: "c", HostingNamespace: "a-b", ReleaseMinor: "4.18", Platform: "Agent"}
-	c := ready("one", 0, 10)
-	c.HostingNamespaces = []v1alpha1.HostingNamespaceName{"a", "a-b"}
-	c.Occupied = map[string]bool{}
-	for _, k := range requestKeys(other) {
-		c.Occupied[k] = true
-	}
-	if d := Schedule(mine, []Candidate{c}, StrategySpread); d.Cluster != "" || d.Rejected[0].Category != RejectControlPlaneNamespace {
-		t.Errorf("c in a-b beside b-c in a: %+v", d)
+	// Namespaces in use by a hosted cluster bound there (a HostingConfig
+	// that allowed others before).
+	for _, tc := range []struct {
+		bound       *v1alpha1.HostedClusterDeployment
+		name, ns    string
+		allowed     v1alpha1.HostingNamespaceName
+		want        string
+		wantAllowed bool
+	}{
+		// b-c in a and c in a-b share a-b-c.
+		{bound: hcdNamed("t", "b-c", "a"), name: "c", ns: "a-b", allowed: "a-b",
+			want: "the control-plane namespace a-b-c (HyperShift's <hostingNamespace>-<name>) is the control-plane namespace of a hosted cluster from another"},
+		// prod in clusters runs its control plane in clusters-prod.
+		{bound: hcdNamed("t", "prod", "clusters"), name: "x", ns: "clusters-prod", allowed: "clusters-prod",
+			want: "the hosting namespace clusters-prod is the control-plane namespace of a hosted cluster from another"},
+		// y in a-b: b in a would run its control plane there.
+		{bound: hcdNamed("t", "y", "a-b"), name: "b", ns: "a", allowed: "a",
+			want: "the control-plane namespace a-b (HyperShift's <hostingNamespace>-<name>) is the hosting namespace of a hosted cluster from another"},
+		// Neighbours in one hosting namespace do not clash.
+		{bound: hcdNamed("t", "y", "clusters"), name: "z", ns: "clusters", allowed: "clusters", wantAllowed: true},
+	} {
+		mine := Request{Name: tc.name, HostingNamespace: tc.ns, ReleaseMinor: "4.18", Platform: "Agent"}
+		c := ready("one", 0, 10)
+		c.HostingNamespaces = []v1alpha1.HostingNamespaceName{tc.allowed}
+		c.Occupied = map[string]bool{}
+		for _, k := range Occupies(tc.bound) {
+			c.Occupied[k] = true
+		}
+		d := Schedule(mine, []Candidate{c}, StrategySpread)
+		if tc.wantAllowed {
+			if d.Cluster != "one" {
+				t.Errorf("%s in %s beside %s in %s: %s", tc.name, tc.ns, tc.bound.Name, tc.bound.Spec.HostingNamespace, d.Message())
+			}
+			continue
+		}
+		if d.Cluster != "" || d.Rejected[0].Category != RejectControlPlaneNamespace || !strings.Contains(d.Rejected[0].Detail, tc.want) {
+			t.Errorf("%s in %s beside %s in %s: %+v", tc.name, tc.ns, tc.bound.Name, tc.bound.Spec.HostingNamespace, d)
+		}
+		// The snapshot's path: Gather asks for requestKeys only.
+		s := NewBoundSnapshot(nil)
+		b := tc.bound.DeepCopy()
+		b.Status.HostingCluster = "one"
+		s.Observe(b)
+		found := false
+		for _, k := range requestKeys(mine) {
+			found = found || s.Occupied("one", k)
+		}
+		if !found {
+			t.Errorf("%s in %s: no request key finds %s in %s in the snapshot", tc.name, tc.ns, tc.bound.Name, tc.bound.Spec.HostingNamespace)
+		}
 	}
 	// Explain shows the filter's verdict on every candidate.
 	x := Explain(r, []Candidate{overlapping, ready("free", 5, 10)}, StrategySpread)
@@ -185,8 +224,12 @@ func TestControlPlaneConflict(t *testing.T) {
 	elsewhere := hcdNamed("tenant-c", "c", "a-b")
 	elsewhere.Status.HostingCluster = "two"
 	prod := hcdNamed("tenant-d", "prod", "clusters")
+	prod.CreationTimestamp = metav1.NewTime(t0)
 	prod.Status.HostingCluster = "two"
-	c := indexedClient(t, older, newer, elsewhere, prod)
+	inProdsNamespace := hcdNamed("tenant-e", "x", "clusters-prod")
+	inProdsNamespace.CreationTimestamp = metav1.NewTime(t0.Add(time.Second))
+	inProdsNamespace.Status.HostingCluster = "two"
+	c := indexedClient(t, older, newer, elsewhere, prod, inProdsNamespace)
 	for _, tc := range []struct {
 		hcd     *v1alpha1.HostedClusterDeployment
 		allowed []string
@@ -196,6 +239,7 @@ func TestControlPlaneConflict(t *testing.T) {
 		{newer, []string{"a", "a-b"}, "is the control-plane namespace of another HostedClusterDeployment bound to management cluster one"},
 		{elsewhere, []string{"a", "a-b"}, ""},
 		{prod, []string{"clusters"}, ""},
+		{inProdsNamespace, []string{"clusters-prod"}, "the hosting namespace clusters-prod is the control-plane namespace of another HostedClusterDeployment bound to management cluster two"},
 		{prod, []string{"clusters", "clusters-prod"}, "the control-plane namespace clusters-prod (HyperShift's <hostingNamespace>-<name>) is a hosting namespace HostingConfig x/y allows"},
 	} {
 		why, err := ControlPlaneConflict(ctx, c, tc.hcd, tc.hcd.Status.HostingCluster, tc.allowed, "HostingConfig x/y")

@@ -52,5 +52,9 @@ func RequestFor(hcd *v1alpha1.HostedClusterDeployment) Request {
 // HostedClusterDeployment holds on its management cluster.
 func Occupies(hcd *v1alpha1.HostedClusterDeployment) []string {
 	req := RequestFor(hcd)
-	return requestKeys(req)
+	keys := []string{HostedClusterKey(req.HostingNamespace, req.Name)}
+	for _, np := range req.NodePools {
+		keys = append(keys, NodePoolKey(req.HostingNamespace, np))
+	}
+	return append(keys, namespaceHoldings(req.HostingNamespace, req.Name)...)
 }

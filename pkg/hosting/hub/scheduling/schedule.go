@@ -87,9 +87,9 @@ type Candidate struct {
 	// Capacity is its maxHostedClusters.
 	Capacity int32
 	// Occupied names HostedClusters ("<namespace>/<name>"), NodePools
-	// ("<namespace>/nodepool/<name>") and control-plane namespaces
-	// (ControlPlaneKey) already bound to it, which a new hosted cluster must
-	// not collide with.
+	// ("<namespace>/nodepool/<name>") and the namespaces they use
+	// (ControlPlaneKey, HostingKey) already bound to it, which a new hosted
+	// cluster must not collide with.
 	Occupied map[string]bool
 }
 
@@ -222,9 +222,10 @@ var filters = []struct {
 		if why := controlPlaneIsHostingNamespace(req.HostingNamespace, req.Name, policy.AllowedHostingNamespaces(), hostingConfigName(c.HostingConfig)); why != "" {
 			return why, false
 		}
-		if cp := ControlPlaneNamespace(req.HostingNamespace, req.Name); c.Occupied[ControlPlaneKey(cp)] {
-			return fmt.Sprintf("the control-plane namespace %s (HyperShift's <hostingNamespace>-<name>) is the control-plane namespace of a hosted cluster "+
-				"from another HostedClusterDeployment bound there", cp), false
+		for _, clash := range namespaceClashes(req.HostingNamespace, req.Name) {
+			if c.Occupied[clash.key] {
+				return clash.what + " a hosted cluster from another HostedClusterDeployment bound there", false
+			}
 		}
 		return "", true
 	}},
