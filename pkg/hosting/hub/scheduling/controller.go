@@ -278,8 +278,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		r.decide.Unlock()
 	}
 	// Filter-before-binding: an infraID another HostedClusterDeployment has
-	// first is refused wherever it would go (names.go). Inside the decision
-	// lock, so that of two created together the first is decided first.
+	// first is refused wherever it would go (names.go). Who has it first is
+	// decided by creation (Precedes), not by the order of decisions, so two
+	// created together never both pass.
 	taken, err := InfraIDTaken(ctx, r.client, hcd)
 	if err != nil {
 		r.decide.Unlock()
