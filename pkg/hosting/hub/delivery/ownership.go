@@ -49,9 +49,9 @@ func HostFieldManager(uid types.UID) string {
 }
 
 // hostFieldManagerFor is the field manager to render hcd's ManifestWork with:
-// the one existing, the ManifestWork delivered so far, applied with, when
-// it is hcp-fleet's (LegacyHostFieldManager for a ManifestWork an older hub
-// wrote), else HostFieldManager(uid).
+// LegacyHostFieldManager when existing, the ManifestWork delivered so far,
+// applies with it (an older hub wrote it), else HostFieldManager(uid) (never
+// another HostedClusterDeployment's, whatever existing says).
 //
 // Why an older ManifestWork keeps the legacy manager: the objects it
 // delivered hold their fields under that manager. Applying them under a new
@@ -63,8 +63,8 @@ func HostFieldManager(uid types.UID) string {
 // one, of which none is created any more); every HCD delivered from now on
 // has its own manager.
 func hostFieldManagerFor(existing *workv1.ManifestWork, uid types.UID) string {
-	if m := workFieldManager(existing); m != "" {
-		return m
+	if workFieldManager(existing) == LegacyHostFieldManager {
+		return LegacyHostFieldManager
 	}
 	return HostFieldManager(uid)
 }

@@ -132,6 +132,7 @@ func TestKeepDelivered(t *testing.T) {
 		{"older hub, tenant's infraID", legacyWork(t, LegacyHostFieldManager, "old-id"), LegacyHostFieldManager, "old-id", true},
 		{"this hub", legacyWork(t, HostFieldManager("uid-1"), "prod-abcde"), HostFieldManager("uid-1"), "prod-abcde", true},
 		{"someone else's manager is not taken", legacyWork(t, "kubectl", "x"), HostFieldManager("uid-1"), "x", true},
+		{"another HCD's manager is not taken", legacyWork(t, HostFieldManager("uid-2"), "y"), HostFieldManager("uid-1"), "y", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := testSpec(t)
