@@ -77,6 +77,20 @@ const (
 	ReasonPlatformNotSupported = "PlatformNotSupported"
 	// ReasonAddOnNotAvailable: the hcp-fleet add-on is not available on the candidate.
 	ReasonAddOnNotAvailable = "AddOnNotAvailable"
+	// ReasonInfraIDTaken: spec.hostedCluster.spec.infraID is the infraID of another
+	// HostedClusterDeployment that came first (infraID keys cloud resources and OIDC
+	// documents, so two hosted clusters must never share one). Delivered uses it too,
+	// for a bound one: its ManifestWork is not written, and one already delivered is
+	// left as it is.
+	ReasonInfraIDTaken = "InfraIDTaken"
+	// ReasonControlPlaneNamespaceConflict: HyperShift's control-plane namespace
+	// <hostingNamespace>-<name> is, on the management cluster, a hosting namespace its
+	// HostingConfig allows or the control-plane or hosting namespace of another
+	// HostedClusterDeployment bound there, or its hosting namespace is another's
+	// control-plane namespace. Scheduled: no candidate is free of it;
+	// Delivered: a bound one is not written any more, what was delivered is left as
+	// it is.
+	ReasonControlPlaneNamespaceConflict = "ControlPlaneNamespaceConflict"
 
 	// Delivered.
 
@@ -84,6 +98,12 @@ const (
 	ReasonApplied = "Applied"
 	// ReasonApplyFailed: the ManifestWork could not be applied; the message says why.
 	ReasonApplyFailed = "ApplyFailed"
+	// ReasonOwnedByAnother: an object on the hosting cluster the ManifestWork would
+	// apply belongs to another HostedClusterDeployment or field manager (a server-side
+	// apply conflict: a HostedCluster left behind by deletionPolicy Orphan, a Secret
+	// someone else created); hcp-fleet never merges into it. Taking it over is an
+	// explicit admin action on the hosting cluster.
+	ReasonOwnedByAnother = "OwnedByAnother"
 	// ReasonWaitingForApply: the ManifestWork exists but the hosting cluster has not
 	// reported it applied yet.
 	ReasonWaitingForApply = "WaitingForApply"

@@ -143,10 +143,15 @@ type HostingConfigSpec struct {
 	// any more (Delivered=False, reason HostingNamespaceNotAllowed). When unset, only
 	// clusters is allowed. Reserved namespaces cannot be listed: default, kube-*,
 	// openshift, openshift-*, open-cluster-management*, hypershift and hcp-fleet*.
+	// Nor can a namespace be listed with one that extends it by '-' (a and a-b):
+	// HyperShift runs a hosted cluster's control plane in <namespace>-<name>, so
+	// hosted cluster b in a would run its control plane in the hosting namespace
+	// a-b.
 	// +optional
 	// +listType=set
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:XValidation:rule=`self.all(a, !self.exists(b, b.startsWith(a + '-')))`,messageExpression="'spec.hostingNamespaces lists ' + self.filter(a, self.exists(b, b.startsWith(a + '-')))[0] + ' together with a namespace that starts with ' + self.filter(a, self.exists(b, b.startsWith(a + '-')))[0] + '-: HyperShift runs the control plane of hosted cluster <name> in the namespace <hostingNamespace>-<name>, so a hosted cluster in ' + self.filter(a, self.exists(b, b.startsWith(a + '-')))[0] + ' would get one of the listed hosting namespaces as its control-plane namespace (a with a-b: hosted cluster b in a runs in a-b); list only one of them'"
 	HostingNamespaces []HostingNamespaceName `json:"hostingNamespaces,omitempty"`
 }
 

@@ -410,6 +410,12 @@ func TestValidationRejects(t *testing.T) {
 		{"hosting namespaces duplicated", validHostingConfig,
 			[]edit{set([]any{"clusters", "clusters"}, "spec", "hostingNamespaces")},
 			`spec.hostingNamespaces[1]: Duplicate value: "clusters"`},
+		{"hosting namespace that extends another by -", validHostingConfig,
+			[]edit{set([]any{"clusters", "team-a", "clusters-prod"}, "spec", "hostingNamespaces")},
+			"spec.hostingNamespaces lists clusters together with a namespace that starts with clusters-: HyperShift runs the control plane of hosted cluster <name> in the namespace <hostingNamespace>-<name>"},
+		{"hosting namespace that extends another by -, listed first", validHostingConfig,
+			[]edit{set([]any{"a-b", "a"}, "spec", "hostingNamespaces")},
+			"spec.hostingNamespaces lists a together with a namespace that starts with a-"},
 		{"too many hosting namespaces", validHostingConfig,
 			[]edit{set(tooManyNamespaces(65), "spec", "hostingNamespaces")},
 			"must have at most 64 items"},
@@ -485,6 +491,9 @@ func TestValidationAccepts(t *testing.T) {
 		}},
 		{"subscription defaults: tolerate every taint, no selector", validHostingConfig, func(obj map[string]any) {
 			mustSet(t, obj, map[string]any{"tolerations": []any{map[string]any{"operator": "Exists"}}}, "spec", "olm", "subscriptionDefaults")
+		}},
+		{"hosting namespaces that share a prefix without -", validHostingConfig, func(obj map[string]any) {
+			mustSet(t, obj, []any{"a", "ab", "b-a", "clusters", "clusters2"}, "spec", "hostingNamespaces")
 		}},
 		{"most hosting namespaces", validHostingConfig, func(obj map[string]any) {
 			mustSet(t, obj, tooManyNamespaces(64), "spec", "hostingNamespaces")

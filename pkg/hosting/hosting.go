@@ -21,6 +21,16 @@ const (
 	LabelHCDNamespace = "hcpfleet.io/hcd-namespace"
 	// LabelHCDName is the HostedClusterDeployment's name.
 	LabelHCDName = "hcpfleet.io/hcd-name"
+	// LabelHCDUID is the HostedClusterDeployment's UID, on the objects the
+	// hub delivers to a management cluster (HostedCluster, NodePools,
+	// Secret/ConfigMap copies; not the shared hosting Namespace, nor the
+	// ManifestWork on the hub). Each HostedClusterDeployment applies its
+	// objects under a field manager of its own, so server-side apply without
+	// force refuses to change this label on an object another one delivered
+	// (one left behind by deletionPolicy Orphan, say): a HostedCluster is
+	// never taken over by another HostedClusterDeployment of the same
+	// namespace and name, not even one of the same tenant.
+	LabelHCDUID = "hcpfleet.io/hcd-uid"
 	// LabelAdminKubeconfig marks a Secret holding a hosted cluster's admin
 	// kubeconfig exported or mirrored by hcp-fleet ("true").
 	LabelAdminKubeconfig = "hcpfleet.io/admin-kubeconfig"

@@ -104,14 +104,15 @@ func boundLister(c client.Reader) func(context.Context, string) ([]v1alpha1.Host
 // filterHeaders are the candidate table's columns for the filters, in the
 // scheduler's order (scheduling.FilterNames).
 var filterHeaders = map[string]string{
-	scheduling.RejectHostingNamespace:   "HOSTING-NS",
-	scheduling.RejectClusterUnavailable: "CLUSTER",
-	scheduling.RejectAddOnUnavailable:   "ADD-ON",
-	scheduling.RejectOperatorMissing:    "OPERATOR",
-	scheduling.RejectRelease:            "RELEASE",
-	scheduling.RejectPlatform:           "PLATFORM",
-	scheduling.RejectNameTaken:          "NAMES",
-	scheduling.RejectFull:               "CAPACITY",
+	scheduling.RejectHostingNamespace:      "HOSTING-NS",
+	scheduling.RejectClusterUnavailable:    "CLUSTER",
+	scheduling.RejectAddOnUnavailable:      "ADD-ON",
+	scheduling.RejectOperatorMissing:       "OPERATOR",
+	scheduling.RejectRelease:               "RELEASE",
+	scheduling.RejectPlatform:              "PLATFORM",
+	scheduling.RejectNameTaken:             "NAMES",
+	scheduling.RejectControlPlaneNamespace: "CP-NS",
+	scheduling.RejectFull:                  "CAPACITY",
 }
 
 // RenderExplanation writes x for a reader.

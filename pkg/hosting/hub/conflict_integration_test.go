@@ -121,10 +121,10 @@ func TestForeignObjectIsNotTakenOver(t *testing.T) {
 				return err
 			}
 			c := meta.FindStatusCondition(h.Status.Conditions, v1alpha1.ConditionDelivered)
-			if c == nil || c.Status != metav1.ConditionFalse || c.Reason != v1alpha1.ReasonApplyFailed ||
-				!strings.Contains(c.Message, "Secret "+hostingNS+"/"+copyName+": ") ||
+			if c == nil || c.Status != metav1.ConditionFalse || c.Reason != v1alpha1.ReasonOwnedByAnother || c.ObservedGeneration != h.Generation ||
+				!strings.Contains(c.Message, "Secret "+hostingNS+"/"+copyName+" belongs to another field manager") ||
 				!strings.Contains(c.Message, `conflict with "`+foreignManager+`"`) ||
-				!strings.Contains(c.Message, "does not take over") {
+				!strings.Contains(c.Message, "never merged") {
 				return fmt.Errorf("Delivered %+v", c)
 			}
 			return nil
@@ -173,4 +173,112 @@ func TestForeignObjectIsNotTakenOver(t *testing.T) {
 	waitConflict("two", two)
 	deleteAndWait(t, ns, "two")
 	assertUntouched(two)
+}
+
+// TestOrphanIsNotTakenOver: a HostedCluster left behind by deletionPolicy
+// Orphan is not taken over by another tenant's HCD of the same name on the
+// same host and hosting namespace: that one reports OwnedByAnother naming
+// the HostedCluster, the HostedCluster keeps the first HCD's spec and
+// labels, none of its status or its admin kubeconfig reaches the second,
+// and deleting the second leaves it running.
+func TestOrphanIsNotTakenOver(t *testing.T) {
+	ctx := context.Background()
+	nsA, nsB, name := "orphan-tenant-a", "orphan-tenant-b", "orphan-x"
+	tenant(t, nsA)
+	tenant(t, nsB)
+	host := env.Fleet.Managed[0].Name
+	hostingNS := v1alpha1.DefaultHostingNamespace
+	hcs := hosts[host].Resource(hcGVR).Namespace(hostingNS)
+	t.Cleanup(func() { _ = hcs.Delete(context.Background(), name, metav1.DeleteOptions{}) })
+
+	// Tenant A's hosted cluster, orphaned.
+	a := hcd(nsA, name, func(spec map[string]any) {
+		delete(spec, "placement")
+		spec["hostingCluster"] = host
+		spec["deletionPolicy"] = "Orphan"
+	})
+	createHCD(t, a)
+	hA, _ := awaitCondition(t, nsA, name, v1alpha1.ConditionDelivered, metav1.ConditionTrue, v1alpha1.ReasonApplied)
+	before, err := hcs.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := before.GetLabels(); l[hosting.LabelHCDUID] != string(hA.UID) || l[hosting.LabelHCDNamespace] != nsA {
+		t.Fatalf("A's HostedCluster labels %v, want %s=%s", l, hosting.LabelHCDUID, hA.UID)
+	}
+	infraID, _, _ := unstructured.NestedString(before.Object, "spec", "infraID")
+	if infraID == "" {
+		t.Fatal("A's HostedCluster has no infraID: the hub derives one")
+	}
+	if err := hubc.Delete(ctx, hcd(nsA, name)); err != nil {
+		t.Fatal(err)
+	}
+	env.Eventually(t, 2*time.Minute, nsA+"/"+name+" gone, its HostedCluster orphaned", func(ctx context.Context) error {
+		if _, err := getHCD(ctx, nsA, name); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("HCD still there (%v)", err)
+		}
+		hc, err := hcs.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return fmt.Errorf("the orphaned HostedCluster: %w", err)
+		}
+		if hc.GetDeletionTimestamp() != nil || len(hc.GetOwnerReferences()) > 0 {
+			return fmt.Errorf("the HostedCluster is not released: deleting %v, owners %v", hc.GetDeletionTimestamp(), hc.GetOwnerReferences())
+		}
+		return nil
+	})
+
+	// Tenant B asks for a hosted cluster of the same name there, differing
+	// only in what HyperShift lets change (its infraID, free again once A
+	// is gone, is the orphan's): nothing but ownership stands in the way.
+	b := hcd(nsB, name, func(spec map[string]any) {
+		delete(spec, "placement")
+		spec["hostingCluster"] = host
+		hc := spec["hostedCluster"].(map[string]any)
+		hc["labels"] = map[string]any{"team": "b"}
+		hc["spec"].(map[string]any)["infraID"] = infraID
+		hc["spec"].(map[string]any)["channel"] = "stable-b"
+	})
+	createHCD(t, b)
+	t.Cleanup(func() { deleteAndWait(t, nsB, name) })
+	hB, _ := awaitCondition(t, nsB, name, v1alpha1.ConditionDelivered, metav1.ConditionFalse, v1alpha1.ReasonOwnedByAnother,
+		"HostedCluster "+hostingNS+"/"+name+" belongs to another HostedClusterDeployment", "never merged", "explicit admin action")
+
+	after, err := hcs.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := after.GetLabels(); l[hosting.LabelHCDUID] != string(hA.UID) || l[hosting.LabelHCDNamespace] != nsA || l["team"] != "a" {
+		t.Errorf("the orphaned HostedCluster's labels changed: %v", l)
+	}
+	if c, _, _ := unstructured.NestedString(after.Object, "spec", "channel"); c != "" {
+		t.Errorf("the orphaned HostedCluster's spec.channel is %q, want A's (none)", c)
+	}
+	if id, _, _ := unstructured.NestedString(after.Object, "spec", "infraID"); id != infraID {
+		t.Errorf("infraID %q, want A's %q", id, infraID)
+	}
+	for _, o := range after.GetOwnerReferences() {
+		t.Errorf("the orphaned HostedCluster got an owner: %v", o)
+	}
+	// None of A's hosted cluster reaches B: no status, no kubeconfig.
+	if hB.Status.ControlPlaneEndpoint != nil || hB.Status.Version != nil || hB.Status.KubeconfigSecret != nil {
+		t.Errorf("B shows A's hosted cluster: endpoint %+v version %+v kubeconfig %+v", hB.Status.ControlPlaneEndpoint, hB.Status.Version, hB.Status.KubeconfigSecret)
+	}
+	if c := meta.FindStatusCondition(hB.Status.Conditions, v1alpha1.ConditionAvailable); c == nil || c.Status == metav1.ConditionTrue {
+		t.Errorf("B Available %+v", c)
+	}
+	for _, key := range []types.NamespacedName{
+		{Namespace: nsB, Name: hosting.AdminKubeconfigName(name)},
+		{Namespace: host, Name: hosting.ExportedKubeconfigName(nsB, name)},
+	} {
+		if err := hubc.Get(ctx, key, &corev1.Secret{}); !apierrors.IsNotFound(err) {
+			t.Errorf("kubeconfig Secret %s for B: %v", key, err)
+		}
+	}
+
+	// Deleting B leaves A's HostedCluster running.
+	deleteAndWait(t, nsB, name)
+	hc, err := hcs.Get(ctx, name, metav1.GetOptions{})
+	if err != nil || hc.GetDeletionTimestamp() != nil || hc.GetLabels()[hosting.LabelHCDUID] != string(hA.UID) {
+		t.Errorf("the orphaned HostedCluster after B's deletion: %v", err)
+	}
 }

@@ -550,7 +550,7 @@ func hostileRows(v *victim) []hostileRow {
 		expect: "both Delivered=True, distinct copies with their own data",
 		check:  func(t *testing.T) string { return copyCollision(t, h2) }})
 	add(hostileRow{name: "deliver/foreign-object", input: "pull secret whose copy name a foreign Secret on the host already has",
-		expect: "Delivered=False ApplyFailed (conflict, not taken over)",
+		expect: "Delivered=False OwnedByAnother (conflict, never merged)",
 		check:  func(t *testing.T) string { return foreignObject(t, h2) }})
 	add(hostileRow{name: "deliver/annotation-cpo-image", input: "spec.hostedCluster.annotations: hypershift.openshift.io/control-plane-operator-image",
 		expect: "Delivered=True naming the dropped key; not on the host",
@@ -906,8 +906,8 @@ func foreignObject(t *testing.T, host string) string {
 		StringData: map[string]string{".dockerconfigjson": `{"auths":{}}`}}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
-	awaitCondition(t, hostileNS, "squat", v1alpha1.ConditionDelivered, metav1.ConditionFalse, v1alpha1.ReasonApplyFailed,
-		"Secret clusters/"+name+": ", `conflict with "`+foreignManager+`"`, "does not take over")
+	awaitCondition(t, hostileNS, "squat", v1alpha1.ConditionDelivered, metav1.ConditionFalse, v1alpha1.ReasonOwnedByAnother,
+		"Secret clusters/"+name+" belongs to another field manager", `conflict with "`+foreignManager+`"`, "never merged")
 	got, err := secrets.Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -915,7 +915,7 @@ func foreignObject(t *testing.T, host string) string {
 	if d, _, _ := unstructured.NestedString(got.Object, "data", ".dockerconfigjson"); d != data || len(got.GetOwnerReferences()) > 0 || got.GetLabels()[hosting.LabelHCDName] != "" {
 		t.Fatalf("the foreign Secret was taken over: data %q owners %v labels %v", d, got.GetOwnerReferences(), got.GetLabels())
 	}
-	return "Delivered=False ApplyFailed (conflict with \"" + foreignManager + "\"); the foreign Secret untouched"
+	return "Delivered=False OwnedByAnother (conflict with \"" + foreignManager + "\"); the foreign Secret untouched"
 }
 
 // droppedAnnotations creates an HCD with the given HostedCluster and

@@ -330,7 +330,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, err
 		}
 	}
-	observed := Observed{Generation: hcd.Generation, Work: work, Host: host}
+	observed := Observed{Generation: hcd.Generation, UID: hcd.UID, Work: work, Host: host}
 	observed.ImportStarted, observed.Imported = importOf(hcd)
 	for _, np := range hcd.Spec.NodePools {
 		observed.NodePools = append(observed.NodePools, np.Name)
@@ -343,6 +343,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	policy, problem, err := r.policyProblem(ctx, u, work, problem)
 	if err != nil {
 		return ctrl.Result{}, err
+	}
+	var retry time.Duration
+	if problem == nil {
+		if problem, err = r.namesProblem(ctx, hcd, cluster, config); err != nil {
+			return ctrl.Result{}, err
+		}
+		if problem != nil {
+			// Freed when the other HostedClusterDeployment goes, which
+			// this controller does not watch for.
+			retry = namesRetry
+		}
 	}
 	upgrade, current := upgradeDecision(hcd, work, policy.UpgradeOverride(hcd.Namespace, hcd.Name))
 	observed.Upgrade = &upgrade
@@ -372,7 +383,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, statusErr
 	}
 	// A failed write is retried with backoff; the status says what failed.
-	return ctrl.Result{}, err
+	return ctrl.Result{RequeueAfter: retry}, err
 }
 
 // deliver creates or updates the ManifestWork when its input changed.
@@ -389,6 +400,7 @@ func (r *Reconciler) deliver(ctx context.Context, hcd *v1alpha1.HostedClusterDep
 	}
 	spec.Annotations = r.opts.Annotations
 	spec.Forced = policy.Forced()
+	spec.KeepDelivered(existing)
 	release := hcd.Spec.HostedCluster.Spec.Release.Image
 	if upgrade.Hold {
 		spec.hold(hcd, current)
@@ -653,7 +665,7 @@ func (r *Reconciler) finalize(ctx context.Context, hcd *v1alpha1.HostedClusterDe
 			return ctrl.Result{}, err
 		}
 	}
-	observed := Observed{Generation: hcd.Generation, Work: work, Host: host, Deleting: true, DeletionReason: v1alpha1.ReasonDeleting,
+	observed := Observed{Generation: hcd.Generation, UID: hcd.UID, Work: work, Host: host, Deleting: true, DeletionReason: v1alpha1.ReasonDeleting,
 		DeletionMessage: fmt.Sprintf("deleting the HostedCluster and its NodePools on management cluster %s; waiting until they are gone", host.Cluster)}
 	for _, np := range hcd.Spec.NodePools {
 		observed.NodePools = append(observed.NodePools, np.Name)
@@ -896,7 +908,7 @@ func BindingStatus(c client.Reader) scheduling.BindingStatus {
 // written is what Reconcile observes right after it created hcd's
 // ManifestWork on host.
 func written(hcd *v1alpha1.HostedClusterDeployment, host Host) Observed {
-	observed := Observed{Generation: hcd.Generation, Host: host,
+	observed := Observed{Generation: hcd.Generation, UID: hcd.UID, Host: host,
 		Work: &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: host.Cluster, Name: hosting.WorkName(hcd.Namespace, hcd.Name)}}}
 	for _, np := range hcd.Spec.NodePools {
 		observed.NodePools = append(observed.NodePools, np.Name)

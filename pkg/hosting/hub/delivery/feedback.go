@@ -40,6 +40,8 @@ const (
 	fbCatalogHealth        = "olm-catalog-health"
 	fbUpgradeable          = "cv-upgradeable"
 	fbUpgradeableReason    = "cv-upgradeable-reason"
+	// fbOwnerUID is the object's hosting.LabelHCDUID (ownership.go).
+	fbOwnerUID = "hcd-uid"
 
 	fbReplicas        = "replicas"
 	fbDesiredReplicas = "desired-replicas"
@@ -88,8 +90,13 @@ var hostedClusterFeedback = concat(
 		// forces HyperShift past OLM's block only (pkg/olm/hub.Decide).
 		{Name: fbUpgradeable, Path: `.status.conditions[?(@.type=="ClusterVersionUpgradeable")].status`},
 		{Name: fbUpgradeableReason, Path: `.status.conditions[?(@.type=="ClusterVersionUpgradeable")].reason`},
+		ownerUIDPath,
 	},
 )
+
+// ownerUIDPath reads the HostedClusterDeployment UID an object on the host
+// is labelled with (hosting.LabelHCDUID).
+var ownerUIDPath = workv1.JsonPath{Name: fbOwnerUID, Path: ".metadata.labels['hcpfleet\\.io/hcd-uid']"}
 
 // nodePoolFeedback is what the hub reads back from each NodePool.
 var nodePoolFeedback = concat(
@@ -98,6 +105,7 @@ var nodePoolFeedback = concat(
 		{Name: fbDesiredReplicas, Path: ".spec.replicas"},
 		{Name: fbAutoscalingMin, Path: ".spec.autoScaling.min"},
 		{Name: fbVersion, Path: ".status.version"},
+		ownerUIDPath,
 	},
 	conditionPaths("Ready", fbReady, "", fbReadyMessage),
 )

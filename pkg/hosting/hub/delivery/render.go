@@ -17,6 +17,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hcdstatus"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/scheduling"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/tenancy"
 )
 
@@ -24,10 +25,6 @@ import (
 // fields of HostedClusterDeployment status on the hub, shared with the
 // scheduler (hcdstatus.FieldManager).
 const FieldManager = hcdstatus.FieldManager
-
-// HostFieldManager is the field manager the work agent applies our objects
-// with on the management cluster (OCM requires the "work-agent" prefix).
-const HostFieldManager = "work-agent-hcp-fleet"
 
 // AnnotationInputHash on a ManifestWork is the hash of what it was rendered
 // from; an unchanged hash means no write.
@@ -49,7 +46,8 @@ type Spec struct {
 	Namespace string
 	Name      string
 	// UID is the HostedClusterDeployment's metadata.uid; it salts the names
-	// of the copies of referenced objects (CopyName).
+	// of the copies of referenced objects (CopyName), and names the host
+	// field manager and the derived infraID.
 	UID              types.UID
 	HostingNamespace string
 	DeletionPolicy   v1alpha1.DeletionPolicy
@@ -81,11 +79,23 @@ type Spec struct {
 	// (platform.kubevirt.credentials.infraKubeConfigSecret is immutable),
 	// and a renamed pull secret is a change for nothing.
 	KeptCopies map[string]string
+	// HostFieldManager is the field manager the work agent applies the
+	// objects with on the host (ownership.go): HostFieldManager(UID), or the
+	// one an existing ManifestWork applies with (KeepDelivered).
+	HostFieldManager string
+	// InfraID is the spec.infraID the HostedCluster carries when
+	// spec.hostedCluster.spec.infraID is empty: the hub's derived one
+	// (scheduling.DeriveInfraID), or the one an existing ManifestWork
+	// delivered ("" for one an older hub delivered without: HyperShift then
+	// generated it, and only it knows it).
+	InfraID string
 }
 
 // SpecFrom reads the Spec of an unstructured HostedClusterDeployment.
 func SpecFrom(hcd *unstructured.Unstructured) (Spec, error) {
 	s := Spec{Namespace: hcd.GetNamespace(), Name: hcd.GetName(), UID: hcd.GetUID()}
+	s.HostFieldManager = HostFieldManager(s.UID)
+	s.InfraID = scheduling.DeriveInfraID(s.Name, s.UID)
 	s.HostingNamespace, _, _ = unstructured.NestedString(hcd.Object, "spec", "hostingNamespace")
 	if s.HostingNamespace == "" {
 		s.HostingNamespace = v1alpha1.DefaultHostingNamespace
@@ -160,6 +170,32 @@ func (s Spec) Labels() map[string]string {
 	return map[string]string{hosting.LabelHCDNamespace: s.Namespace, hosting.LabelHCDName: s.Name}
 }
 
+// ObjectLabels are the labels of every object delivered to the host but the
+// shared hosting Namespace: Labels and the HostedClusterDeployment's UID,
+// which no other HostedClusterDeployment's field manager may change
+// (ownership.go).
+func (s Spec) ObjectLabels() map[string]string {
+	l := s.Labels()
+	if s.UID != "" {
+		l[hosting.LabelHCDUID] = string(s.UID)
+	}
+	return l
+}
+
+// KeepDelivered keeps what existing, the ManifestWork delivered so far,
+// delivered that must not change: its field manager (an older hub's
+// ManifestWork applies with the legacy one, which holds the objects'
+// fields: see hostFieldManagerFor) and its HostedCluster's infraID
+// (HyperShift's spec.infraID is immutable once set; one an older hub
+// delivered without carries HyperShift's own, which a derived one would
+// then conflict with). Without existing, s keeps its defaults.
+func (s *Spec) KeepDelivered(existing *workv1.ManifestWork) {
+	s.HostFieldManager = hostFieldManagerFor(existing, s.UID)
+	if id, ok := deliveredInfraID(existing); ok {
+		s.InfraID = id
+	}
+}
+
 // Render computes the ManifestWork that delivers s to cluster, with copies
 // of the referenced objects (keyed "Kind/name"; every reference must be
 // present). Pure: the same input renders the same ManifestWork.
@@ -168,7 +204,11 @@ func Render(s Spec, cluster string, referenced map[string]*unstructured.Unstruct
 		// Without it, copy names could be computed by anyone.
 		return nil, fmt.Errorf("HostedClusterDeployment %s/%s has no UID", s.Namespace, s.Name)
 	}
-	labels := s.Labels()
+	labels := s.ObjectLabels()
+	manager := s.HostFieldManager
+	if manager == "" {
+		manager = HostFieldManager(s.UID)
+	}
 	rename := func(kind, name string) string {
 		if legacy, ok := s.KeptCopies[kind+"/"+name]; ok {
 			return legacy
@@ -195,7 +235,7 @@ func Render(s Spec, cluster string, referenced map[string]*unstructured.Unstruct
 		if ref.Kind == KindConfigMap {
 			resource = "configmaps"
 		}
-		configs = append(configs, applyConfig("", resource, s.HostingNamespace, cp.GetName()))
+		configs = append(configs, applyConfig("", resource, s.HostingNamespace, cp.GetName(), manager))
 	}
 
 	hc := &unstructured.Unstructured{Object: map[string]any{}}
@@ -215,9 +255,15 @@ func Render(s Spec, cluster string, referenced map[string]*unstructured.Unstruct
 	if s.HeldRelease != "" {
 		_ = unstructured.SetNestedField(spec, s.HeldRelease, "release", "image")
 	}
+	if id, _ := spec["infraID"].(string); id == "" && s.InfraID != "" {
+		if spec == nil {
+			spec = map[string]any{}
+		}
+		spec["infraID"] = s.InfraID
+	}
 	hc.Object["spec"] = spec
 	manifests = append(manifests, hc)
-	hcConfig := applyConfig(hyperShiftGroup, "hostedclusters", s.HostingNamespace, s.Name)
+	hcConfig := applyConfig(hyperShiftGroup, "hostedclusters", s.HostingNamespace, s.Name, manager)
 	hcConfig.FeedbackRules = []workv1.FeedbackRule{{Type: workv1.JSONPathsType, JsonPaths: hostedClusterFeedback}}
 	hcConfig.FeedbackScrapeType = workv1.FeedbackWatchType
 	configs = append(configs, hcConfig)
@@ -243,7 +289,7 @@ func Render(s Spec, cluster string, referenced map[string]*unstructured.Unstruct
 		}
 		np.Object["spec"] = spec
 		manifests = append(manifests, np)
-		npConfig := applyConfig(hyperShiftGroup, "nodepools", s.HostingNamespace, name)
+		npConfig := applyConfig(hyperShiftGroup, "nodepools", s.HostingNamespace, name, manager)
 		npConfig.FeedbackRules = []workv1.FeedbackRule{{Type: workv1.JSONPathsType, JsonPaths: nodePoolFeedback}}
 		npConfig.FeedbackScrapeType = workv1.FeedbackWatchType
 		configs = append(configs, npConfig)
@@ -252,7 +298,7 @@ func Render(s Spec, cluster string, referenced map[string]*unstructured.Unstruct
 	work := &workv1.ManifestWork{
 		TypeMeta: metav1.TypeMeta{APIVersion: workv1.GroupVersion.String(), Kind: "ManifestWork"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name: hosting.WorkName(s.Namespace, s.Name), Namespace: cluster, Labels: labels,
+			Name: hosting.WorkName(s.Namespace, s.Name), Namespace: cluster, Labels: s.Labels(),
 			Annotations: map[string]string{AnnotationInputHash: inputHash},
 		},
 		Spec: workv1.ManifestWorkSpec{
@@ -285,22 +331,22 @@ func deleteOption(s Spec) *workv1.DeleteOption {
 	}
 }
 
-// applyConfig applies with server-side apply under our own field manager,
-// without force: the fields HyperShift's operator defaults or sets are not
+// applyConfig applies with server-side apply under the
+// HostedClusterDeployment's own field manager (ownership.go), without force: the fields HyperShift's operator defaults or sets are not
 // ours and never fought over, and our own fields, which only we set, stay
 // ours from one apply to the next, so updates go through. An object someone
 // else created and holds fields of with other values (a Secret that happens
 // to carry a copy's name, a HostedCluster or NodePool of another owner, a
 // field edited on the host) is not taken over: the host's API server refuses
 // the apply with a conflict, the work agent reports it on the manifest
-// (Applied=False) and Delivered=False names the object and the conflicting
-// fields and manager. The work agent retries on its next resync or when the
-// ManifestWork changes.
-func applyConfig(group, resource, namespace, name string) workv1.ManifestConfigOption {
+// (Applied=False) and Delivered=False (OwnedByAnother) names the object and
+// the conflicting fields and manager. The work agent retries on its next
+// resync or when the ManifestWork changes.
+func applyConfig(group, resource, namespace, name, manager string) workv1.ManifestConfigOption {
 	return workv1.ManifestConfigOption{
 		ResourceIdentifier: workv1.ResourceIdentifier{Group: group, Resource: resource, Namespace: namespace, Name: name},
 		UpdateStrategy: &workv1.UpdateStrategy{Type: workv1.UpdateStrategyTypeServerSideApply,
-			ServerSideApply: &workv1.ServerSideApplyConfig{Force: false, FieldManager: HostFieldManager}},
+			ServerSideApply: &workv1.ServerSideApplyConfig{Force: false, FieldManager: manager}},
 	}
 }
 
@@ -355,7 +401,9 @@ func merged(a, b map[string]string) map[string]string {
 // component routes' certificates, OpenStack, PowerVS and IBM Cloud KMS
 // credentials are now copied, not passed through to the shared namespace);
 // the TenantPolicy's forced fields are merged in; the HostedCluster's
-// ClusterVersionUpgradeable is read back.
+// ClusterVersionUpgradeable is read back; every HostedClusterDeployment has
+// its own host field manager, the hcpfleet.io/hcd-uid label and a derived
+// infraID (ownership.go).
 const RenderVersion = 5
 
 // InputHash hashes what a ManifestWork is rendered from: the renderer's
@@ -383,8 +431,10 @@ func InputHash(s Spec, cluster string, refVersions map[string]string) (string, e
 		HeldNodePools      map[string]string `json:",omitempty"`
 		Forced             *tenancy.Forced   `json:",omitempty"`
 		KeptCopies         map[string]string `json:",omitempty"`
+		HostFieldManager   string
+		InfraID            string
 	}{RenderVersion, s.UID, cluster, s.HostingNamespace, s.DeletionPolicy, s.HostedCluster, s.NodePools, refVersions, dropped,
-		s.FleetAnnotations, s.HeldRelease, s.HeldNodePoolReleases, forcedOrNil(s.Forced), s.KeptCopies})
+		s.FleetAnnotations, s.HeldRelease, s.HeldNodePoolReleases, forcedOrNil(s.Forced), s.KeptCopies, s.HostFieldManager, s.InfraID})
 	if err != nil {
 		return "", err
 	}

@@ -137,7 +137,7 @@ func TestRender(t *testing.T) {
 	// force: an object someone else holds fields of is not taken over.
 	for _, c := range work.Spec.ManifestConfigs[1:] {
 		if u := c.UpdateStrategy; u == nil || u.Type != workv1.UpdateStrategyTypeServerSideApply || u.ServerSideApply == nil ||
-			u.ServerSideApply.Force || u.ServerSideApply.FieldManager != HostFieldManager {
+			u.ServerSideApply.Force || u.ServerSideApply.FieldManager != HostFieldManager(testUID) {
 			t.Errorf("%s %s: update strategy %+v", c.ResourceIdentifier.Resource, c.ResourceIdentifier.Name, u)
 		}
 	}

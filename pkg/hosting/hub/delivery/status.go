@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	workv1 "open-cluster-management.io/api/work/v1"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
@@ -37,6 +38,9 @@ type Problem struct {
 // Observed is everything the delivery status is computed from.
 type Observed struct {
 	Generation int64
+	// UID is the HostedClusterDeployment's: feedback from an object on the
+	// host labelled with another UID is not this one's (ownsFeedback).
+	UID types.UID
 	// NodePools are spec.nodePools[].name, in order.
 	NodePools []string
 	// Work is the ManifestWork, nil while it does not exist.
@@ -87,6 +91,9 @@ func ComputeStatus(o Observed) Status {
 	if o.Work != nil {
 		s.ManifestWork = o.Work.Name
 		for _, m := range o.Work.Status.ResourceStatus.Manifests {
+			if !o.ownsFeedback(m) {
+				continue
+			}
 			switch m.ResourceMeta.Resource {
 			case "hostedclusters":
 				hc = valuesOf(m.StatusFeedbacks)
@@ -151,7 +158,7 @@ func ComputeStatus(o Observed) Status {
 		problems = append(problems, msg)
 	}
 	if delivered == metav1.ConditionFalse && (deliveredReason == v1alpha1.ReasonApplyFailed || deliveredReason == v1alpha1.ReasonReferencedObjectNotFound ||
-		deliveredReason == v1alpha1.ReasonReferencedObjectTooLarge) {
+		deliveredReason == v1alpha1.ReasonReferencedObjectTooLarge || deliveredReason == v1alpha1.ReasonOwnedByAnother) {
 		addProblem(deliveredReason, deliveredMsg)
 	}
 	if hc[fbValidRelease] == "False" {
@@ -297,30 +304,33 @@ func deliveredCondition(o Observed) (metav1.ConditionStatus, string, string) {
 			fmt.Sprintf("applied on management cluster %s by ManifestWork %s", w.Namespace, w.Name) + droppedAnnotationsMessage(o.DroppedAnnotations)
 	}
 	var failures []string
+	conflict := false
 	for _, m := range w.Status.ResourceStatus.Manifests {
 		c := meta.FindStatusCondition(m.Conditions, workv1.ManifestApplied)
 		if c == nil || c.Status == metav1.ConditionTrue {
 			continue
 		}
-		failure := fmt.Sprintf("%s %s/%s: %s", kindOf(m.ResourceMeta), m.ResourceMeta.Namespace, m.ResourceMeta.Name, c.Message)
+		kind, ns, name := kindOf(m.ResourceMeta), m.ResourceMeta.Namespace, m.ResourceMeta.Name
 		if isApplyConflict(c.Message) {
-			failure += " (" + conflictHint + ")"
+			// The object is another HostedClusterDeployment's or someone
+			// else's (ownership.go): said first, whatever else failed.
+			conflict = true
+			failures = append(failures, ownedByAnother(kind, ns, name, c.Message))
+			continue
 		}
-		failures = append(failures, failure)
+		failures = append(failures, fmt.Sprintf("%s %s/%s: %s", kind, ns, name, c.Message))
 	}
 	sort.Strings(failures)
 	msg := applied.Message
 	if len(failures) > 0 {
 		msg = strings.Join(failures, "; ")
 	}
+	if conflict {
+		return metav1.ConditionFalse, v1alpha1.ReasonOwnedByAnother,
+			fmt.Sprintf("management cluster %s refused to apply: %s (%s)", w.Namespace, msg, ownedByAnotherHint)
+	}
 	return metav1.ConditionFalse, v1alpha1.ReasonApplyFailed, fmt.Sprintf("management cluster %s could not apply: %s", w.Namespace, msg)
 }
-
-// conflictHint explains a server-side apply conflict on the host: the
-// object exists with fields another field manager set to other values, and
-// the delivery does not take it over.
-const conflictHint = "the object on the management cluster has fields another field manager set to other values; " +
-	"hcp-fleet does not take over what it did not create: remove or rename that object, or set those fields back"
 
 // isApplyConflict tells a server-side apply conflict in the work agent's
 // message ("Failed to apply manifest: Apply failed with 1 conflict:

@@ -113,9 +113,10 @@ func TestComputeStatusProblems(t *testing.T) {
 		Conditions: []metav1.Condition{{Type: workv1.ManifestApplied, Status: metav1.ConditionFalse,
 			Message: `Failed to apply manifest: Apply failed with 1 conflict: conflict with "someone-else" using v1: .data..dockerconfigjson`}}})
 	s = ComputeStatus(Observed{Generation: 1, Work: w, Host: upHost})
-	if c := cond(t, s, v1alpha1.ConditionDelivered); c.Status != "False" || c.Reason != v1alpha1.ReasonApplyFailed ||
-		!strings.Contains(c.Message, `Secret clusters/x-pull-secret-0123: Failed to apply manifest: Apply failed with 1 conflict: conflict with "someone-else" using v1: .data..dockerconfigjson`) ||
-		!strings.Contains(c.Message, conflictHint) {
+	if c := cond(t, s, v1alpha1.ConditionDelivered); c.Status != "False" || c.Reason != v1alpha1.ReasonOwnedByAnother ||
+		!strings.Contains(c.Message, `Secret clusters/x-pull-secret-0123 belongs to another field manager ("someone-else") and is never merged: `+
+			`Failed to apply manifest: Apply failed with 1 conflict: conflict with "someone-else" using v1: .data..dockerconfigjson`) ||
+		!strings.Contains(c.Message, ownedByAnotherHint) {
 		t.Errorf("Delivered on conflict %s %s: %s", c.Status, c.Reason, c.Message)
 	}
 	if c := cond(t, s, v1alpha1.ConditionDegraded); c.Status != "True" || !strings.Contains(c.Message, "someone-else") {

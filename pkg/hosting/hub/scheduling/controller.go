@@ -163,14 +163,20 @@ type Reconciler struct {
 	decide sync.Mutex
 }
 
-// AddIndexes registers the cache index the hub's HostedClusterDeployment
-// controllers share. Call it once, before their Setup.
+// AddIndexes registers the cache indexes the hub's HostedClusterDeployment
+// controllers share (IndexHostingCluster, IndexInfraID,
+// IndexNamespaces). Call it once, before their Setup.
 func AddIndexes(mgr ctrl.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha1.HostedClusterDeployment{}, IndexHostingCluster,
 		func(o client.Object) []string {
 			return []string{o.(*v1alpha1.HostedClusterDeployment).Status.HostingCluster}
 		}); err != nil {
 		return err
+	}
+	for _, name := range []string{IndexInfraID, IndexNamespaces} {
+		if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha1.HostedClusterDeployment{}, name, indexFuncs[name]); err != nil {
+			return err
+		}
 	}
 	// The tenant policy's fleet-wide checks (hostnames), which the
 	// scheduler and the delivery both make.
@@ -298,6 +304,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	decided := func() {
 		decisionDuration.Observe(time.Since(decisionStart).Seconds())
 		r.decide.Unlock()
+	}
+	// Filter-before-binding: an infraID another HostedClusterDeployment has
+	// first is refused wherever it would go (names.go). Who has it first is
+	// decided by creation (Precedes), not by the order of decisions, so two
+	// created together never both pass.
+	taken, err := InfraIDTaken(ctx, r.client, hcd)
+	if err != nil {
+		r.decide.Unlock()
+		return ctrl.Result{}, err
+	}
+	if taken != "" {
+		attempts.Inc()
+		decided()
+		return ctrl.Result{RequeueAfter: r.opts.RetryInterval}, r.setUnscheduled(ctx, hcd, v1alpha1.ReasonInfraIDTaken, taken)
 	}
 	in, err := r.inputs.Gather(ctx, hcd)
 	if err != nil {

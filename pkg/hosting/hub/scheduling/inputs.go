@@ -190,6 +190,9 @@ func requestKeys(req Request) []string {
 	for _, np := range req.NodePools {
 		keys = append(keys, NodePoolKey(req.HostingNamespace, np))
 	}
+	for _, clash := range namespaceClashes(req.HostingNamespace, req.Name) {
+		keys = append(keys, clash.key)
+	}
 	return keys
 }
 

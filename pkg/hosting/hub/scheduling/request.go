@@ -56,5 +56,5 @@ func Occupies(hcd *v1alpha1.HostedClusterDeployment) []string {
 	for _, np := range req.NodePools {
 		keys = append(keys, NodePoolKey(req.HostingNamespace, np))
 	}
-	return keys
+	return append(keys, namespaceHoldings(req.HostingNamespace, req.Name)...)
 }

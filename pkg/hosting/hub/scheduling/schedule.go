@@ -86,8 +86,9 @@ type Candidate struct {
 	Load int32
 	// Capacity is its maxHostedClusters.
 	Capacity int32
-	// Occupied names HostedClusters ("<namespace>/<name>") and NodePools
-	// ("<namespace>/nodepool/<name>") already bound to it, which a new hosted
+	// Occupied names HostedClusters ("<namespace>/<name>"), NodePools
+	// ("<namespace>/nodepool/<name>") and the namespaces they use
+	// (ControlPlaneKey, HostingKey) already bound to it, which a new hosted
 	// cluster must not collide with.
 	Occupied map[string]bool
 }
@@ -101,7 +102,11 @@ const (
 	RejectRelease            = "release not supported"
 	RejectPlatform           = "platform not supported"
 	RejectNameTaken          = "name taken"
-	RejectFull               = "full"
+	// RejectControlPlaneNamespace: HyperShift's control-plane namespace
+	// <hostingNamespace>-<name> would be a hosting namespace the cluster's
+	// HostingConfig allows, or another bound hosted cluster's (names.go).
+	RejectControlPlaneNamespace = "control-plane namespace taken"
+	RejectFull                  = "full"
 )
 
 // Rejection is why one candidate was not chosen.
@@ -212,6 +217,18 @@ var filters = []struct {
 		}
 		return "", true
 	}},
+	{RejectControlPlaneNamespace, func(req Request, c Candidate) (string, bool) {
+		policy := v1alpha1.HostingConfigSpec{HostingNamespaces: c.HostingNamespaces}
+		if why := controlPlaneIsHostingNamespace(req.HostingNamespace, req.Name, policy.AllowedHostingNamespaces(), hostingConfigName(c.HostingConfig)); why != "" {
+			return why, false
+		}
+		for _, clash := range namespaceClashes(req.HostingNamespace, req.Name) {
+			if c.Occupied[clash.key] {
+				return clash.what + " a hosted cluster from another HostedClusterDeployment bound there", false
+			}
+		}
+		return "", true
+	}},
 	{RejectFull, func(_ Request, c Candidate) (string, bool) {
 		if c.Load >= c.Capacity {
 			return fmt.Sprintf("full (%d/%d)", c.Load, c.Capacity), false
@@ -274,6 +291,8 @@ func (d Decision) Reason() string {
 		return v1alpha1.ReasonHostingClusterUnavailable
 	case RejectHostingNamespace:
 		return v1alpha1.ReasonHostingNamespaceNotAllowed
+	case RejectControlPlaneNamespace:
+		return v1alpha1.ReasonControlPlaneNamespaceConflict
 	}
 	return v1alpha1.ReasonNoSuitableHostingCluster
 }
@@ -287,7 +306,7 @@ func (d Decision) Message() string {
 		return "no candidate management clusters"
 	}
 	order := []string{RejectFull, RejectHostingNamespace, RejectClusterUnavailable, RejectAddOnUnavailable, RejectOperatorMissing,
-		RejectRelease, RejectPlatform, RejectNameTaken}
+		RejectRelease, RejectPlatform, RejectNameTaken, RejectControlPlaneNamespace}
 	byCategory := map[string][]Rejection{}
 	for _, r := range d.Rejected {
 		byCategory[r.Category] = append(byCategory[r.Category], r)
