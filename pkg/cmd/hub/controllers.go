@@ -59,7 +59,7 @@ func setupControllers(mgr ctrl.Manager, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	if err := importer.Setup(mgr, importer.Options{Labels: policy}); err != nil {
+	if err := importer.Setup(mgr, importer.Options{Labels: policy, NamePrefix: opts.ImportedClusterNamePrefix}); err != nil {
 		return err
 	}
 	if err := fleetmetrics.Setup(mgr, configNamespaces); err != nil {

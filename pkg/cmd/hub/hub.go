@@ -10,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"strings"
 	"time"
 
@@ -46,6 +47,9 @@ type Options struct {
 	// ImportedClusterLabels: the labels of a HostedClusterDeployment its
 	// ManagedCluster carries (importer.ParseLabelPolicy).
 	ImportedClusterLabels string
+	// ImportedClusterNamePrefix starts the name of every ManagedCluster the
+	// hub imports (importer.Options.NamePrefix).
+	ImportedClusterNamePrefix string
 	// HostedClusterAnnotations: the annotations of a restricted domain that
 	// pass from a HostedClusterDeployment onto its HostedCluster
 	// (delivery.ParseAnnotationPolicy).
@@ -129,6 +133,7 @@ func (o *Options) FlagSet(output io.Writer) *flag.FlagSet {
 	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst, "Requests the hub may send to its API server in a burst above --kube-api-qps.")
 	fs.IntVar(&o.SchedulerWorkers, "scheduler-workers", o.SchedulerWorkers, "HostedClusterDeployments the scheduler binds at once (decisions stay one at a time; the binding writes run in parallel).")
 	fs.IntVar(&o.DeliveryWorkers, "delivery-workers", o.DeliveryWorkers, "HostedClusterDeployments the delivery reconciles at once (ManifestWorks written, status mapped back).")
+	fs.StringVar(&o.ImportedClusterNamePrefix, "imported-cluster-name-prefix", o.ImportedClusterNamePrefix, "Prefix of the name of every ManagedCluster the hub imports for a hosted cluster (\"hcp-\": HostedClusterDeployment prod becomes ManagedCluster hcp-prod), so that tenants cannot name a hosted cluster like a cluster the admin has or will have; the name of one imported already never changes. Empty: the HostedClusterDeployment's name.")
 	fs.DurationVar(&o.ReferenceRefreshInterval, "reference-refresh-interval", o.ReferenceRefreshInterval, "How often, at most, a HostedClusterDeployment's ManifestWork is rewritten because only a Secret or ConfigMap it refers to changed (changes within the interval are coalesced into one write; spec changes are never held back).")
 	return fs
 }
@@ -155,6 +160,9 @@ func (o *Options) Validate() error {
 	}
 	if o.KubeAPIQPS <= 0 || o.KubeAPIBurst <= 0 {
 		errs = append(errs, fmt.Errorf("--kube-api-qps (%g) and --kube-api-burst (%d) must be positive", o.KubeAPIQPS, o.KubeAPIBurst))
+	}
+	if p := o.ImportedClusterNamePrefix; p != "" && len(validation.IsDNS1123Label(p+"x")) > 0 {
+		errs = append(errs, fmt.Errorf("--imported-cluster-name-prefix %q: lowercase letters, digits and '-', starting with a letter or digit", p))
 	}
 	if o.ReferenceRefreshInterval <= 0 {
 		errs = append(errs, fmt.Errorf("--reference-refresh-interval (%s) must be positive", o.ReferenceRefreshInterval))

@@ -38,6 +38,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/ptr"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
@@ -88,12 +89,29 @@ type Options struct {
 	// Labels says which labels of a HostedClusterDeployment its
 	// ManagedCluster carries (the zero value: none); reserved keys never.
 	Labels LabelPolicy
+	// NamePrefix starts the name of every ManagedCluster the hub imports
+	// (--imported-cluster-name-prefix), so that a tenant cannot choose the
+	// name of a cluster the admin has or will have: OCM makes that name a
+	// hub namespace, and ManifestWorks, Policies and add-ons an admin aims
+	// at it by name would reach the tenant's cluster.
+	NamePrefix string
+}
+
+// ClusterName is the name of hcd's ManagedCluster: the one its status
+// records once it was imported (the admin's prefix may have changed since,
+// and an imported cluster is never renamed), else prefix + its name.
+func ClusterName(hcd *v1alpha1.HostedClusterDeployment, prefix string) string {
+	if hcd.Status.ManagedCluster != "" {
+		return hcd.Status.ManagedCluster
+	}
+	return prefix + hcd.Name
 }
 
 // Reconciler imports HostedClusterDeployments.
 type Reconciler struct {
 	client client.Client
 	labels LabelPolicy
+	prefix string
 	// secrets reads only Secrets labelled hcpfleet.io/admin-kubeconfig (the
 	// exported and mirrored kubeconfigs), from a cache of its own, so the
 	// hub does not cache every Secret of the hub.
@@ -126,7 +144,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if err := mgr.Add(secrets); err != nil {
 		return err
 	}
-	r := &Reconciler{client: mgr.GetClient(), labels: opts.Labels, secrets: secrets, namespaces: mgr.GetAPIReader(), recorder: mgr.GetEventRecorderFor(hcdstatus.EventSource)}
+	r := &Reconciler{client: mgr.GetClient(), labels: opts.Labels, prefix: opts.NamePrefix, secrets: secrets, namespaces: mgr.GetAPIReader(), recorder: mgr.GetEventRecorderFor(hcdstatus.EventSource)}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("hcd-import").
 		For(&v1alpha1.HostedClusterDeployment{}).
@@ -179,8 +197,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, r.applyStatus(ctx, hcd, importStatus{condition: hcdstatus.WaitingForAvailable(host)})
 	}
 
+	name := ClusterName(hcd, r.prefix)
+	if msgs := validation.IsDNS1123Label(name); len(msgs) > 0 {
+		return reconcile.Result{}, r.applyStatus(ctx, hcd, importStatus{condition: metav1.Condition{
+			Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonImportFailed,
+			Message: fmt.Sprintf("the ManagedCluster name %s (--imported-cluster-name-prefix %q and the HostedClusterDeployment's name) is not a valid cluster name: %s",
+				name, r.prefix, strings.Join(msgs, "; "))}})
+	}
 	mc := &clusterv1.ManagedCluster{}
-	err := r.client.Get(ctx, types.NamespacedName{Name: hcd.Name}, mc)
+	err := r.client.Get(ctx, types.NamespacedName{Name: name}, mc)
 	if client.IgnoreNotFound(err) != nil {
 		return reconcile.Result{}, err
 	}
@@ -189,10 +214,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, r.applyStatus(ctx, hcd, importStatus{condition: metav1.Condition{
 			Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonImportFailed,
 			Message: fmt.Sprintf("ManagedCluster %s already exists and does not belong to this HostedClusterDeployment (it lacks the labels %s=%s, %s=%s); rename one of them",
-				hcd.Name, hosting.LabelHCDNamespace, hcd.Namespace, hosting.LabelHCDName, hcd.Name)}})
+				name, hosting.LabelHCDNamespace, hcd.Namespace, hosting.LabelHCDName, hcd.Name)}})
 	}
 	if apierrors.IsNotFound(err) {
-		taken, err := r.namespaceTaken(ctx, hcd.Name)
+		taken, err := r.namespaceTaken(ctx, name)
 		if err != nil {
 			return reconcile.Result{}, err
 		}
@@ -220,13 +245,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	// Applied only when the cached ManagedCluster differs: every status
 	// change of the HostedClusterDeployment and of the ManagedCluster comes
 	// here, and an apply that changes nothing is still a request.
-	if !mcFound || !ManagedClusterUpToDate(mc, DesiredManagedCluster(hcd, host, copied)) {
-		if err := r.applyManagedCluster(ctx, hcd, host, copied); err != nil {
+	if !mcFound || !ManagedClusterUpToDate(mc, DesiredManagedCluster(hcd, name, host, copied)) {
+		if err := r.applyManagedCluster(ctx, hcd, name, host, copied); err != nil {
 			return reconcile.Result{}, err
 		}
 	}
 	note := droppedMessage(dropped)
-	status := importStatus{managedCluster: hcd.Name}
+	status := importStatus{managedCluster: name}
 	mirrored, err := r.mirrorKubeconfig(ctx, hcd, host)
 	if err != nil {
 		return reconcile.Result{}, err
@@ -234,11 +259,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if mirrored {
 		status.kubeconfigSecret = hosting.AdminKubeconfigName(hcd.Name)
 		status.condition = metav1.Condition{Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonImported,
-			Message: fmt.Sprintf("ManagedCluster %s (hosted mode on %s) exists and the admin kubeconfig is in Secret %s%s", hcd.Name, host, status.kubeconfigSecret, note)}
+			Message: fmt.Sprintf("ManagedCluster %s (hosted mode on %s) exists and the admin kubeconfig is in Secret %s%s", name, host, status.kubeconfigSecret, note)}
 	} else {
 		status.condition = metav1.Condition{Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonWaitingForKubeconfig,
 			Message: fmt.Sprintf("ManagedCluster %s exists; waiting for the agent on %s to export the admin kubeconfig (Secret %s/%s)%s",
-				hcd.Name, host, host, hosting.ExportedKubeconfigName(hcd.Namespace, hcd.Name), note)}
+				name, host, host, hosting.ExportedKubeconfigName(hcd.Namespace, hcd.Name), note)}
 	}
 	return reconcile.Result{}, r.applyStatus(ctx, hcd, status)
 }
@@ -281,7 +306,7 @@ func ownLabels(hcd *v1alpha1.HostedClusterDeployment) map[string]string {
 // (copied, see LabelPolicy.Filter) plus ours, and the annotations of a
 // hosted-mode import. Labels it no longer carries leave the ManagedCluster
 // at the next apply (server-side apply releases them).
-func DesiredManagedCluster(hcd *v1alpha1.HostedClusterDeployment, host string, copied map[string]string) map[string]any {
+func DesiredManagedCluster(hcd *v1alpha1.HostedClusterDeployment, name, host string, copied map[string]string) map[string]any {
 	lbls := maps.Clone(copied)
 	if lbls == nil {
 		lbls = map[string]string{}
@@ -290,7 +315,7 @@ func DesiredManagedCluster(hcd *v1alpha1.HostedClusterDeployment, host string, c
 	return map[string]any{
 		"apiVersion": clusterv1.GroupVersion.String(), "kind": "ManagedCluster",
 		"metadata": map[string]any{
-			"name": hcd.Name, "labels": lbls,
+			"name": name, "labels": lbls,
 			"annotations": map[string]string{
 				AnnotationKlusterletDeployMode: "Hosted",
 				AnnotationHostingClusterName:   host,
@@ -364,10 +389,10 @@ func appliedLabels(obj metav1.Object) (keys []string, ok bool) {
 	return nil, true
 }
 
-func (r *Reconciler) applyManagedCluster(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment, host string, copied map[string]string) error {
-	mc := &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: hcd.Name}}
-	if err := apply(ctx, r.client, mc, DesiredManagedCluster(hcd, host, copied)); err != nil {
-		return fmt.Errorf("applying ManagedCluster %s: %w", hcd.Name, err)
+func (r *Reconciler) applyManagedCluster(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment, name, host string, copied map[string]string) error {
+	mc := &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if err := apply(ctx, r.client, mc, DesiredManagedCluster(hcd, name, host, copied)); err != nil {
+		return fmt.Errorf("applying ManagedCluster %s: %w", name, err)
 	}
 	return nil
 }
@@ -435,21 +460,22 @@ func (r *Reconciler) cleanUp(ctx context.Context, hcd *v1alpha1.HostedClusterDep
 	if err := r.deleteMirror(ctx, hcd); err != nil {
 		return reconcile.Result{}, fmt.Errorf("deleting the mirrored kubeconfig %s/%s: %w", hcd.Namespace, hosting.AdminKubeconfigName(hcd.Name), err)
 	}
+	name := ClusterName(hcd, r.prefix)
 	mc := &clusterv1.ManagedCluster{}
-	err := r.client.Get(ctx, types.NamespacedName{Name: hcd.Name}, mc)
+	err := r.client.Get(ctx, types.NamespacedName{Name: name}, mc)
 	switch {
 	case err == nil && ours(mc, hcd):
 		if mc.DeletionTimestamp == nil {
 			if err := r.client.Delete(ctx, mc); client.IgnoreNotFound(err) != nil {
-				return reconcile.Result{}, fmt.Errorf("deleting ManagedCluster %s: %w", hcd.Name, err)
+				return reconcile.Result{}, fmt.Errorf("deleting ManagedCluster %s: %w", name, err)
 			}
 		}
 		// The ManagedCluster's deletion event requeues; the period is a
 		// backstop only.
 		return reconcile.Result{RequeueAfter: managedClusterGonePoll}, client.IgnoreNotFound(r.applyStatus(ctx, hcd, importStatus{
-			managedCluster: hcd.Name,
+			managedCluster: name,
 			condition: metav1.Condition{Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonDeleting,
-				Message: fmt.Sprintf("waiting for ManagedCluster %s to be deleted (finalizers: %v)", hcd.Name, mc.Finalizers)}}))
+				Message: fmt.Sprintf("waiting for ManagedCluster %s to be deleted (finalizers: %v)", name, mc.Finalizers)}}))
 	case client.IgnoreNotFound(err) != nil:
 		return reconcile.Result{}, err
 	}

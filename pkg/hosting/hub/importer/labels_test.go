@@ -136,7 +136,7 @@ func TestDesiredManagedClusterKeepsOwnLabels(t *testing.T) {
 	hcd.Namespace, hcd.Name = "team-a", "c1"
 	// Even a policy-bypassing copied map cannot override the import's own
 	// labels.
-	mc := DesiredManagedCluster(hcd, "cluster-1", map[string]string{"team": "blue", hosting.LabelHCDName: "other"})
+	mc := DesiredManagedCluster(hcd, hcd.Name, "cluster-1", map[string]string{"team": "blue", hosting.LabelHCDName: "other"})
 	lbls := mc["metadata"].(map[string]any)["labels"].(map[string]string)
 	want := map[string]string{"team": "blue", hosting.LabelHCDNamespace: "team-a", hosting.LabelHCDName: "c1"}
 	if !reflect.DeepEqual(lbls, want) {

@@ -16,7 +16,7 @@ import (
 func TestManagedClusterUpToDate(t *testing.T) {
 	hcd := &v1alpha1.HostedClusterDeployment{}
 	hcd.Namespace, hcd.Name = "team-a", "c1"
-	desired := DesiredManagedCluster(hcd, "cluster-1", map[string]string{"team": "blue"})
+	desired := DesiredManagedCluster(hcd, hcd.Name, "cluster-1", map[string]string{"team": "blue"})
 	applied := func(labels ...string) []metav1.ManagedFieldsEntry {
 		raw := `{"f:metadata":{"f:labels":{`
 		for i, l := range labels {
