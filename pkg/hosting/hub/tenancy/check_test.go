@@ -88,6 +88,8 @@ func TestCheck(t *testing.T) {
 		want   []string // substrings of the violations, in order; none: allowed
 	}{
 		{name: "the usual deployment", policy: Builtin(), d: deployment()},
+		{name: "a list the table names whole", policy: Builtin(), d: deployment(set("np.config", []any{map[string]any{"name": "tuning"}}),
+			set("imageContentSources", []any{map[string]any{"source": "quay.io", "mirrors": []any{"mirror.example.com"}}}))},
 		{name: "unmanaged etcd", policy: Builtin(), d: deployment(set("etcd.unmanaged.endpoint", "https://etcd.other:2379")),
 			want: []string{"spec.hostedCluster.spec.etcd.unmanaged.endpoint is not a field tenants may set"}},
 		{name: "an uncopied reference", policy: Builtin(), d: deployment(set("configuration.authentication.webhookTokenAuthenticator.kubeConfig.name", "x")),

@@ -107,10 +107,14 @@ func newFieldSet(paths ...[]string) fieldSet {
 	return s
 }
 
-// allows reports whether the leaf at steps may be set.
+// allows reports whether the leaf at steps may be set. A path's step
+// without "[]" also allows the items of a list of that name ("config"
+// allows config[].name).
 func (s fieldSet) allows(steps []string) bool {
 	for _, p := range s {
-		if len(p) <= len(steps) && slices.Equal(p, steps[:len(p)]) {
+		if len(p) <= len(steps) && slices.EqualFunc(p, steps[:len(p)], func(want, got string) bool {
+			return want == got || want == strings.TrimSuffix(got, "[]")
+		}) {
 			return true
 		}
 	}
