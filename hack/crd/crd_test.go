@@ -15,6 +15,7 @@ const (
 	hcdCRD  = crdDir + "/hcpfleet.io_hostedclusterdeployments.yaml"
 	hcCRD   = crdDir + "/hcpfleet.io_hostingconfigs.yaml"
 	hceCRD  = crdDir + "/hcpfleet.io_hostedclusterextensions.yaml"
+	tpCRD   = crdDir + "/hcpfleet.io_tenantpolicies.yaml"
 	apiDocs = "../../docs/api.md"
 )
 
@@ -24,7 +25,7 @@ var preservedSubtrees = []string{"spec.hostedCluster.spec", "spec.nodePools[].sp
 // TestAPIDocUpToDate fails when docs/api.md does not match the CRDs: run
 // `make manifests` after changing api/v1alpha1.
 func TestAPIDocUpToDate(t *testing.T) {
-	want, err := apiDoc([]string{hcdCRD, hcCRD, hceCRD})
+	want, err := apiDoc([]string{hcdCRD, hcCRD, hceCRD, tpCRD})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +36,7 @@ func TestAPIDocUpToDate(t *testing.T) {
 	if !bytes.Equal(got, want) {
 		t.Fatalf("docs/api.md is stale: run `make manifests`")
 	}
-	for _, s := range []string{"## HostedClusterDeployment", "## HostingConfig", "## HostedClusterExtension", "`maxHostedClusters`", "spec.placement or spec.hostingCluster is required"} {
+	for _, s := range []string{"## HostedClusterDeployment", "## HostingConfig", "## HostedClusterExtension", "## TenantPolicy", "`maxHostedClusters`", "spec.placement or spec.hostingCluster is required"} {
 		if !bytes.Contains(got, []byte(s)) {
 			t.Errorf("docs/api.md lacks %q", s)
 		}

@@ -48,12 +48,12 @@ const (
 	// enough for the feedback.
 	MaxReportedLimits = 20
 
-	// ReasonIncompatibleOperatorsInstalled is olm-operator's reason for its
+	// IncompatibleOperatorsInstalled is olm-operator's reason for its
 	// ClusterOperator operator-lifecycle-manager's Upgradeable=False (an
 	// installed operator's olm.maxOpenShiftVersion forbids the next minor),
 	// which the cluster-version operator, and from it the HostedCluster's
 	// ClusterVersionUpgradeable, carry when it is the only block.
-	ReasonIncompatibleOperatorsInstalled = "IncompatibleOperatorsInstalled"
+	IncompatibleOperatorsInstalled = "IncompatibleOperatorsInstalled"
 	// AnnotationForceUpgradeTo is HyperShift's: the HyperShift operator
 	// upgrades a HostedCluster whose ClusterVersionUpgradeable is False only
 	// to the release image this annotation names exactly.

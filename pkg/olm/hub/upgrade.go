@@ -62,11 +62,11 @@ const ReasonUpgradeAllowed = "UpgradeAllowed"
 // still applies). An override (Allowed) naming Target exactly releases the
 // hold; it forces HyperShift past its own check (force-upgrade-to) only
 // while what keeps the hosted cluster from upgrading is OLM's block alone
-// (ClusterVersionUpgradeable=False with olm.ReasonIncompatibleOperatorsInstalled),
+// (ClusterVersionUpgradeable=False with olm.IncompatibleOperatorsInstalled),
 // never past the cluster-version operator's other reasons.
 func Decide(u Upgrade) Decision {
 	allowed := u.Allowed != "" && u.Allowed == u.Target
-	force := allowed && u.NotUpgradeableReason == olm.ReasonIncompatibleOperatorsInstalled
+	force := allowed && u.NotUpgradeableReason == olm.IncompatibleOperatorsInstalled
 	switch {
 	case (u.Delivered == "" || u.Delivered == u.Target) && allowed:
 		if !force && u.NotUpgradeableReason != "" {

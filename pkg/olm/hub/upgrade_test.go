@@ -33,10 +33,10 @@ func TestDecide(t *testing.T) {
 		"the operator was removed":   {with(func(u *Upgrade) { u.Limits = []olm.Limit{newer} }), false, false, 0, "no installed operator limits"},
 		"an invalid limit holds too": {with(func(u *Upgrade) { u.Limits = []olm.Limit{{Namespace: "x", Name: "y", Invalid: "empty"}} }), true, false, 1, "x/y (invalid olm.maxOpenShiftVersion: empty)"},
 		"allowed for this release":   {with(func(u *Upgrade) { u.Allowed = r4190 }), false, false, 1, "goes ahead as allowed"},
-		"allowed while OLM blocks":   {with(func(u *Upgrade) { u.Allowed, u.NotUpgradeableReason = r4190, olm.ReasonIncompatibleOperatorsInstalled }), false, true, 1, "goes ahead as allowed"},
+		"allowed while OLM blocks":   {with(func(u *Upgrade) { u.Allowed, u.NotUpgradeableReason = r4190, olm.IncompatibleOperatorsInstalled }), false, true, 1, "goes ahead as allowed"},
 		"allowed, another reason":    {with(func(u *Upgrade) { u.Allowed, u.NotUpgradeableReason = r4190, "AdminAckRequired" }), false, false, 1, "goes ahead as allowed"},
 		"allowed and delivered": {with(func(u *Upgrade) {
-			u.Allowed, u.Delivered, u.NotUpgradeableReason = r4190, r4190, olm.ReasonIncompatibleOperatorsInstalled
+			u.Allowed, u.Delivered, u.NotUpgradeableReason = r4190, r4190, olm.IncompatibleOperatorsInstalled
 		}), false, true, 0, "is delivered as allowed by the TenantPolicy's spec.upgradeOverrides"},
 		"delivered, another reason":   {with(func(u *Upgrade) { u.Allowed, u.Delivered, u.NotUpgradeableReason = r4190, r4190, "AdminAckRequired" }), false, false, 0, "which the override does not cover"},
 		"allowed for another release": {with(func(u *Upgrade) { u.Allowed = r4190 + "-other" }), true, false, 1, "held"},
