@@ -186,6 +186,9 @@ func TestOrphanIsNotTakenOver(t *testing.T) {
 	nsA, nsB, name := "orphan-tenant-a", "orphan-tenant-b", "orphan-x"
 	tenant(t, nsA)
 	tenant(t, nsB)
+	// Both teams may set spec.infraID (the built-in tenant policy leaves
+	// it to the hub).
+	allowInfraID(t, nsA, nsB)
 	host := env.Fleet.Managed[0].Name
 	hostingNS := v1alpha1.DefaultHostingNamespace
 	hcs := hosts[host].Resource(hcGVR).Namespace(hostingNS)

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/fleettest"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/scheduling"
 )
 
@@ -25,6 +26,9 @@ func TestInfraIDIsTheHubs(t *testing.T) {
 	nsA, nsB := "infra-tenant-a", "infra-tenant-b"
 	tenant(t, nsA)
 	tenant(t, nsB)
+	// Both teams may set spec.infraID (the built-in tenant policy leaves
+	// it to the hub).
+	allowInfraID(t, nsA, nsB)
 	infraID := func(spec map[string]any) { hcSpec(spec)["infraID"] = "shared-infra" }
 
 	createHCD(t, hcd(nsA, "first", infraID))
@@ -73,4 +77,20 @@ func TestInfraIDIsTheHubs(t *testing.T) {
 		return condition(h, v1alpha1.ConditionScheduled, metav1.ConditionTrue)
 	})
 	awaitCondition(t, nsB, "second", v1alpha1.ConditionDelivered, metav1.ConditionTrue, v1alpha1.ReasonApplied)
+}
+
+// allowInfraID gives each namespace a TenantPolicy that lets its tenants
+// set spec.infraID, removed when the test ends.
+func allowInfraID(t *testing.T, namespaces ...string) {
+	t.Helper()
+	for _, ns := range namespaces {
+		if err := fleettest.SetTenantPolicy(context.Background(), hubc, ns, func(s *v1alpha1.TenantPolicySpec) {
+			s.Fields.HostedCluster = []string{"infraID"}
+		}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_ = hubc.Delete(context.Background(), &v1alpha1.TenantPolicy{ObjectMeta: metav1.ObjectMeta{Name: "tenant-" + ns}})
+		})
+	}
 }
