@@ -10,10 +10,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"open-cluster-management.io/addon-framework/pkg/addonmanager"
