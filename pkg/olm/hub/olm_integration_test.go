@@ -225,10 +225,20 @@ func TestOperatorAwareUpgrades(t *testing.T) {
 	if err := fleettest.AllowUpgrade(ctx, hubc, hcd.GetNamespace(), hcd.GetName(), rel4190); err != nil {
 		t.Fatal(err)
 	}
-	h := waitRelease(rel4190)
-	if got := h.GetAnnotations()[olm.AnnotationForceUpgradeTo]; got != rel4190 {
-		t.Errorf("HostedCluster %s = %q, want %s", olm.AnnotationForceUpgradeTo, got, rel4190)
-	}
+	waitRelease(rel4190)
+	// HyperShift's force-upgrade-to follows once the hub has read back
+	// that OLM's block is what stops the upgrade (ClusterVersionUpgradeable
+	// False, IncompatibleOperatorsInstalled): the override lifts only that.
+	env.Eventually(t, 2*time.Minute, "the HostedCluster forced to "+rel4190, func(ctx context.Context) error {
+		h, err := hostedCluster(ctx)
+		if err != nil {
+			return err
+		}
+		if got := h.GetAnnotations()[olm.AnnotationForceUpgradeTo]; got != rel4190 {
+			return fmt.Errorf("%s = %q", olm.AnnotationForceUpgradeTo, got)
+		}
+		return nil
+	})
 	waitUpgradeBlocked(metav1.ConditionFalse, olmhub.ReasonUpgradeAllowed)
 }
 
