@@ -3,7 +3,7 @@
 // lint rule keeps it so) and has no code of its own; the pieces are:
 //
 //   - groups: the standard ↔ private group mapping (`*.cluster.x-k8s.io` ↔
-//     `*.cluster.hypershift.openshift.io`, seed 003), the one place that knows it.
+//     `*.cluster.hypershift.openshift.io`, openshift/enhancements#1927), the one place that knows it.
 //   - crds: the CAPI CRDs HyperShift needs (core and the infrastructure
 //     providers of the advertised platforms), generated from the pinned modules
 //     by hack/capi/generate.sh; their private form; the mode decision
@@ -13,9 +13,9 @@
 //     in Private mode; the agent binary's `capi-api-proxy` subcommand runs it as a
 //     sidecar of the migrated workloads.
 //   - migration: moves existing hosted clusters' CAPI objects to the private
-//     groups, one at a time, with rollback (seed 003's state machine).
+//     groups, one at a time, with rollback (the state machine of openshift/enhancements#1927).
 //   - agentapi, agentbootstrap, agentcontrolplane: the OpenShift Agent
-//     (assisted-installer) bootstrap and control-plane providers (seed 004).
+//     (assisted-installer) bootstrap and control-plane providers (cluster-api-provider-openshift-assisted's architecture design).
 //   - feature: the agent feature that runs all of the above as HostingConfig
 //     asks, reading and writing CRDs and CAPI objects on the management cluster
 //     and reporting the CAPITypes, CAPIMigration and CAPIAgentProviders

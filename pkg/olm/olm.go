@@ -1,5 +1,5 @@
 // Package olm holds what the hub and the agent agree on about OLM in hosted
-// clusters (seed 002), and HyperShift's names for it: the HostedCluster
+// clusters (OCPSTRAT-112, OLM in the hosted control plane), and HyperShift's names for it: the HostedCluster
 // annotations that choose a hosted cluster's catalog images and registry
 // overrides. Hub code (catalog policy, upgrade gating) and agent code
 // (catalogs, catalog health, guest operator compatibility) live in

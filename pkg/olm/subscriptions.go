@@ -11,7 +11,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 )
 
-// Subscription defaults between the hub and the agent (seed 002: user
+// Subscription defaults between the hub and the agent (OCPSTRAT-112, OLM in the hosted control plane: user
 // operators must run on nodes that can reach the hosted control plane).
 const (
 	// AnnotationSubscriptionDefaults is set by the hub on a delivered

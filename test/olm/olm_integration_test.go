@@ -87,7 +87,9 @@ func init() {
 func TestInstalledByOLM(t *testing.T) {
 	olmDir := os.Getenv(OLMDirEnv)
 	if olmDir == "" {
-		t.Skipf("$%s is not set: it names the directory with OLM's olm-operator that hack/olm/build.sh builds "+
+		// A missing binary fails: a skip would pass `make test` with OLM's
+		// install never checked.
+		t.Fatalf("$%s is not set: it names the directory with OLM's olm-operator that hack/olm/build.sh builds "+
 			"(make test sets it; by hand: %s=$(hack/olm/build.sh) go test -tags integration ./test/olm)", OLMDirEnv, OLMDirEnv)
 	}
 	ctx := t.Context()

@@ -1,5 +1,5 @@
 // Package agentapi holds the API of the OpenShift Agent (assisted-installer)
-// Cluster API providers that the hcp-fleet agent runs (seed 004):
+// Cluster API providers that the hcp-fleet agent runs (cluster-api-provider-openshift-assisted's architecture design):
 //
 //   - bootstrap/v1alpha1: OpenshiftAssistedConfig(+Template) in
 //     bootstrap.cluster.x-k8s.io, the bootstrap provider's config;

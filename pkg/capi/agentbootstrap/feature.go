@@ -1,5 +1,5 @@
 // Package agentbootstrap is the OpenShift assisted Cluster API bootstrap
-// provider (seed 004), run by the hcp-fleet agent as a feature: it turns each
+// provider (cluster-api-provider-openshift-assisted's architecture design), run by the hcp-fleet agent as a feature: it turns each
 // OpenshiftAssistedConfig into an assisted-service InfraEnv, hands the
 // discovery ISO to the Machine's infrastructure object, writes the empty
 // bootstrap data secret, and makes the Agent that boots from the ISO the

@@ -1,5 +1,5 @@
 // Package agentcontrolplane is the OpenShift assisted Cluster API
-// control-plane provider (seed 004), run by the hcp-fleet agent as a
+// control-plane provider (cluster-api-provider-openshift-assisted's architecture design), run by the hcp-fleet agent as a
 // feature: an OpenshiftAssistedControlPlane becomes a hive ClusterDeployment
 // and an assisted-service AgentClusterInstall (replica counts from Cluster
 // API), control-plane Machines with their OpenshiftAssistedConfigs and

@@ -1,7 +1,7 @@
 // Package crds builds, chooses and installs the Cluster API CRDs that
 // HyperShift needs on a management cluster, in the standard
 // (`*.cluster.x-k8s.io`) or the private (`*.cluster.hypershift.openshift.io`)
-// form of HyperShift's private-CAPI-types enhancement (seed 003).
+// form of HyperShift's private-CAPI-types enhancement (openshift/enhancements#1927).
 //
 // The standard CRDs are generated, never hand-written: bases/core is the
 // controller-gen output that the pinned sigs.k8s.io/cluster-api module ships,

@@ -93,7 +93,7 @@ func (d Decision) Condition(generation int64) metav1.Condition {
 // version our CAPI serves (see Options.CoreVersion; empty means the embedded
 // storage version).
 //
-// Rules, following seed 003 and its review:
+// Rules, following openshift/enhancements#1927 (HyperShift private CAPI types) and its review:
 //   - Private when requested, and always once our private CRDs exist (sticky:
 //     going back would need a reverse migration that does not exist).
 //   - Standard when requested. If someone else owns the standard CRDs we never

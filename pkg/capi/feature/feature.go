@@ -1,7 +1,7 @@
 // Package feature runs the Cluster API parts of pkg/capi in the hcp-fleet
 // agent, as HostingConfig says: it resolves the CAPI mode (Standard, Private
-// or Auto, seed 003), installs the CAPI CRDs of that mode, runs the
-// OpenShift Agent CAPI providers (seed 004) when HostingConfig enables them —
+// or Auto, openshift/enhancements#1927), installs the CAPI CRDs of that mode, runs the
+// OpenShift Agent CAPI providers (cluster-api-provider-openshift-assisted's architecture design) when HostingConfig enables them —
 // through the private-types API proxy in Private mode — and reports both on
 // the ManagedClusterAddOn (conditions CAPITypes and CAPIAgentProviders).
 package feature

@@ -1,7 +1,7 @@
 // Package groups is the one place that knows how the standard Cluster API
 // groups map to HyperShift's private copies of them.
 //
-// The HyperShift "private CAPI types" enhancement (seed 003) moves every
+// The HyperShift "private CAPI types" enhancement (openshift/enhancements#1927) moves every
 // `*.cluster.x-k8s.io` group to `*.cluster.hypershift.openshift.io`:
 //
 //	cluster.x-k8s.io                 <-> cluster.hypershift.openshift.io

@@ -6,7 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// The HostedCluster annotations of the enhancement's state machine (seed 003,
+// The HostedCluster annotations of the enhancement's state machine (openshift/enhancements#1927,
 // "Existing HyperShift Installation Migration"). They live on the
 // HostedCluster because both HyperShift operators (new and legacy) select the
 // clusters they reconcile by them.

@@ -1,5 +1,5 @@
 // Package migration is the migration controller of HyperShift's private CAPI
-// types enhancement (seed 003, "Migration Controller"): it moves the CAPI
+// types enhancement (openshift/enhancements#1927, "Migration Controller"): it moves the CAPI
 // objects of existing hosted clusters from the standard `*.cluster.x-k8s.io`
 // groups to the private `*.cluster.hypershift.openshift.io` ones, one hosted
 // cluster at a time, and rolls back completely when anything fails.

@@ -40,7 +40,7 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.Usage = func() {
 		_, _ = fmt.Fprintf(stderr, `hcp-fleet-agent %s serves the Kubernetes API with Cluster API objects in the standard
 cluster.x-k8s.io groups, keeping them in HyperShift's private cluster.hypershift.openshift.io groups
-(seed 003, private CAPI types): the sidecar of CAPI workloads after their migration.
+(openshift/enhancements#1927, private CAPI types): the sidecar of CAPI workloads after their migration.
 
 Flags:
 `, SidecarCommand)

@@ -1,4 +1,4 @@
-// Package proxy is the private-CAPI-types API proxy of seed 003: CAPI clients
+// Package proxy is the private-CAPI-types API proxy of openshift/enhancements#1927: CAPI clients
 // (the CAPI manager, providers, HyperShift controllers, kubectl) talk to it as
 // if it were the kube-apiserver, using the standard `*.cluster.x-k8s.io`
 // groups, while the objects live in the private

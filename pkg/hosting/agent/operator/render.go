@@ -97,7 +97,7 @@ const (
 	SupportedVersionsConfigMap = "supported-versions"
 
 	// PrivateCAPITypesFlag is the operator flag of HyperShift's private CAPI
-	// types (seed 003); see Cluster.PrivateCAPITypes.
+	// types (openshift/enhancements#1927); see Cluster.PrivateCAPITypes.
 	PrivateCAPITypesFlag = "--private-capi-types"
 )
 
@@ -142,7 +142,7 @@ type Cluster struct {
 	// PrivateCAPITypes: hcp-fleet installed the private Cluster API CRDs
 	// (*.cluster.hypershift.openshift.io, pkg/capi in Private mode), so the
 	// operator runs with --private-capi-types, as `hypershift install
-	// --private-capi-types` would set it up (seed 003): it then creates the
+	// --private-capi-types` would set it up (openshift/enhancements#1927): it then creates the
 	// CAPI objects of new hosted clusters in the private groups and runs
 	// their CAPI controllers behind the API proxy. The flag follows the
 	// CRDs, not the HostingConfig's capiMode, because Auto is resolved by

@@ -1,5 +1,5 @@
 // Package subscriptiondefaults is the agent feature that decides where
-// operators users install in hosted clusters run (seed 002: only some node
+// operators users install in hosted clusters run (OCPSTRAT-112, OLM in the hosted control plane: only some node
 // pools may reach the hosted control plane, and operator controllers must
 // run there). For every HostedCluster the hub delivered with subscription
 // defaults (olm.AnnotationSubscriptionDefaults: the HostedClusterDeployment's
