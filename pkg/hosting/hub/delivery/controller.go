@@ -448,7 +448,6 @@ func (r *Reconciler) deliver(ctx context.Context, hcd *v1alpha1.HostedClusterDep
 		return nil, nil, &Problem{Reason: v1alpha1.ReasonReferencedObjectNotFound,
 			Message: "not delivered: " + strings.Join(missing, ", ") + " not found; it is delivered as soon as it exists"}, nil
 	}
-	spec.KeptCopies = keptCopies(spec, refs, existing)
 	hash, err := InputHash(spec, cluster, versions)
 	if err != nil {
 		return nil, nil, nil, err

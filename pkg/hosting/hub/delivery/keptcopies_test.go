@@ -25,7 +25,7 @@ func TestKeptCopies(t *testing.T) {
 		raw, _ := json.Marshal(m)
 		old.Spec.Workload.Manifests = append(old.Spec.Workload.Manifests, workv1.Manifest{RawExtension: runtime.RawExtension{Raw: raw}})
 	}
-	s.KeptCopies = keptCopies(s, refs, old)
+	s.KeepDelivered(old)
 	if len(s.KeptCopies) != 1 || s.KeptCopies["Secret/pull-secret"] != legacyPull {
 		t.Fatalf("kept %v, want only the pull secret's legacy name", s.KeptCopies)
 	}
@@ -40,7 +40,8 @@ func TestKeptCopies(t *testing.T) {
 	if got, want := hc["sshKey"].(map[string]any)["name"], CopyName(s.Namespace, s.Name, s.UID, KindSecret, "prod-ssh"); got != want {
 		t.Errorf("sshKey renders %v, want the salted %s", got, want)
 	}
-	if keptCopies(s, refs, nil) != nil {
+	fresh := testSpec(t)
+	if fresh.KeepDelivered(nil); fresh.KeptCopies != nil {
 		t.Error("copies kept without a ManifestWork")
 	}
 }

@@ -3,7 +3,6 @@ package delivery
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
@@ -87,27 +86,6 @@ func workFieldManager(work *workv1.ManifestWork) string {
 		}
 	}
 	return ""
-}
-
-// deliveredInfraID is the spec.infraID of the HostedCluster work delivers
-// ("" when it carries none), and whether work carries a HostedCluster.
-func deliveredInfraID(work *workv1.ManifestWork) (string, bool) {
-	if work == nil {
-		return "", false
-	}
-	for _, m := range work.Spec.Workload.Manifests {
-		var obj struct {
-			Kind string `json:"kind"`
-			Spec struct {
-				InfraID string `json:"infraID"`
-			} `json:"spec"`
-		}
-		if err := json.Unmarshal(m.Raw, &obj); err != nil || obj.Kind != "HostedCluster" {
-			continue
-		}
-		return obj.Spec.InfraID, true
-	}
-	return "", false
 }
 
 // conflictManagers finds the field managers named in a server-side apply

@@ -3,13 +3,11 @@ package delivery
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
-	workv1 "open-cluster-management.io/api/work/v1"
 
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/delivery/refschema"
 )
@@ -130,24 +128,21 @@ const copyHashLength = 16
 func CopyName(hcdNamespace, hcdName string, hcdUID types.UID, kind, refName string) string {
 	// NUL cannot occur in any of the five, so the joined string is
 	// unambiguous.
-	sum := sha256.Sum256([]byte(hcdNamespace + "\x00" + hcdName + "\x00" + string(hcdUID) + "\x00" + kind + "\x00" + refName))
-	suffix := "-" + hex.EncodeToString(sum[:])[:copyHashLength]
-	readable := hcdName + "-" + refName
-	if strings.HasPrefix(refName, hcdName+"-") {
-		readable = refName
-	}
-	if room := maxNameLength - len(suffix); len(readable) > room {
-		readable = strings.TrimRight(readable[:room], "-.")
-	}
-	return readable + suffix
+	return copyName(hcdName, refName, hcdNamespace+"\x00"+hcdName+"\x00"+string(hcdUID)+"\x00"+kind+"\x00"+refName)
 }
 
 // LegacyCopyName is the name hubs before RenderVersion 5 gave a copy:
 // CopyName without the UID. A ManifestWork written by such a hub keeps its
-// copies under these names (Spec.KeptCopies, keptCopies); new HCDs never
-// get one.
+// copies under these names (Spec.KeptCopies, Spec.KeepDelivered); new HCDs
+// never get one.
 func LegacyCopyName(hcdNamespace, hcdName, kind, refName string) string {
-	sum := sha256.Sum256([]byte(hcdNamespace + "\x00" + hcdName + "\x00" + kind + "\x00" + refName))
+	return copyName(hcdName, refName, hcdNamespace+"\x00"+hcdName+"\x00"+kind+"\x00"+refName)
+}
+
+// copyName is "<hcdName>-<refName>" (refName alone when it starts so), cut
+// to fit, ending with copyHashLength hex digits of the SHA-256 of tuple.
+func copyName(hcdName, refName, tuple string) string {
+	sum := sha256.Sum256([]byte(tuple))
 	suffix := "-" + hex.EncodeToString(sum[:])[:copyHashLength]
 	readable := hcdName + "-" + refName
 	if strings.HasPrefix(refName, hcdName+"-") {
@@ -159,24 +154,10 @@ func LegacyCopyName(hcdNamespace, hcdName, kind, refName string) string {
 	return readable + suffix
 }
 
-// keptCopies are the copies of refs that existing delivers under their
+// keptCopies are the copies of refs that an existing ManifestWork delivers
+// (delivered: "Kind/name" of each of its manifests) under their
 // LegacyCopyName.
-func keptCopies(s Spec, refs []Reference, existing *workv1.ManifestWork) map[string]string {
-	if existing == nil {
-		return nil
-	}
-	delivered := map[string]bool{}
-	for _, m := range existing.Spec.Workload.Manifests {
-		var meta struct {
-			Kind     string `json:"kind"`
-			Metadata struct {
-				Name string `json:"name"`
-			} `json:"metadata"`
-		}
-		if json.Unmarshal(m.Raw, &meta) == nil {
-			delivered[meta.Kind+"/"+meta.Metadata.Name] = true
-		}
-	}
+func keptCopies(s Spec, refs []Reference, delivered map[string]bool) map[string]string {
 	var kept map[string]string
 	for _, r := range refs {
 		if legacy := LegacyCopyName(s.Namespace, s.Name, r.Kind, r.Name); delivered[r.Kind+"/"+legacy] {

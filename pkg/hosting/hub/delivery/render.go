@@ -185,15 +185,37 @@ func (s Spec) ObjectLabels() map[string]string {
 // KeepDelivered keeps what existing, the ManifestWork delivered so far,
 // delivered that must not change: its field manager (an older hub's
 // ManifestWork applies with the legacy one, which holds the objects'
-// fields: see hostFieldManagerFor) and its HostedCluster's infraID
+// fields: see hostFieldManagerFor), its HostedCluster's infraID
 // (HyperShift's spec.infraID is immutable once set; one an older hub
 // delivered without carries HyperShift's own, which a derived one would
-// then conflict with). Without existing, s keeps its defaults.
+// then conflict with), and the copies an older hub named without the UID
+// (KeptCopies). One pass over its manifests. Without existing, s keeps its
+// defaults.
 func (s *Spec) KeepDelivered(existing *workv1.ManifestWork) {
 	s.HostFieldManager = hostFieldManagerFor(existing, s.UID)
-	if id, ok := deliveredInfraID(existing); ok {
-		s.InfraID = id
+	if existing == nil {
+		return
 	}
+	delivered := map[string]bool{}
+	for _, m := range existing.Spec.Workload.Manifests {
+		var obj struct {
+			Kind     string `json:"kind"`
+			Metadata struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+			Spec struct {
+				InfraID string `json:"infraID"`
+			} `json:"spec"`
+		}
+		if json.Unmarshal(m.Raw, &obj) != nil {
+			continue
+		}
+		delivered[obj.Kind+"/"+obj.Metadata.Name] = true
+		if obj.Kind == "HostedCluster" {
+			s.InfraID = obj.Spec.InfraID
+		}
+	}
+	s.KeptCopies = keptCopies(*s, s.References(), delivered)
 }
 
 // Render computes the ManifestWork that delivers s to cluster, with copies
