@@ -175,8 +175,6 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	}
 	r := &Reconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader(), opts: opts, recorder: mgr.GetEventRecorderFor(hcdstatus.EventSource),
 		tenancy: &tenancy.Resolver{Reader: mgr.GetClient()}, refreshes: &refreshLimiter{interval: opts.RefreshInterval, now: time.Now}}
-	ns := &metav1.PartialObjectMetadata{}
-	ns.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
 	secret := &metav1.PartialObjectMetadata{}
 	secret.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
 	configMap := &metav1.PartialObjectMetadata{}
@@ -202,7 +200,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		WatchesMetadata(secret, refresh(r.referencing(KindSecret))).
 		// What tenants may set (a tightened policy holds further changes).
 		Watches(&v1alpha1.TenantPolicy{}, refresh(tenancy.Governed(mgr.GetClient())), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		WatchesMetadata(ns, refresh(tenancy.Governed(mgr.GetClient())), builder.WithPredicates(predicate.LabelChangedPredicate{})).
+		WatchesMetadata(tenancy.NamespaceMetadata(), refresh(tenancy.Governed(mgr.GetClient())), builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		WatchesMetadata(configMap, refresh(r.referencing(KindConfigMap))).
 		// First deliveries ahead of refreshes (priority.go).
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles, UsePriorityQueue: ptr.To(true)}).

@@ -18,19 +18,13 @@ import (
 // it is, since tightening a policy must not tear hosted clusters down. An
 // earlier problem (found stands) is kept.
 func (r *Reconciler) policyProblem(ctx context.Context, u *unstructured.Unstructured, work *workv1.ManifestWork, found *Problem) (*tenancy.Policy, *Problem, error) {
-	policy, err := r.tenancy.For(ctx, u.GetNamespace())
+	if found != nil {
+		policy, err := r.tenancy.For(ctx, u.GetNamespace())
+		return policy, found, err
+	}
+	policy, v, err := r.tenancy.Verdict(ctx, u, UnknownReferencesOf(u))
 	if err != nil {
 		return nil, nil, err
-	}
-	if found != nil {
-		return policy, found, nil
-	}
-	fleet := &tenancy.CacheFleet{Ctx: ctx, Reader: r.client}
-	d := tenancy.DeploymentOf(u)
-	d.UnknownReferences = UnknownReferencesOf(u)
-	v := policy.Check(d, fleet)
-	if fleet.Err != nil {
-		return nil, nil, fleet.Err
 	}
 	if len(v.List) == 0 {
 		return policy, nil, nil

@@ -234,7 +234,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		// What tenants may set: the TenantPolicies and the namespace labels
 		// their selectors read.
 		Watches(&v1alpha1.TenantPolicy{}, retryUnscheduled, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		WatchesMetadata(namespaceMetadata(), retryUnscheduled, builder.WithPredicates(predicate.LabelChangedPredicate{})).
+		WatchesMetadata(tenancy.NamespaceMetadata(), retryUnscheduled, builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers}).
 		Complete(r)
 }

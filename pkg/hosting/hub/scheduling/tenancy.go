@@ -4,9 +4,7 @@ import (
 	"context"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -37,23 +35,10 @@ func (r *Reconciler) policyVerdict(ctx context.Context, hcd *v1alpha1.HostedClus
 	if u.GetGeneration() != hcd.Generation || u.GetUID() != hcd.UID {
 		return v, true, nil
 	}
-	policy, err := r.tenancy.For(ctx, hcd.Namespace)
-	if err != nil {
-		return v, false, err
-	}
-	fleet := &tenancy.CacheFleet{Ctx: ctx, Reader: r.client}
-	d := tenancy.DeploymentOf(u)
+	var unknown []string
 	if r.opts.UnknownReferences != nil {
-		d.UnknownReferences = r.opts.UnknownReferences(u)
+		unknown = r.opts.UnknownReferences(u)
 	}
-	v = policy.Check(d, fleet)
-	return v, false, fleet.Err
-}
-
-// namespaceMetadata is what the hub watches of namespaces: their labels,
-// which TenantPolicies select on.
-func namespaceMetadata() *metav1.PartialObjectMetadata {
-	ns := &metav1.PartialObjectMetadata{}
-	ns.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
-	return ns
+	_, v, err = r.tenancy.Verdict(ctx, u, unknown)
+	return v, false, err
 }

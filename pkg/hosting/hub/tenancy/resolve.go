@@ -57,8 +57,7 @@ type compiled struct {
 // namespaceSelector selects it, else the TenantPolicy "default", else the
 // built-in default. Several selecting it: a Policy that refuses everything.
 func (r *Resolver) For(ctx context.Context, namespace string) (*Policy, error) {
-	ns := &metav1.PartialObjectMetadata{}
-	ns.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
+	ns := NamespaceMetadata()
 	if err := r.Reader.Get(ctx, types.NamespacedName{Name: namespace}, ns); err != nil && !apierrors.IsNotFound(err) {
 		return nil, err
 	}
@@ -103,6 +102,30 @@ func (r *Resolver) For(ctx context.Context, namespace string) (*Policy, error) {
 		return r.compile(fallback), nil
 	}
 	return Builtin(), nil
+}
+
+// Verdict checks the HostedClusterDeployment u (unstructured: fields newer
+// than the pinned HyperShift API count) against the Policy governing its
+// namespace; unknown are its reference-shaped fields the hub would not copy
+// (Deployment.UnknownReferences). The scheduler and the delivery both ask.
+func (r *Resolver) Verdict(ctx context.Context, u *unstructured.Unstructured, unknown []string) (*Policy, Violations, error) {
+	policy, err := r.For(ctx, u.GetNamespace())
+	if err != nil {
+		return nil, Violations{}, err
+	}
+	fleet := &CacheFleet{Ctx: ctx, Reader: r.Reader}
+	d := DeploymentOf(u)
+	d.UnknownReferences = unknown
+	v := policy.Check(d, fleet)
+	return policy, v, fleet.Err
+}
+
+// NamespaceMetadata is what the hub reads and watches of a namespace: its
+// labels, which TenantPolicies select on (a metadata-only cache).
+func NamespaceMetadata() *metav1.PartialObjectMetadata {
+	ns := &metav1.PartialObjectMetadata{}
+	ns.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
+	return ns
 }
 
 // compile compiles tp once per generation.
