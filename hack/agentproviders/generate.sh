@@ -2,17 +2,17 @@
 # Regenerates everything of the OpenShift assisted CAPI providers (seed 004)
 # that is derived from Go types; nothing here is hand-written YAML.
 #
-#  - deepcopy code of pkg/capi/agentapi/{bootstrap,controlplane}/v1alpha1;
-#  - our CRDs, pkg/capi/agentapi/crds/*.yaml (embedded and installed by the
+#  - deepcopy code of pkg/capi/assistedapi/{bootstrap,controlplane}/v1alpha1;
+#  - our CRDs, pkg/capi/assistedapi/crds/*.yaml (embedded and installed by the
 #    providers' agent features). The Cluster API contract labels
 #    (cluster.x-k8s.io/v1beta1|v1beta2: v1alpha1) come from
 #    +kubebuilder:metadata:labels markers on the types;
 #  - CRDs the tests install into a real kube-apiserver besides the CAPI core
 #    ones (pkg/capi/crds/bases/core, made by hack/capi/generate.sh):
-#      internal/agenttest/testdata/crds/assisted  from github.com/openshift/assisted-service/api
-#      internal/agenttest/testdata/crds/hive      from github.com/openshift/hive/apis (only the
+#      internal/assistedtest/testdata/crds/assisted  from github.com/openshift/assisted-service/api
+#      internal/assistedtest/testdata/crds/hive      from github.com/openshift/hive/apis (only the
 #                              ClusterDeployment and ClusterImageSet CRDs)
-#      internal/agenttest/testdata/crds/metal3sim from the Metal3-shaped stand-in types in
+#      internal/assistedtest/testdata/crds/metal3sim from the Metal3-shaped stand-in types in
 #                              hack/agentproviders/metal3sim
 #    all at the versions pinned in go.mod, by the pinned controller-gen.
 # Usage: hack/agentproviders/generate.sh   (from anywhere)
@@ -21,8 +21,8 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "${root}"
 export GONOSUMDB="${GONOSUMDB:-sigs.k8s.io/about-api}"
 cg=(go tool -modfile="${root}/hack/tools/go.mod" controller-gen)
-api=pkg/capi/agentapi
-td=internal/agenttest/testdata/crds
+api=pkg/capi/assistedapi
+td=internal/assistedtest/testdata/crds
 
 "${cg[@]}" object paths="./${api}/..."
 rm -f "${api}"/crds/*.yaml

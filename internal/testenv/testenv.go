@@ -1,6 +1,6 @@
 // Package testenv is the one way tests start a single real etcd +
 // kube-apiserver (controller-runtime envtest): the pkg/capi tests and
-// benchmarks, internal/agenttest, the api/v1alpha1 schema tests and the
+// benchmarks, internal/assistedtest, the api/v1alpha1 schema tests and the
 // kubelet and HyperShift stand-ins' tests. It reads the binaries from
 // $KUBEBUILDER_ASSETS or the cache hack/k8s-bins/build.sh fills (see
 // internal/k8sbins) and, when asked, CRDs from files or memory; it writes

@@ -24,7 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
-	"github.com/hcp-fleet/hcp-fleet/internal/agenttest"
+	"github.com/hcp-fleet/hcp-fleet/internal/assistedtest"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hcpfleet"
 	"github.com/hcp-fleet/hcp-fleet/internal/rbacmatrix"
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
@@ -326,7 +326,7 @@ func bindAsAgent(t *testing.T, admin *rest.Config, bindings map[string]string) {
 // agentCRDs are the CRDs the agent can install.
 func agentCRDs(t *testing.T) []string {
 	t.Helper()
-	names, err := agenttest.InstallableCRDNames()
+	names, err := assistedtest.InstallableCRDNames()
 	if err != nil {
 		t.Fatal(err)
 	}

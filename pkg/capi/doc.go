@@ -14,7 +14,7 @@
 //     sidecar of the migrated workloads.
 //   - migration: moves existing hosted clusters' CAPI objects to the private
 //     groups, one at a time, with rollback (the state machine of openshift/enhancements#1927).
-//   - agentapi, agentbootstrap, agentcontrolplane: the OpenShift Agent
+//   - assistedapi, assistedbootstrap, assistedcontrolplane: the OpenShift Agent
 //     (assisted-installer) bootstrap and control-plane providers (cluster-api-provider-openshift-assisted's architecture design).
 //   - feature: the agent feature that runs all of the above as HostingConfig
 //     asks, reading and writing CRDs and CAPI objects on the management cluster

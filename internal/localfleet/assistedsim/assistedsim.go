@@ -1,6 +1,6 @@
 // Package assistedsim is a stand-in for assisted-service (and the bare-metal
 // hosts it installs) for the tests of the OpenShift assisted providers
-// (pkg/capi/agentcontrolplane, against the apiserver internal/agenttest
+// (pkg/capi/assistedcontrolplane, against the apiserver internal/assistedtest
 // starts). Nothing here runs in the product. It plays, against a real
 // kube-apiserver:
 //
@@ -43,7 +43,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/hcp-fleet/hcp-fleet/pkg/capi/agentapi/assisted"
+	"github.com/hcp-fleet/hcp-fleet/pkg/capi/assistedapi/assisted"
 )
 
 // FinishInstallAnnotation on an AgentClusterInstall lets a running

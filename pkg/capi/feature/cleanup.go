@@ -15,8 +15,8 @@ import (
 
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon/agent"
-	"github.com/hcp-fleet/hcp-fleet/pkg/capi/agentbootstrap"
-	"github.com/hcp-fleet/hcp-fleet/pkg/capi/agentcontrolplane"
+	"github.com/hcp-fleet/hcp-fleet/pkg/capi/assistedbootstrap"
+	"github.com/hcp-fleet/hcp-fleet/pkg/capi/assistedcontrolplane"
 	"github.com/hcp-fleet/hcp-fleet/pkg/capi/crds"
 	"github.com/hcp-fleet/hcp-fleet/pkg/capi/proxy"
 	"github.com/hcp-fleet/hcp-fleet/pkg/kubeutil"
@@ -59,10 +59,10 @@ func Cleanup(ctx context.Context, env *agent.Env) error {
 		defer stop()
 		cfg = pcfg
 	}
-	if err := agentcontrolplane.Cleanup(ctx, cfg); err != nil {
+	if err := assistedcontrolplane.Cleanup(ctx, cfg); err != nil {
 		return err
 	}
-	if err := agentbootstrap.Cleanup(ctx, cfg); err != nil {
+	if err := assistedbootstrap.Cleanup(ctx, cfg); err != nil {
 		return err
 	}
 

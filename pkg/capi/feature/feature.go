@@ -30,7 +30,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon/agent"
-	"github.com/hcp-fleet/hcp-fleet/pkg/capi/agentbootstrap"
+	"github.com/hcp-fleet/hcp-fleet/pkg/capi/assistedbootstrap"
 	"github.com/hcp-fleet/hcp-fleet/pkg/capi/crds"
 	"github.com/hcp-fleet/hcp-fleet/pkg/capi/proxy"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/agent/operator"
@@ -65,7 +65,7 @@ func init() {
 // Options adapt the feature; the zero value is what the agent runs.
 type Options struct {
 	// Bootstrap configures the bootstrap provider (default: Metal3).
-	Bootstrap agentbootstrap.Options
+	Bootstrap assistedbootstrap.Options
 	// SyncTimeout bounds how long the providers' watches may take to sync
 	// before the providers are reported as failed (default 1 minute).
 	SyncTimeout time.Duration

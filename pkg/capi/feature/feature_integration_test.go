@@ -40,8 +40,8 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon/agent"
 	addonhub "github.com/hcp-fleet/hcp-fleet/pkg/addon/hub"
-	bootstrapv1 "github.com/hcp-fleet/hcp-fleet/pkg/capi/agentapi/bootstrap/v1alpha1"
-	controlplanev1 "github.com/hcp-fleet/hcp-fleet/pkg/capi/agentapi/controlplane/v1alpha1"
+	bootstrapv1 "github.com/hcp-fleet/hcp-fleet/pkg/capi/assistedapi/bootstrap/v1alpha1"
+	controlplanev1 "github.com/hcp-fleet/hcp-fleet/pkg/capi/assistedapi/controlplane/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/pkg/capi/crds"
 	"github.com/hcp-fleet/hcp-fleet/pkg/capi/feature"
 )
@@ -176,7 +176,7 @@ func installAssistedService(t *testing.T, cluster string) {
 	t.Helper()
 	_, file, _, _ := runtime.Caller(0)
 	root := filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(file)))) // the repository
-	testdata := filepath.Join(root, "internal", "agenttest", "testdata", "crds")
+	testdata := filepath.Join(root, "internal", "assistedtest", "testdata", "crds")
 	if _, err := envtest.InstallCRDs(fleet.Cluster(cluster).Config(), envtest.CRDInstallOptions{
 		Paths: []string{filepath.Join(testdata, "assisted"), filepath.Join(testdata, "hive")}, ErrorIfPathMissing: true,
 	}); err != nil {

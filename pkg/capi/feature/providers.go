@@ -16,11 +16,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon/agent"
-	bootstrapv1 "github.com/hcp-fleet/hcp-fleet/pkg/capi/agentapi/bootstrap/v1alpha1"
-	controlplanev1 "github.com/hcp-fleet/hcp-fleet/pkg/capi/agentapi/controlplane/v1alpha1"
-	agentcrds "github.com/hcp-fleet/hcp-fleet/pkg/capi/agentapi/crds"
-	"github.com/hcp-fleet/hcp-fleet/pkg/capi/agentbootstrap"
-	"github.com/hcp-fleet/hcp-fleet/pkg/capi/agentcontrolplane"
+	bootstrapv1 "github.com/hcp-fleet/hcp-fleet/pkg/capi/assistedapi/bootstrap/v1alpha1"
+	controlplanev1 "github.com/hcp-fleet/hcp-fleet/pkg/capi/assistedapi/controlplane/v1alpha1"
+	agentcrds "github.com/hcp-fleet/hcp-fleet/pkg/capi/assistedapi/crds"
+	"github.com/hcp-fleet/hcp-fleet/pkg/capi/assistedbootstrap"
+	"github.com/hcp-fleet/hcp-fleet/pkg/capi/assistedcontrolplane"
 	"github.com/hcp-fleet/hcp-fleet/pkg/capi/crds"
 )
 
@@ -210,12 +210,12 @@ func (p *providerRunner) watchSync(ctx context.Context, mgr ctrl.Manager, run *s
 // its own CRDs first).
 func setupProviders(mgr ctrl.Manager, want ProviderSet, opts Options) error {
 	if want.Bootstrap {
-		if err := agentbootstrap.Setup(mgr, opts.Bootstrap); err != nil {
+		if err := assistedbootstrap.Setup(mgr, opts.Bootstrap); err != nil {
 			return fmt.Errorf("bootstrap provider: %w", err)
 		}
 	}
 	if want.ControlPlane {
-		if err := agentcontrolplane.Setup(mgr); err != nil {
+		if err := assistedcontrolplane.Setup(mgr); err != nil {
 			return fmt.Errorf("control-plane provider: %w", err)
 		}
 	}

@@ -8,7 +8,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/hcp-fleet/hcp-fleet/internal/agenttest"
+	"github.com/hcp-fleet/hcp-fleet/internal/assistedtest"
 	"github.com/hcp-fleet/hcp-fleet/manifests"
 )
 
@@ -18,7 +18,7 @@ import (
 // write CRDs, with the verbs it uses (server-side apply, which may create;
 // delete).
 func TestAgentMayWriteEveryCRD(t *testing.T) {
-	want, err := agenttest.InstallableCRDNames()
+	want, err := assistedtest.InstallableCRDNames()
 	if err != nil {
 		t.Fatal(err)
 	}

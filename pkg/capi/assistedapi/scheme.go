@@ -1,4 +1,4 @@
-package agentapi
+package assistedapi
 
 import (
 	hiveext "github.com/openshift/assisted-service/api/hiveextension/v1beta1"
@@ -9,8 +9,8 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
-	bootstrapv1 "github.com/hcp-fleet/hcp-fleet/pkg/capi/agentapi/bootstrap/v1alpha1"
-	controlplanev1 "github.com/hcp-fleet/hcp-fleet/pkg/capi/agentapi/controlplane/v1alpha1"
+	bootstrapv1 "github.com/hcp-fleet/hcp-fleet/pkg/capi/assistedapi/bootstrap/v1alpha1"
+	controlplanev1 "github.com/hcp-fleet/hcp-fleet/pkg/capi/assistedapi/controlplane/v1alpha1"
 )
 
 // AddToScheme registers every type the two providers read or write: ours,

@@ -1,6 +1,6 @@
 //go:build integration
 
-package agentcontrolplane_test
+package assistedcontrolplane_test
 
 // These tests run both OpenShift assisted providers (the bootstrap and the
 // control-plane controller, in one manager as the agent runs them) against
@@ -44,14 +44,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/hcp-fleet/hcp-fleet/internal/agenttest"
+	"github.com/hcp-fleet/hcp-fleet/internal/assistedtest"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/assistedsim"
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon/agent"
-	bootstrapv1 "github.com/hcp-fleet/hcp-fleet/pkg/capi/agentapi/bootstrap/v1alpha1"
-	controlplanev1 "github.com/hcp-fleet/hcp-fleet/pkg/capi/agentapi/controlplane/v1alpha1"
-	"github.com/hcp-fleet/hcp-fleet/pkg/capi/agentapi/crds"
-	"github.com/hcp-fleet/hcp-fleet/pkg/capi/agentbootstrap"
-	"github.com/hcp-fleet/hcp-fleet/pkg/capi/agentcontrolplane"
+	bootstrapv1 "github.com/hcp-fleet/hcp-fleet/pkg/capi/assistedapi/bootstrap/v1alpha1"
+	controlplanev1 "github.com/hcp-fleet/hcp-fleet/pkg/capi/assistedapi/controlplane/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/pkg/capi/assistedapi/crds"
+	"github.com/hcp-fleet/hcp-fleet/pkg/capi/assistedbootstrap"
+	"github.com/hcp-fleet/hcp-fleet/pkg/capi/assistedcontrolplane"
 )
 
 var metal3MachineGVK = schema.GroupVersionKind{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta1", Kind: "Metal3Machine"}
@@ -76,10 +76,10 @@ func TestProviders(t *testing.T) {
 	logs.set(t)
 	defer logs.set(nil) // runs after the managers stopped (t.Cleanup ran)
 	start := time.Now()
-	cfg, c := agenttest.Start(t)
+	cfg, c := assistedtest.Start(t)
 	t.Logf("kube-apiserver with all CRDs up in %s", time.Since(start).Round(time.Millisecond))
 	e := &env{cfg: cfg, c: c}
-	simMgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: agenttest.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"},
+	simMgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: assistedtest.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"},
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)}})
 	if err != nil {
 		t.Fatal(err)
@@ -143,7 +143,7 @@ func startManager(t *testing.T, mgr ctrl.Manager) (stop func()) {
 // startProviders runs both providers, set up as the agent features do.
 func (e *env) startProviders(t *testing.T, ns string) (stop func()) {
 	mgr, err := ctrl.NewManager(e.cfg, ctrl.Options{
-		Scheme:  agenttest.Scheme(),
+		Scheme:  assistedtest.Scheme(),
 		Metrics: metricsserver.Options{BindAddress: "0"},
 		Cache: cache.Options{
 			DefaultNamespaces: map[string]cache.Config{ns: {}},
@@ -154,12 +154,12 @@ func (e *env) startProviders(t *testing.T, ns string) (stop func()) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := agentbootstrap.DefaultOptions()
+	opts := assistedbootstrap.DefaultOptions()
 	opts.RequeueAfter = time.Second
-	if err := agentbootstrap.Setup(mgr, opts); err != nil {
+	if err := assistedbootstrap.Setup(mgr, opts); err != nil {
 		t.Fatal(err)
 	}
-	if err := agentcontrolplane.Setup(mgr); err != nil {
+	if err := assistedcontrolplane.Setup(mgr); err != nil {
 		t.Fatal(err)
 	}
 	return startManager(t, mgr)
@@ -715,10 +715,10 @@ func (e *env) testBadInput(t *testing.T) {
 func (e *env) testCleanup(t *testing.T) {
 	ctx := context.Background()
 	var blocked *agent.CleanupBlockedError
-	if err := agentcontrolplane.Cleanup(ctx, e.cfg); !errors.As(err, &blocked) || blocked.Reason != "OpenshiftAssistedControlPlanesExist" {
+	if err := assistedcontrolplane.Cleanup(ctx, e.cfg); !errors.As(err, &blocked) || blocked.Reason != "OpenshiftAssistedControlPlanesExist" {
 		t.Fatalf("control-plane cleanup with control planes present: %v", err)
 	}
-	if err := agentbootstrap.Cleanup(ctx, e.cfg); !errors.As(err, &blocked) || blocked.Reason != "OpenshiftAssistedConfigsExist" {
+	if err := assistedbootstrap.Cleanup(ctx, e.cfg); !errors.As(err, &blocked) || blocked.Reason != "OpenshiftAssistedConfigsExist" {
 		t.Fatalf("bootstrap cleanup with configs present: %v", err)
 	}
 	for _, ns := range []string{"install", "restart", "bad"} {
@@ -729,10 +729,10 @@ func (e *env) testCleanup(t *testing.T) {
 		}
 	}
 	eventually(t, "cleanup after the objects are gone", func() error {
-		if err := agentcontrolplane.Cleanup(ctx, e.cfg); err != nil {
+		if err := assistedcontrolplane.Cleanup(ctx, e.cfg); err != nil {
 			return err
 		}
-		return agentbootstrap.Cleanup(ctx, e.cfg)
+		return assistedbootstrap.Cleanup(ctx, e.cfg)
 	})
 	eventually(t, "our CRDs deleted", func() error {
 		for _, n := range append(append([]string{}, crds.Bootstrap...), crds.ControlPlane...) {
@@ -752,7 +752,7 @@ func (e *env) testCleanup(t *testing.T) {
 	if err := crds.Install(ctx, e.c, crds.ControlPlane...); !errors.As(err, &fe) {
 		t.Fatalf("installing over a foreign CRD: %v", err)
 	}
-	if err := agentcontrolplane.Cleanup(ctx, e.cfg); err != nil {
+	if err := assistedcontrolplane.Cleanup(ctx, e.cfg); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.get(&apiextensionsv1.CustomResourceDefinition{}, "", crds.ControlPlane[0]); err != nil {

@@ -1,4 +1,4 @@
-package agentbootstrap
+package assistedbootstrap
 
 import (
 	"context"
@@ -22,8 +22,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/hcp-fleet/hcp-fleet/pkg/capi/agentapi/assisted"
-	bootstrapv1 "github.com/hcp-fleet/hcp-fleet/pkg/capi/agentapi/bootstrap/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/pkg/capi/assistedapi/assisted"
+	bootstrapv1 "github.com/hcp-fleet/hcp-fleet/pkg/capi/assistedapi/bootstrap/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/pkg/kubeutil"
 )
 
@@ -31,7 +31,7 @@ import (
 // OpenshiftAssistedConfig in spec.bootstrap.configRef. It finds a config's
 // Machine whether a MachineSet or our control plane made it and before
 // Cluster API's Machine controller adds its owner reference.
-const machineByConfigIndex = "agentbootstrap.spec.bootstrap.configRef.openshiftAssistedConfig"
+const machineByConfigIndex = "assistedbootstrap.spec.bootstrap.configRef.openshiftAssistedConfig"
 
 func indexMachineByConfig(obj client.Object) []string {
 	m := obj.(*clusterv1.Machine)

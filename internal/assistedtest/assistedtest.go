@@ -1,15 +1,15 @@
-// Package agenttest starts the real etcd + kube-apiserver the OpenShift
+// Package assistedtest starts the real etcd + kube-apiserver the OpenShift
 // assisted providers' tests run against, with every CRD they involve: ours
-// (pkg/capi/agentapi/crds), Cluster API core (pkg/capi/crds/bases/core),
+// (pkg/capi/assistedapi/crds), Cluster API core (pkg/capi/crds/bases/core),
 // assisted-service and hive (generated from the pinned types into
-// internal/agenttest/testdata/crds), and the Metal3-shaped infrastructure
+// internal/assistedtest/testdata/crds), and the Metal3-shaped infrastructure
 // stand-in. It starts the apiserver through internal/testenv and then
 // installs our CRDs with crds.Install, as the agent features do. It reads the
 // CRD files named above and the binaries internal/testenv finds, and writes
 // only to the apiserver it starts. InstallableCRDNames lists every CRD the
-// agent can install, for the RBAC tests. Tests only (pkg/capi/agentcontrolplane);
+// agent can install, for the RBAC tests. Tests only (pkg/capi/assistedcontrolplane);
 // the assisted-service stand-in itself is internal/localfleet/assistedsim.
-package agenttest
+package assistedtest
 
 import (
 	"context"
@@ -24,8 +24,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/hcp-fleet/hcp-fleet/internal/testenv"
-	"github.com/hcp-fleet/hcp-fleet/pkg/capi/agentapi"
-	"github.com/hcp-fleet/hcp-fleet/pkg/capi/agentapi/crds"
+	"github.com/hcp-fleet/hcp-fleet/pkg/capi/assistedapi"
+	"github.com/hcp-fleet/hcp-fleet/pkg/capi/assistedapi/crds"
 )
 
 // CRDPaths are the CRD files and directories the tests install from files:
@@ -33,7 +33,7 @@ import (
 // agent features take.
 func CRDPaths() []string {
 	_, file, _, _ := runtime.Caller(0)
-	here := filepath.Dir(file)               // internal/agenttest
+	here := filepath.Dir(file)               // internal/assistedtest
 	root := filepath.Dir(filepath.Dir(here)) // the repository
 	core := filepath.Join(root, "pkg", "capi", "crds", "bases", "core")
 	return []string{
@@ -49,7 +49,7 @@ func CRDPaths() []string {
 // Scheme has every type the providers use.
 func Scheme() *k8sruntime.Scheme {
 	s := k8sruntime.NewScheme()
-	if err := agentapi.AddToScheme(s); err != nil {
+	if err := assistedapi.AddToScheme(s); err != nil {
 		panic(err)
 	}
 	return s

@@ -1,4 +1,4 @@
-package agenttest
+package assistedtest
 
 import (
 	"fmt"
@@ -8,7 +8,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/hcp-fleet/hcp-fleet/manifests"
-	agentcrds "github.com/hcp-fleet/hcp-fleet/pkg/capi/agentapi/crds"
+	agentcrds "github.com/hcp-fleet/hcp-fleet/pkg/capi/assistedapi/crds"
 	capicrds "github.com/hcp-fleet/hcp-fleet/pkg/capi/crds"
 )
 

@@ -1,13 +1,13 @@
-// Package agentcontrolplane is the OpenShift assisted Cluster API
+// Package assistedcontrolplane is the OpenShift assisted Cluster API
 // control-plane provider (cluster-api-provider-openshift-assisted's architecture design), run by the hcp-fleet agent as a
 // feature: an OpenshiftAssistedControlPlane becomes a hive ClusterDeployment
 // and an assisted-service AgentClusterInstall (replica counts from Cluster
 // API), control-plane Machines with their OpenshiftAssistedConfigs and
 // infrastructure machines, and — once assisted-installer completed the
 // installation — the Cluster API kubeconfig secret and Initialized/Ready.
-// The bootstrap provider (package agentbootstrap) does the per-host part;
+// The bootstrap provider (package assistedbootstrap) does the per-host part;
 // the two are meant to run together.
-package agentcontrolplane
+package assistedcontrolplane
 
 import (
 	"context"
@@ -21,17 +21,17 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon/agent"
-	"github.com/hcp-fleet/hcp-fleet/pkg/capi/agentapi"
-	controlplanev1 "github.com/hcp-fleet/hcp-fleet/pkg/capi/agentapi/controlplane/v1alpha1"
-	"github.com/hcp-fleet/hcp-fleet/pkg/capi/agentapi/crds"
-	"github.com/hcp-fleet/hcp-fleet/pkg/capi/agentbootstrap"
+	"github.com/hcp-fleet/hcp-fleet/pkg/capi/assistedapi"
+	controlplanev1 "github.com/hcp-fleet/hcp-fleet/pkg/capi/assistedapi/controlplane/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/pkg/capi/assistedapi/crds"
+	"github.com/hcp-fleet/hcp-fleet/pkg/capi/assistedbootstrap"
 )
 
 // FeatureName names the feature in the agent's logs and conditions.
 const FeatureName = "capi-agent-control-plane-provider"
 
 func init() {
-	utilruntime.Must(agentapi.AddToScheme(agent.Scheme))
+	utilruntime.Must(assistedapi.AddToScheme(agent.Scheme))
 }
 
 // Feature is the control-plane provider as an agent feature.
@@ -55,7 +55,7 @@ func Setup(mgr ctrl.Manager) error {
 		return err
 	}
 	return (&Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Mapper: mgr.GetRESTMapper(),
-		Binder: agentbootstrap.NamespaceBinder(mgr.GetClient())}).SetupWithManager(mgr)
+		Binder: assistedbootstrap.NamespaceBinder(mgr.GetClient())}).SetupWithManager(mgr)
 }
 
 // Cleanup removes the control-plane CRD we installed, but refuses while any

@@ -1,4 +1,4 @@
-package agentbootstrap
+package assistedbootstrap
 
 import (
 	"context"

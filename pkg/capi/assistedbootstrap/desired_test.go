@@ -1,4 +1,4 @@
-package agentbootstrap
+package assistedbootstrap
 
 import (
 	"testing"
@@ -10,8 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
-	"github.com/hcp-fleet/hcp-fleet/pkg/capi/agentapi/assisted"
-	bootstrapv1 "github.com/hcp-fleet/hcp-fleet/pkg/capi/agentapi/bootstrap/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/pkg/capi/assistedapi/assisted"
+	bootstrapv1 "github.com/hcp-fleet/hcp-fleet/pkg/capi/assistedapi/bootstrap/v1alpha1"
 )
 
 func TestAgentPatch(t *testing.T) {

@@ -1,4 +1,4 @@
-package agentcontrolplane
+package assistedcontrolplane
 
 import (
 	"testing"
@@ -9,7 +9,7 @@ import (
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
-	controlplanev1 "github.com/hcp-fleet/hcp-fleet/pkg/capi/agentapi/controlplane/v1alpha1"
+	controlplanev1 "github.com/hcp-fleet/hcp-fleet/pkg/capi/assistedapi/controlplane/v1alpha1"
 )
 
 func validACP() *controlplanev1.OpenshiftAssistedControlPlane {

@@ -1,4 +1,4 @@
-// Package agentapi holds the API of the OpenShift Agent (assisted-installer)
+// Package assistedapi holds the API of the OpenShift Agent (assisted-installer)
 // Cluster API providers that the hcp-fleet agent runs (cluster-api-provider-openshift-assisted's architecture design):
 //
 //   - bootstrap/v1alpha1: OpenshiftAssistedConfig(+Template) in
@@ -12,4 +12,4 @@
 // (openshift-assisted/cluster-api-provider-openshift-assisted) so that
 // manifests read the same; the schema is our own subset at v1alpha1, with the
 // field names upstream uses for the fields we support.
-package agentapi
+package assistedapi

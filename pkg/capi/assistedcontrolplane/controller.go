@@ -1,4 +1,4 @@
-package agentcontrolplane
+package assistedcontrolplane
 
 import (
 	"context"
@@ -23,9 +23,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/hcp-fleet/hcp-fleet/pkg/capi/agentapi/assisted"
-	bootstrapv1 "github.com/hcp-fleet/hcp-fleet/pkg/capi/agentapi/bootstrap/v1alpha1"
-	controlplanev1 "github.com/hcp-fleet/hcp-fleet/pkg/capi/agentapi/controlplane/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/pkg/capi/assistedapi/assisted"
+	bootstrapv1 "github.com/hcp-fleet/hcp-fleet/pkg/capi/assistedapi/bootstrap/v1alpha1"
+	controlplanev1 "github.com/hcp-fleet/hcp-fleet/pkg/capi/assistedapi/controlplane/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/pkg/kubeutil"
 )
 

@@ -1,4 +1,4 @@
-package agentcontrolplane
+package assistedcontrolplane
 
 import (
 	"fmt"
@@ -12,9 +12,9 @@ import (
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
-	"github.com/hcp-fleet/hcp-fleet/pkg/capi/agentapi/assisted"
-	bootstrapv1 "github.com/hcp-fleet/hcp-fleet/pkg/capi/agentapi/bootstrap/v1alpha1"
-	controlplanev1 "github.com/hcp-fleet/hcp-fleet/pkg/capi/agentapi/controlplane/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/pkg/capi/assistedapi/assisted"
+	bootstrapv1 "github.com/hcp-fleet/hcp-fleet/pkg/capi/assistedapi/bootstrap/v1alpha1"
+	controlplanev1 "github.com/hcp-fleet/hcp-fleet/pkg/capi/assistedapi/controlplane/v1alpha1"
 )
 
 // Pure functions computing what the control-plane provider writes.

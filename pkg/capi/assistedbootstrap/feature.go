@@ -1,4 +1,4 @@
-// Package agentbootstrap is the OpenShift assisted Cluster API bootstrap
+// Package assistedbootstrap is the OpenShift assisted Cluster API bootstrap
 // provider (cluster-api-provider-openshift-assisted's architecture design), run by the hcp-fleet agent as a feature: it turns each
 // OpenshiftAssistedConfig into an assisted-service InfraEnv, hands the
 // discovery ISO to the Machine's infrastructure object, writes the empty
@@ -6,7 +6,7 @@
 // Machine's host (role, approval, provider-ID label). Machines that appear
 // while their cluster's day-1 installation runs are held and join as day-2
 // hosts after it.
-package agentbootstrap
+package assistedbootstrap
 
 import (
 	"context"
@@ -22,9 +22,9 @@ import (
 
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon/agent"
-	"github.com/hcp-fleet/hcp-fleet/pkg/capi/agentapi"
-	bootstrapv1 "github.com/hcp-fleet/hcp-fleet/pkg/capi/agentapi/bootstrap/v1alpha1"
-	"github.com/hcp-fleet/hcp-fleet/pkg/capi/agentapi/crds"
+	"github.com/hcp-fleet/hcp-fleet/pkg/capi/assistedapi"
+	bootstrapv1 "github.com/hcp-fleet/hcp-fleet/pkg/capi/assistedapi/bootstrap/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/pkg/capi/assistedapi/crds"
 	"github.com/hcp-fleet/hcp-fleet/pkg/kubeutil"
 )
 
@@ -32,7 +32,7 @@ import (
 const FeatureName = "capi-agent-bootstrap-provider"
 
 func init() {
-	utilruntime.Must(agentapi.AddToScheme(agent.Scheme))
+	utilruntime.Must(assistedapi.AddToScheme(agent.Scheme))
 }
 
 // Feature is the bootstrap provider as an agent feature.

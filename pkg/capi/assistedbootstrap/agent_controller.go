@@ -1,4 +1,4 @@
-package agentbootstrap
+package assistedbootstrap
 
 import (
 	"context"
@@ -13,8 +13,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
-	"github.com/hcp-fleet/hcp-fleet/pkg/capi/agentapi/assisted"
-	bootstrapv1 "github.com/hcp-fleet/hcp-fleet/pkg/capi/agentapi/bootstrap/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/pkg/capi/assistedapi/assisted"
+	bootstrapv1 "github.com/hcp-fleet/hcp-fleet/pkg/capi/assistedapi/bootstrap/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/pkg/kubeutil"
 )
 
