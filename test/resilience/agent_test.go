@@ -57,7 +57,7 @@ func drift(t *testing.T, r *row) {
 		t.Fatal(err)
 	}
 	const injected = 4
-	env.Eventually(t, time.Minute, "every drifted object restored", func(ctx context.Context) error {
+	eventually(t, time.Minute, "every drifted object restored", func(ctx context.Context) error {
 		d, err := spoke.AppsV1().Deployments(operator.Namespace).Get(ctx, operator.DeploymentName, metav1.GetOptions{})
 		if err != nil {
 			return err
@@ -82,7 +82,7 @@ func drift(t *testing.T, r *row) {
 	// Each restored object is one write, counted as it is written; a
 	// Deployment write that raced the edit may add one.
 	var written float64
-	env.Eventually(t, 30*time.Second, fmt.Sprintf("%d writes counted", injected), func(context.Context) error {
+	eventually(t, 30*time.Second, fmt.Sprintf("%d writes counted", injected), func(context.Context) error {
 		if written = fleettest.Metric(t, operatorWrites, nil) - writes0; written < injected {
 			return fmt.Errorf("%v writes", written)
 		}
@@ -116,7 +116,7 @@ func agentRestarts(t *testing.T, r *row) {
 		// The positive signal that this agent is back and looked: it holds
 		// its leader lease under a new identity and its operator
 		// controller finished a reconcile.
-		env.Eventually(t, 2*time.Minute, fmt.Sprintf("restart %d: the new agent leads and reconciled", i+1), func(context.Context) error {
+		eventually(t, 2*time.Minute, fmt.Sprintf("restart %d: the new agent leads and reconciled", i+1), func(context.Context) error {
 			h := agentLeaseHolder(t, cluster)
 			if h == "" || h == holder {
 				return fmt.Errorf("lease held by %q", h)

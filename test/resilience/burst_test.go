@@ -61,7 +61,7 @@ func hubKilledMidBurst(t *testing.T, r *row) {
 	for k := range kills {
 		// A random point in the k-th slice of the burst.
 		target := (k*n + rng.Intn(n)) / (kills + 1)
-		env.Eventually(t, 10*time.Minute, fmt.Sprintf("kill %d: %d bound", k+1, target), func(ctx context.Context) error {
+		eventually(t, 10*time.Minute, fmt.Sprintf("kill %d: %d bound", k+1, target), func(ctx context.Context) error {
 			if b := countBound(ctx, t, ns); b < target {
 				return fmt.Errorf("%d bound", b)
 			}
@@ -77,7 +77,7 @@ func hubKilledMidBurst(t *testing.T, r *row) {
 	}
 	perCluster := boundOnceAndDelivered(t, ns, n-1)
 	r.figure("%d bound and delivered in %s", n-1, time.Since(began).Round(time.Second))
-	env.Eventually(t, 10*time.Minute, "every hosted cluster Available", func(ctx context.Context) error {
+	eventually(t, 10*time.Minute, "every hosted cluster Available", func(ctx context.Context) error {
 		var list v1alpha1.HostedClusterDeploymentList
 		if err := hubc.List(ctx, &list, client.InNamespace(ns)); err != nil {
 			return err
@@ -284,7 +284,7 @@ func watchBindings(t *testing.T, ns string) func() []string {
 func boundOnceAndDelivered(t *testing.T, ns string, want int) map[string]int {
 	t.Helper()
 	perCluster := map[string]int{}
-	env.Eventually(t, 10*time.Minute, fmt.Sprintf("%d bound and delivered", want), func(ctx context.Context) error {
+	eventually(t, 10*time.Minute, fmt.Sprintf("%d bound and delivered", want), func(ctx context.Context) error {
 		var list v1alpha1.HostedClusterDeploymentList
 		if err := hubc.List(ctx, &list, client.InNamespace(ns)); err != nil {
 			return err

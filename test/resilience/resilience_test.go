@@ -111,6 +111,7 @@ func (tb *table) scenario(t *testing.T, name, injected, checked string, run func
 	tb.mu.Lock()
 	tb.rows = append(tb.rows, r)
 	tb.mu.Unlock()
+	current = r
 	r.passed = t.Run(name, func(t *testing.T) {
 		run(t, r)
 		if err := env.Fleet.Err(); err != nil {
@@ -121,6 +122,30 @@ func (tb *table) scenario(t *testing.T, name, injected, checked string, run func
 
 func (r *row) figure(format string, args ...any) {
 	r.figures = append(r.figures, fmt.Sprintf(format, args...))
+}
+
+// current is the row of the scenario running now (they run one at a time).
+var current *row
+
+// eventually is env.Eventually that also writes a failure into the current
+// row, so the printed table (what CI shows of a long log) says why.
+func eventually(t testing.TB, timeout time.Duration, what string, cond func(ctx context.Context) error) {
+	t.Helper()
+	env.Eventually(recordingT{TB: t, r: current}, timeout, what, cond)
+}
+
+// recordingT records Fatalf's message in its row before failing.
+type recordingT struct {
+	testing.TB
+	r *row
+}
+
+func (x recordingT) Fatalf(format string, args ...any) {
+	x.TB.Helper()
+	if x.r != nil {
+		x.r.figure("FAILED: "+format, args...)
+	}
+	x.TB.Fatalf(format, args...)
 }
 
 func TestResilience(t *testing.T) {
@@ -202,7 +227,7 @@ var available = conditionIs(v1alpha1.ConditionAvailable, metav1.ConditionTrue)
 func waitHCD(t *testing.T, timeout time.Duration, ns, name string, checks ...hcdCheck) *v1alpha1.HostedClusterDeployment {
 	t.Helper()
 	var h *v1alpha1.HostedClusterDeployment
-	env.Eventually(t, timeout, ns+"/"+name, func(ctx context.Context) error {
+	eventually(t, timeout, ns+"/"+name, func(ctx context.Context) error {
 		var err error
 		if h, err = getHCD(ctx, ns, name); err != nil {
 			return err
