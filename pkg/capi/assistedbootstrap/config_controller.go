@@ -15,8 +15,11 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util/conditions"
+	"sigs.k8s.io/cluster-api/util/patch"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -122,18 +125,25 @@ func (r *ConfigReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	if err := r.Binder.Ensure(ctx, cfg.Namespace); err != nil {
 		return ctrl.Result{}, err
 	}
-	before := cfg.DeepCopy()
+	// cluster-api's patch helper writes only what changed (nothing when
+	// nothing did) and sets status.observedGeneration.
+	helper, err := patch.NewHelper(cfg, r.Client)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	res, err := r.reconcile(ctx, cfg)
-	if serr := r.patchStatus(ctx, before, cfg); serr != nil && err == nil {
-		err = serr
+	if perr := kerrors.FilterOut(helper.Patch(ctx, cfg, patch.WithStatusObservedGeneration{}, ownedConfigConditions), apierrors.IsNotFound); perr != nil && err == nil {
+		err = perr
 	}
 	return res, r.Binder.Checked(cfg.Namespace, err)
 }
 
+// ownedConfigConditions are the conditions this controller writes; cluster-api's
+// patch helper merges them into a newer copy on a conflict.
+var ownedConfigConditions = patch.WithOwnedConditions{Conditions: []string{bootstrapv1.ConditionReady, bootstrapv1.ConditionAgentReady}}
+
 func setReady(cfg *bootstrapv1.OpenshiftAssistedConfig, status metav1.ConditionStatus, reason, msg string) {
-	meta.SetStatusCondition(&cfg.Status.Conditions, metav1.Condition{
-		Type: bootstrapv1.ConditionReady, Status: status, Reason: reason, Message: msg, ObservedGeneration: cfg.Generation,
-	})
+	conditions.Set(cfg, metav1.Condition{Type: bootstrapv1.ConditionReady, Status: status, Reason: reason, Message: msg})
 }
 
 func (r *ConfigReconciler) reconcile(ctx context.Context, cfg *bootstrapv1.OpenshiftAssistedConfig) (ctrl.Result, error) {
@@ -240,19 +250,19 @@ func (r *ConfigReconciler) observeAgent(ctx context.Context, cfg *bootstrapv1.Op
 	agents := &aiv1beta1.AgentList{}
 	if err := r.Client.List(ctx, agents, client.InNamespace(cfg.Namespace),
 		client.MatchingLabels{aiv1beta1.InfraEnvNameLabel: infraEnvName(cfg)}); err != nil || len(agents.Items) == 0 {
-		meta.SetStatusCondition(&cfg.Status.Conditions, metav1.Condition{Type: bootstrapv1.ConditionAgentReady, Status: metav1.ConditionFalse,
-			Reason: bootstrapv1.ReasonWaitingForAgent, Message: "no host has registered from this config's InfraEnv yet", ObservedGeneration: cfg.Generation})
+		conditions.Set(cfg, metav1.Condition{Type: bootstrapv1.ConditionAgentReady, Status: metav1.ConditionFalse,
+			Reason: bootstrapv1.ReasonWaitingForAgent, Message: "no host has registered from this config's InfraEnv yet"})
 		return
 	}
 	a := agents.Items[0]
 	cfg.Status.AgentName = a.Name
 	if a.Spec.Approved && a.Spec.Role != "" {
-		meta.SetStatusCondition(&cfg.Status.Conditions, metav1.Condition{Type: bootstrapv1.ConditionAgentReady, Status: metav1.ConditionTrue,
-			Reason: bootstrapv1.ReasonAgentApproved, Message: fmt.Sprintf("Agent %s approved as %s", a.Name, a.Spec.Role), ObservedGeneration: cfg.Generation})
+		conditions.Set(cfg, metav1.Condition{Type: bootstrapv1.ConditionAgentReady, Status: metav1.ConditionTrue,
+			Reason: bootstrapv1.ReasonAgentApproved, Message: fmt.Sprintf("Agent %s approved as %s", a.Name, a.Spec.Role)})
 		return
 	}
-	meta.SetStatusCondition(&cfg.Status.Conditions, metav1.Condition{Type: bootstrapv1.ConditionAgentReady, Status: metav1.ConditionFalse,
-		Reason: bootstrapv1.ReasonWaitingForAgent, Message: fmt.Sprintf("Agent %s registered; approving it", a.Name), ObservedGeneration: cfg.Generation})
+	conditions.Set(cfg, metav1.Condition{Type: bootstrapv1.ConditionAgentReady, Status: metav1.ConditionFalse,
+		Reason: bootstrapv1.ReasonWaitingForAgent, Message: fmt.Sprintf("Agent %s registered; approving it", a.Name)})
 }
 
 func (r *ConfigReconciler) machineOf(ctx context.Context, cfg *bootstrapv1.OpenshiftAssistedConfig) (*clusterv1.Machine, error) {
@@ -321,20 +331,6 @@ func (r *ConfigReconciler) handISO(ctx context.Context, infra *unstructured.Unst
 		return err
 	}
 	return r.Client.Patch(ctx, infra, client.RawPatch(types.MergePatchType, data))
-}
-
-func (r *ConfigReconciler) patchStatus(ctx context.Context, before, cfg *bootstrapv1.OpenshiftAssistedConfig) error {
-	cfg.Status.ObservedGeneration = cfg.Generation
-	if equalStatus(before.Status, cfg.Status) {
-		return nil
-	}
-	return client.IgnoreNotFound(r.Client.Status().Patch(ctx, cfg, client.MergeFrom(before)))
-}
-
-func equalStatus(a, b bootstrapv1.OpenshiftAssistedConfigStatus) bool {
-	ja, _ := json.Marshal(a)
-	jb, _ := json.Marshal(b)
-	return string(ja) == string(jb)
 }
 
 func splitPath(p string) []string {

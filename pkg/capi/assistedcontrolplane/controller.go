@@ -2,7 +2,6 @@ package assistedcontrolplane
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -16,8 +15,11 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util/conditions"
+	"sigs.k8s.io/cluster-api/util/patch"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -119,9 +121,19 @@ func clusterNameOf(acp *controlplanev1.OpenshiftAssistedControlPlane) string {
 	return acp.Labels[clusterv1.ClusterNameLabel]
 }
 
+// setCondition sets one of the control plane's conditions through
+// cluster-api's util/conditions (observedGeneration, transition times).
 func setCondition(acp *controlplanev1.OpenshiftAssistedControlPlane, t string, status metav1.ConditionStatus, reason, msg string) {
-	meta.SetStatusCondition(&acp.Status.Conditions, metav1.Condition{Type: t, Status: status, Reason: reason, Message: msg, ObservedGeneration: acp.Generation})
+	conditions.Set(acp, metav1.Condition{Type: t, Status: status, Reason: reason, Message: msg})
 }
+
+// ownedConditions are the conditions this controller writes; cluster-api's
+// patch helper merges them into a newer copy on a conflict instead of
+// overwriting what another writer set.
+var ownedConditions = patch.WithOwnedConditions{Conditions: []string{
+	controlplanev1.ConditionSpecValid, controlplanev1.ConditionInstalled, controlplanev1.ConditionKubeconfigAvailable,
+	controlplanev1.ConditionAvailable, controlplanev1.ConditionReady,
+}}
 
 // Reconcile brings one control plane forward as far as it can go.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -135,13 +147,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Binder.Ensure(ctx, acp.Namespace); err != nil {
 		return ctrl.Result{}, err
 	}
-	before := acp.DeepCopy()
+	// cluster-api's patch helper writes only what changed (nothing when
+	// nothing did) and sets status.observedGeneration.
+	helper, err := patch.NewHelper(acp, r.Client)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	res, err := r.reconcile(ctx, acp)
-	acp.Status.ObservedGeneration = acp.Generation
-	if !jsonEqual(before.Status, acp.Status) {
-		if serr := r.Client.Status().Patch(ctx, acp, client.MergeFrom(before)); serr != nil && err == nil {
-			err = client.IgnoreNotFound(serr)
-		}
+	if perr := kerrors.FilterOut(helper.Patch(ctx, acp, patch.WithStatusObservedGeneration{}, ownedConditions), apierrors.IsNotFound); perr != nil && err == nil {
+		err = perr
 	}
 	return res, r.Binder.Checked(acp.Namespace, err)
 }
@@ -515,10 +529,4 @@ func (r *Reconciler) writeKubeconfig(ctx context.Context, acp *controlplanev1.Op
 	}
 	have.Labels[clusterv1.ClusterNameLabel] = cluster
 	return r.Client.Update(ctx, have)
-}
-
-func jsonEqual(a, b any) bool {
-	ja, _ := json.Marshal(a)
-	jb, _ := json.Marshal(b)
-	return string(ja) == string(jb)
 }

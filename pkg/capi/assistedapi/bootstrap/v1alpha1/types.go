@@ -160,6 +160,17 @@ type OpenshiftAssistedConfig struct {
 	Status OpenshiftAssistedConfigStatus `json:"status,omitempty"`
 }
 
+// GetConditions returns the config's conditions (cluster-api's
+// util/conditions Getter, so its helpers and patch.Helper work on it).
+func (c *OpenshiftAssistedConfig) GetConditions() []metav1.Condition {
+	return c.Status.Conditions
+}
+
+// SetConditions sets the config's conditions (util/conditions Setter).
+func (c *OpenshiftAssistedConfig) SetConditions(conds []metav1.Condition) {
+	c.Status.Conditions = conds
+}
+
 // +kubebuilder:object:root=true
 
 // OpenshiftAssistedConfigList is a list of OpenshiftAssistedConfigs.

@@ -217,6 +217,17 @@ type OpenshiftAssistedControlPlane struct {
 	Status OpenshiftAssistedControlPlaneStatus `json:"status,omitempty"`
 }
 
+// GetConditions returns the control plane's conditions (cluster-api's
+// util/conditions Getter, so its helpers and patch.Helper work on it).
+func (c *OpenshiftAssistedControlPlane) GetConditions() []metav1.Condition {
+	return c.Status.Conditions
+}
+
+// SetConditions sets the control plane's conditions (util/conditions Setter).
+func (c *OpenshiftAssistedControlPlane) SetConditions(conds []metav1.Condition) {
+	c.Status.Conditions = conds
+}
+
 // +kubebuilder:object:root=true
 
 // OpenshiftAssistedControlPlaneList is a list of control planes.
