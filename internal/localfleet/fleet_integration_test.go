@@ -4,6 +4,7 @@ package localfleet
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -17,7 +18,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
 	workclient "open-cluster-management.io/api/client/work/clientset/versioned"
@@ -25,6 +25,8 @@ import (
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	workv1 "open-cluster-management.io/api/work/v1"
+
+	"github.com/hcp-fleet/hcp-fleet/internal/poll"
 )
 
 // fleet is shared by the tests of this package: starting it is the slow part.
@@ -51,15 +53,13 @@ func TestMain(m *testing.M) {
 
 func eventually(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) (bool, error)) {
 	t.Helper()
-	var last error
-	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+	poll.Until(t, timeout, what, func(ctx context.Context) error {
 		ok, err := cond(ctx)
-		last = err
-		return ok, nil
+		if err == nil && !ok {
+			err = errors.New("not yet")
+		}
+		return err
 	})
-	if err != nil {
-		t.Fatalf("%s: not true after %s (last error: %v)", what, timeout, last)
-	}
 }
 
 func TestClustersJoinAndAreAvailable(t *testing.T) {

@@ -10,15 +10,14 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hcpfleet"
+	"github.com/hcp-fleet/hcp-fleet/internal/poll"
 )
 
 // Env is the fleet the tests share.
@@ -84,19 +83,7 @@ func MainWithFleet(m *testing.M, managementClusters int, options func(*localflee
 // log directory.
 func (e *Env) Eventually(t testing.TB, timeout time.Duration, what string, cond func(ctx context.Context) error) {
 	t.Helper()
-	var last error
-	err := wait.PollUntilContextTimeout(context.Background(), 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		err := cond(ctx)
-		// Near the deadline the context ends, or a client's rate limiter
-		// refuses to wait: neither says anything about the condition.
-		if err == nil || (ctx.Err() == nil && !strings.Contains(err.Error(), "client rate limiter Wait")) {
-			last = err
-		}
-		return err == nil, nil
-	})
-	if err != nil {
-		t.Fatalf("%s: not after %s: %v\n  fleet logs: %s (LOCALFLEET_KEEP=1 keeps them)", what, timeout, last, e.Fleet.LogDir)
-	}
+	poll.Until(t, timeout, what, cond, fmt.Sprintf("fleet logs: %s (LOCALFLEET_KEEP=1 keeps them)", e.Fleet.LogDir))
 }
 
 // HostedCluster is a minimal HostedCluster that passes the HyperShift CRD's

@@ -46,6 +46,7 @@ import (
 
 	"github.com/hcp-fleet/hcp-fleet/internal/assistedtest"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/assistedsim"
+	"github.com/hcp-fleet/hcp-fleet/internal/poll"
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon/agent"
 	bootstrapv1 "github.com/hcp-fleet/hcp-fleet/pkg/capi/assistedapi/bootstrap/v1alpha1"
 	controlplanev1 "github.com/hcp-fleet/hcp-fleet/pkg/capi/assistedapi/controlplane/v1alpha1"
@@ -276,15 +277,7 @@ func (e *env) workerMachine(t *testing.T, ns, cluster string, i int) string {
 // eventually polls f until it returns nil, failing with its last error.
 func eventually(t *testing.T, what string, f func() error) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	var err error
-	for time.Now().Before(deadline) {
-		if err = f(); err == nil {
-			return
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	t.Fatalf("%s: not within %s: %v", what, timeout, err)
+	poll.Until(t, timeout, what, func(context.Context) error { return f() })
 }
 
 // consistently checks f stays nil for d.
