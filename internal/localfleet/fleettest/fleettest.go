@@ -70,12 +70,26 @@ func MainWithFleet(m *testing.M, managementClusters int, options func(*localflee
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 	} else {
-		use(&Env{Fleet: fleet, Product: product})
-		code = m.Run()
+		code = run(m, &Env{Fleet: fleet, Product: product}, use)
 		product.Stop()
 	}
 	fleet.Stop()
 	os.Exit(code)
+}
+
+// run hands env to the package's set-up, then runs its tests. A set-up
+// that cannot go on panics: the panic is reported as the package's failure
+// and the product and fleet are still stopped by the caller (an os.Exit
+// there would leave the fleet's processes and directory behind).
+func run(m *testing.M, env *Env, use func(*Env)) (code int) {
+	defer func() {
+		if p := recover(); p != nil {
+			fmt.Fprintf(os.Stderr, "setting up the tests: %v\n", p)
+			code = 1
+		}
+	}()
+	use(env)
+	return m.Run()
 }
 
 // Eventually polls cond until it returns nil or timeout passes; then the

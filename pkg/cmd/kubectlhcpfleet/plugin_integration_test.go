@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -66,8 +65,7 @@ func TestMain(m *testing.M) {
 			panic(err)
 		}
 		if err := setUp(context.Background()); err != nil {
-			fmt.Fprintln(os.Stderr, "setting up the fleet:", err)
-			os.Exit(1)
+			panic(fmt.Sprintf("setting up the fleet: %v", err))
 		}
 	})
 }

@@ -5,7 +5,6 @@ package hub_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -85,8 +84,7 @@ func TestMain(m *testing.M) {
 					break
 				}
 				if time.Now().After(deadline) {
-					fmt.Fprintf(os.Stderr, "add-on on %s not ready: %v %+v\n", m.Name, err, mca.Status.Conditions)
-					os.Exit(1)
+					panic(fmt.Sprintf("add-on on %s not ready: %v %+v", m.Name, err, mca.Status.Conditions))
 				}
 				time.Sleep(500 * time.Millisecond)
 			}
