@@ -208,3 +208,26 @@ type schema struct {
 	Properties map[string]schema `json:"properties"`
 	Items      *schema           `json:"items"`
 }
+
+// conditionType finds the HostedClusterDeployment condition types declared
+// in api/v1alpha1/conditions.go (`ConditionX = "X"`).
+var conditionType = regexp.MustCompile(`(?m)^\s*Condition[A-Za-z]+\s*=\s*"([A-Za-z]+)"`)
+
+// TestStatusWritersCoverEveryCondition: docs/architecture.md names the one
+// writer of every condition.
+func TestStatusWritersCoverEveryCondition(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join(repo, "api", "v1alpha1", "conditions.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	documented := tableKeys(t, "architecture.md")
+	types := conditionType.FindAllStringSubmatch(string(src), -1)
+	if len(types) < 5 {
+		t.Fatalf("found only %d condition types in conditions.go: the pattern no longer matches", len(types))
+	}
+	for _, m := range types {
+		if !documented[m[1]] {
+			t.Errorf("condition %s has no row in docs/architecture.md's status writers table", m[1])
+		}
+	}
+}
