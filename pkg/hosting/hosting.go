@@ -10,6 +10,22 @@ package hosting
 import (
 	"crypto/sha256"
 	"encoding/hex"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// HyperShift's kinds as every hcp-fleet component addresses them (declared
+// once): hcp-fleet reads and writes them as unstructured or metadata, since
+// the HyperShift API module it builds with is older than what runs.
+var (
+	// HyperShiftGroupVersion is hypershift.openshift.io/v1beta1.
+	HyperShiftGroupVersion = schema.GroupVersion{Group: "hypershift.openshift.io", Version: "v1beta1"}
+	// HostedClusterGVK is HyperShift's HostedCluster.
+	HostedClusterGVK = HyperShiftGroupVersion.WithKind("HostedCluster")
+	// HostedClusterGVR is its resource.
+	HostedClusterGVR = HyperShiftGroupVersion.WithResource("hostedclusters")
+	// NodePoolGVK is HyperShift's NodePool.
+	NodePoolGVK = HyperShiftGroupVersion.WithKind("NodePool")
 )
 
 // Labels the hub puts on everything it delivers for a HostedClusterDeployment

@@ -3,7 +3,7 @@ package migration
 import (
 	"strings"
 
-	"k8s.io/apimachinery/pkg/runtime/schema"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 )
 
 // The HostedCluster annotations of the enhancement's state machine (openshift/enhancements#1927,
@@ -30,7 +30,7 @@ const (
 
 // HostedClusterGVK is the HyperShift HostedCluster kind the controller watches
 // (metadata only).
-var HostedClusterGVK = schema.GroupVersionKind{Group: "hypershift.openshift.io", Version: "v1beta1", Kind: "HostedCluster"}
+var HostedClusterGVK = hosting.HostedClusterGVK
 
 // ControlPlaneNamespace is the hosted control-plane namespace HyperShift
 // creates for a HostedCluster: "<namespace>-<name>" with dots in the name

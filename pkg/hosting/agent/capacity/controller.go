@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
@@ -28,6 +27,7 @@ import (
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon/agent"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/agent/operator"
 	"github.com/hcp-fleet/hcp-fleet/pkg/kubeutil"
 )
@@ -52,7 +52,7 @@ func init() {
 	utilruntime.Must(clusterv1alpha1.Install(agent.Scheme))
 }
 
-var hostedClusterGVK = schema.GroupVersionKind{Group: "hypershift.openshift.io", Version: "v1beta1", Kind: "HostedCluster"}
+var hostedClusterGVK = hosting.HostedClusterGVK
 
 // resyncPeriod bounds how stale a report can get if an event is missed (and
 // how soon counting starts once the operator installed the CRD).

@@ -40,7 +40,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
@@ -62,7 +61,7 @@ import (
 // without a HostedCluster change) takes to reach the hub.
 var ResyncPeriod = 30 * time.Second
 
-var hostedClusterGVR = schema.GroupVersionResource{Group: "hypershift.openshift.io", Version: "v1beta1", Resource: "hostedclusters"}
+var hostedClusterGVR = hosting.HostedClusterGVR
 
 // Feature is the kubeconfig export as an agent feature.
 func Feature() agent.Feature {

@@ -60,8 +60,8 @@ func init() {
 }
 
 var (
-	hostedClusterGVK = schema.GroupVersionKind{Group: "hypershift.openshift.io", Version: "v1beta1", Kind: "HostedCluster"}
-	nodePoolGVK      = schema.GroupVersionKind{Group: "hypershift.openshift.io", Version: "v1beta1", Kind: "NodePool"}
+	hostedClusterGVK = hosting.HostedClusterGVK
+	nodePoolGVK      = hosting.NodePoolGVK
 	configMapGVK     = corev1.SchemeGroupVersion.WithKind("ConfigMap")
 	secretGVK        = corev1.SchemeGroupVersion.WithKind("Secret")
 )
