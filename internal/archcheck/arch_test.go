@@ -298,7 +298,16 @@ func docPaths(t *testing.T) (exact []string, trees []string) {
 		t.Fatal(err)
 	}
 	brace := regexp.MustCompile(`^(.*)\{([^}]*)\}(.*)$`)
+	section := ""
 	for _, line := range strings.Split(string(data), "\n") {
+		if h, ok := strings.CutPrefix(line, "## "); ok {
+			section = h
+			continue
+		}
+		if section != "The tree" {
+			// Other sections' tables (status writers, say) list no paths.
+			continue
+		}
 		m := tableRow.FindStringSubmatch(line)
 		if m == nil || m[1] == "path" {
 			continue
