@@ -388,9 +388,20 @@ func (r *hostedClusterReconciler) delete(ctx context.Context, hc *hyperv1.Hosted
 	if err := r.client.Delete(ctx, secret); client.IgnoreNotFound(err) != nil {
 		return reconcile.Result{}, err
 	}
+	// As HyperShift's HostedClusterReconciler.delete does
+	// (hypershift-operator/controllers/hostedcluster/hostedcluster_controller.go),
+	// block until the control-plane namespace is gone: a HostedCluster
+	// deleted and created again under its name must not find its new
+	// content refused by a namespace still terminating.
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ControlPlaneNamespace(hc)}}
 	if err := r.client.Delete(ctx, ns); client.IgnoreNotFound(err) != nil {
 		return reconcile.Result{}, err
+	}
+	if err := r.reader.Get(ctx, types.NamespacedName{Name: ns.Name}, &corev1.Namespace{}); !apierrors.IsNotFound(err) {
+		if err != nil {
+			return reconcile.Result{}, err
+		}
+		return reconcile.Result{RequeueAfter: time.Second}, nil
 	}
 	r.catalogs.remove(hc.UID)
 	if err := r.opts.ControlPlanes.Remove(ctx, hc); err != nil {

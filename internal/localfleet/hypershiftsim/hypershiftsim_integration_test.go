@@ -4,10 +4,12 @@ package hypershiftsim_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -349,10 +351,20 @@ func TestHostedClusterCreateUpgradeDelete(t *testing.T) {
 	if hc, err = getHC(ctx, "lifecycle"); err != nil || hc.GetDeletionTimestamp() == nil {
 		t.Fatalf("right after delete: want the HostedCluster still there, terminating; got %v", err)
 	}
-	eventually(t, "HostedCluster gone", func(ctx context.Context) error {
-		if _, err := getHC(ctx, "lifecycle"); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("still there (%v)", err)
+	// As HyperShift, the stand-in holds the HostedCluster until its
+	// control-plane namespace is gone. No namespace controller runs here, so
+	// the namespace stays terminating until the test finalizes it as
+	// kube-controller-manager would once it is empty.
+	var terminating *corev1.Namespace
+	eventually(t, "control-plane namespace terminating", func(ctx context.Context) error {
+		ns, err := kube.CoreV1().Namespaces().Get(ctx, "clusters-lifecycle", metav1.GetOptions{})
+		if err != nil {
+			return err
 		}
+		if ns.DeletionTimestamp == nil {
+			return errors.New("not deleted yet")
+		}
+		terminating = ns
 		return nil
 	})
 	if _, err := dyn.Resource(npGVR).Namespace("clusters").Get(ctx, "lifecycle-workers", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
@@ -361,10 +373,19 @@ func TestHostedClusterCreateUpgradeDelete(t *testing.T) {
 	if _, err := kube.CoreV1().Secrets("clusters").Get(ctx, kcName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("kubeconfig Secret after deletion: %v, want NotFound", err)
 	}
-	// No namespace controller runs here: deleted means terminating.
-	if ns, err := kube.CoreV1().Namespaces().Get(ctx, "clusters-lifecycle", metav1.GetOptions{}); err == nil && ns.DeletionTimestamp == nil {
-		t.Errorf("control-plane namespace not deleted")
+	if hc, err := getHC(ctx, "lifecycle"); err != nil || !slices.Contains(hc.GetFinalizers(), hypershiftsim.Finalizer) {
+		t.Fatalf("while its control-plane namespace terminates: want the HostedCluster held by %s; got %v", hypershiftsim.Finalizer, err)
 	}
+	terminating.Spec.Finalizers = nil
+	if _, err := kube.CoreV1().Namespaces().Finalize(ctx, terminating, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "HostedCluster gone", func(ctx context.Context) error {
+		if _, err := getHC(ctx, "lifecycle"); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("still there (%v)", err)
+		}
+		return nil
+	})
 }
 
 func waitNodePool(t *testing.T, replicas int64, version string) {
