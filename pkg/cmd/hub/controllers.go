@@ -31,6 +31,29 @@ func init() { utilruntime.Must(hosting.AddHubAPIs(Scheme)) }
 // setupControllers registers the hub's HostedClusterDeployment controllers
 // with the manager; they run on the leader only.
 func setupControllers(mgr ctrl.Manager, opts *Options) error {
+	if err := SetupScheduleAndDeliver(mgr, opts); err != nil {
+		return err
+	}
+	configNamespaces := scheduling.ConfigNamespaces{Hub: opts.Namespace, Allowed: opts.hostingConfigNamespaces()}
+	policy, err := importer.ParseLabelPolicy(opts.ImportedClusterLabels)
+	if err != nil {
+		return err
+	}
+	if err := importer.Setup(mgr, importer.Options{Labels: policy, NamePrefix: opts.ImportedClusterNamePrefix}); err != nil {
+		return err
+	}
+	if err := fleetmetrics.Setup(mgr, configNamespaces); err != nil {
+		return err
+	}
+	if err := extensionhub.Setup(mgr); err != nil {
+		return err
+	}
+	return exportaccess.Setup(mgr)
+}
+
+// SetupScheduleAndDeliver registers the field indexes, the scheduler and the
+// delivery as the hub runs them; the hub-only benchmark runs exactly this.
+func SetupScheduleAndDeliver(mgr ctrl.Manager, opts *Options) error {
 	strategy, err := scheduling.ParseStrategy(opts.SchedulingStrategy)
 	if err != nil {
 		return err
@@ -55,21 +78,12 @@ func setupControllers(mgr ctrl.Manager, opts *Options) error {
 		MaxConcurrentReconciles: opts.DeliveryWorkers, RefreshInterval: opts.ReferenceRefreshInterval}); err != nil {
 		return err
 	}
-	policy, err := importer.ParseLabelPolicy(opts.ImportedClusterLabels)
-	if err != nil {
-		return err
-	}
-	if err := importer.Setup(mgr, importer.Options{Labels: policy, NamePrefix: opts.ImportedClusterNamePrefix}); err != nil {
-		return err
-	}
-	if err := fleetmetrics.Setup(mgr, configNamespaces); err != nil {
-		return err
-	}
-	if err := extensionhub.Setup(mgr); err != nil {
-		return err
-	}
-	return exportaccess.Setup(mgr)
+	return nil
 }
+
+// CacheOptions are the hub manager's cache options (what its controllers
+// read, and no more), for programs that run the hub's controllers.
+func CacheOptions() cache.Options { return cacheOptions() }
 
 // cacheOptions keep the hub's caches to what its controllers read.
 func cacheOptions() cache.Options {

@@ -38,8 +38,6 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	"github.com/hcp-fleet/hcp-fleet/pkg/cmd/hub"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
-	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/delivery"
-	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/scheduling"
 )
 
 // BenchmarkHubOnly is the hub side toward fleet scale: one real hub API
@@ -368,15 +366,16 @@ func seedCluster(ctx context.Context, c client.Client, name string) error {
 	return c.Status().Update(ctx, mca)
 }
 
-// startHubControllers runs the hub's scheduler and delivery as cmd/hub
-// configures them, until ctx ends.
+// startHubControllers runs the hub's scheduler and delivery with cmd/hub's
+// own wiring and defaults (hub.SetupScheduleAndDeliver, its cache options),
+// until ctx ends.
 func startHubControllers(ctx context.Context, b *testing.B, cfg *rest.Config) {
 	// With cmd/hub's client-side rate limits: at fleet scale they can be
 	// what a burst waits for.
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = hub.DefaultKubeAPIQPS, hub.DefaultKubeAPIBurst
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme: hub.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
+		Scheme: hub.Scheme, Cache: hub.CacheOptions(), Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
 		Client: client.Options{Cache: &client.CacheOptions{Unstructured: true}},
 		// One manager per size in one process.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
@@ -384,17 +383,14 @@ func startHubControllers(ctx context.Context, b *testing.B, cfg *rest.Config) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := scheduling.AddIndexes(mgr); err != nil {
-		b.Fatal(err)
+	opts := hub.NewOptions()
+	if n := envInt("BENCH_SCHED_WORKERS", 0); n > 0 {
+		opts.SchedulerWorkers = n
 	}
-	if err := scheduling.Setup(mgr, scheduling.Options{BindingStatus: delivery.BindingStatus(mgr.GetClient()), Workers: envInt("BENCH_SCHED_WORKERS", 0)}); err != nil {
-		b.Fatal(err)
+	if n := envInt("BENCH_DELIVERY_WORKERS", 0); n > 0 {
+		opts.DeliveryWorkers = n
 	}
-	annotations, err := delivery.ParseAnnotationPolicy(delivery.DefaultHostedClusterAnnotations)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := delivery.Setup(mgr, delivery.Options{Annotations: annotations, MaxConcurrentReconciles: envInt("BENCH_DELIVERY_WORKERS", 0)}); err != nil {
+	if err := hub.SetupScheduleAndDeliver(mgr, opts); err != nil {
 		b.Fatal(err)
 	}
 	go func() {
