@@ -61,6 +61,10 @@ const (
 	// not deleted yet (ObjectRef), so objects dropped from the spec, and all
 	// of them on removal, can be deleted.
 	KeyApplied = "applied"
+	// KeyGuestUnreachableSince is when a teardown first found the hosted
+	// cluster's API server not answering (RFC 3339), from which its objects
+	// are abandoned after the engine's GuestTeardownTimeout.
+	KeyGuestUnreachableSince = "guestUnreachableSince"
 )
 
 // Failure reasons (v1alpha1.ExtensionFailure.Reason).
