@@ -159,6 +159,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		statuses = append(statuses, HostedClusterStatus(name, works[name]))
 	}
 	summary := Summarize(ext.Generation, statuses, problems)
+	if ext.Spec.Strategy.Paused {
+		summary.Pause(ext.Generation)
+	}
 	if err := r.applyStatus(ctx, ext, summary, append(statuses, removing...)); err != nil {
 		errs = append(errs, err)
 	}

@@ -98,7 +98,24 @@ const (
 	ReasonInvalidSpec      = "InvalidSpec"
 	ReasonNoHostedClusters = "NoHostedClustersSelected"
 	ReasonRemoving         = "Removing"
+	ReasonPaused           = "Paused"
 )
+
+// Pause reports a paused rollout (spec.strategy.paused) that has not
+// reached every selected hosted cluster: Progressing is False with reason
+// Paused, since nothing new is delivered until it is unpaused.
+func (s *Summary) Pause(revision int64) {
+	if s.Selected == 0 || s.Available == s.Selected {
+		return
+	}
+	for i := range s.Conditions {
+		if s.Conditions[i].Type == ConditionProgressing && s.Conditions[i].Reason != ReasonInvalidSpec {
+			s.Conditions[i].Status, s.Conditions[i].Reason = metav1.ConditionFalse, ReasonPaused
+			s.Conditions[i].Message = fmt.Sprintf("the rollout is paused (spec.strategy.paused): revision %d reached %d of %d selected hosted clusters; the others get nothing new until it is unpaused",
+				revision, s.Updated, s.Selected)
+		}
+	}
+}
 
 // Summarize computes the counts and conditions. problems are what makes the
 // spec undeliverable (nothing new is delivered while there are any).
