@@ -568,51 +568,7 @@ func TestRollingRollout(t *testing.T) {
 	}
 	fmt.Printf("TestRollingRollout took %s (at most %d in progress)\n", time.Since(started).Round(100*time.Millisecond), worst)
 
-	// Paused: a new revision reaches none of the seven hosted clusters;
-	// the status says it is paused. Unpaused, it reaches all of them.
-	paused := spec(false)
-	paused["phases"] = []any{phase("operator", "", obj(cpConfig), obj(configMap("paused-extra", "", "x")))}
-	paused["strategy"].(map[string]any)["paused"] = true
-	applyExtension(t, ns, "roll", paused)
-	env.Eventually(t, time.Minute, "the paused revision reported", func(ctx context.Context) error {
-		e, err := getExtension(ctx, ns, "roll")
-		if err != nil {
-			return err
-		}
-		c := meta.FindStatusCondition(e.Status.Conditions, "Progressing")
-		if e.Status.ObservedGeneration != e.Generation || c == nil || c.ObservedGeneration != e.Generation || c.Reason != "Paused" {
-			return fmt.Errorf("Progressing %+v", c)
-		}
-		if e.Status.Updated != 0 || e.Status.Selected != 7 {
-			return fmt.Errorf("paused, yet updated %d of %d", e.Status.Updated, e.Status.Selected)
-		}
-		return nil
-	})
-	var works workv1.ManifestWorkList
-	if err := hubc.List(ctx, &works, client.MatchingLabels{extension.LabelExtension: "roll", hosting.LabelHCDNamespace: ns}); err != nil {
-		t.Fatal(err)
-	}
-	e, _ = getExtension(ctx, ns, "roll")
-	for _, w := range works.Items {
-		if w.Annotations["hcpfleet.io/extension-revision"] == fmt.Sprint(e.Generation) {
-			t.Fatalf("paused, yet work %s carries revision %d", w.Name, e.Generation)
-		}
-	}
-	paused["strategy"].(map[string]any)["paused"] = false
-	applyExtension(t, ns, "roll", paused)
-	env.Eventually(t, 3*time.Minute, "the unpaused revision available everywhere", func(ctx context.Context) error {
-		e, err := getExtension(ctx, ns, "roll")
-		if err != nil {
-			return err
-		}
-		if e.Status.ObservedGeneration != e.Generation || e.Status.Available != 7 {
-			return fmt.Errorf("available %d of %d (updated %d)", e.Status.Available, e.Status.Selected, e.Status.Updated)
-		}
-		return nil
-	})
-	if ok, err := exists(ctx, mgmt, "v1", "ConfigMap", extension.ControlPlaneNamespace(v1alpha1.DefaultHostingNamespace, "roll-5"), "paused-extra"); !ok {
-		t.Fatalf("the unpaused revision's ConfigMap is not in roll-5's control-plane namespace (%v)", err)
-	}
+	checkPaused(t, ns, spec(false))
 }
 
 // TestDisableAddOnWithActiveExtension disables the add-on on the management
