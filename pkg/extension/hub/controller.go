@@ -261,6 +261,7 @@ func (r *Reconciler) remove(ctx context.Context, ext *v1alpha1.HostedClusterExte
 	summary := Summary{Conditions: []metav1.Condition{
 		{Type: ConditionAvailable, Status: metav1.ConditionFalse, Reason: ReasonRemoving, Message: msg},
 		{Type: ConditionProgressing, Status: metav1.ConditionTrue, Reason: ReasonRemoving, Message: msg},
+		removalDegraded(statuses),
 	}}
 	return r.applyStatus(ctx, ext, summary, statuses)
 }

@@ -128,3 +128,18 @@ func TestPausedSummary(t *testing.T) {
 		}
 	}
 }
+
+// TestRemovalDegraded: an unreachable guest during removal is Degraded
+// with its reason; a clean removal is not.
+func TestRemovalDegraded(t *testing.T) {
+	statuses := []v1alpha1.ExtensionHostedClusterStatus{{Name: "b", State: v1alpha1.ExtensionStateRemoving},
+		{Name: "a", State: v1alpha1.ExtensionStateRemoving, CurrentPhase: "guest", Failure: &v1alpha1.ExtensionFailure{
+			Reason: extension.ReasonHostedClusterUnreachable, Message: "the hosted cluster's API server does not answer"}}}
+	c := removalDegraded(statuses)
+	if c.Status != metav1.ConditionTrue || c.Reason != extension.ReasonHostedClusterUnreachable || !strings.Contains(c.Message, "hosted cluster a: phase guest") {
+		t.Fatalf("Degraded %+v", c)
+	}
+	if c := removalDegraded(statuses[:1]); c.Status != metav1.ConditionFalse {
+		t.Fatalf("clean removal Degraded %+v", c)
+	}
+}

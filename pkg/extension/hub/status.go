@@ -3,6 +3,8 @@ package hub
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
+	"sort"
 	"strconv"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -195,4 +197,20 @@ func joinLimited(problems []string) string {
 		out += p
 	}
 	return truncate(out)
+}
+
+// removalDegraded is Degraded while an extension is removed: True with the
+// first hosted cluster whose teardown reports a problem — above all a hosted
+// cluster whose API server does not answer, whose objects the agent leaves
+// behind once it has not answered for its guest timeout.
+func removalDegraded(statuses []v1alpha1.ExtensionHostedClusterStatus) metav1.Condition {
+	sorted := slices.Clone(statuses)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
+	for _, h := range sorted {
+		if h.Failure != nil && h.Failure.Reason != "" {
+			return metav1.Condition{Type: ConditionDegraded, Status: metav1.ConditionTrue, Reason: h.Failure.Reason,
+				Message: truncate(fmt.Sprintf("hosted cluster %s: phase %s: %s", h.Name, h.CurrentPhase, h.Failure.Message))}
+		}
+	}
+	return metav1.Condition{Type: ConditionDegraded, Status: metav1.ConditionFalse, Reason: ReasonRemoving, Message: "no teardown reports a problem"}
 }
