@@ -39,7 +39,7 @@ type target struct {
 // hosted cluster, into its own namespace or "default" when the kind is
 // namespaced and none is given.
 func (t *target) place(o extension.Object) extension.Object {
-	out := extension.Object{Ref: o.Ref, Object: o.Object.DeepCopy()}
+	out := extension.Object{Ref: o.Ref, Object: o.Object.DeepCopy(), Collision: o.Collision}
 	switch {
 	case t.class == v1alpha1.PhaseClassControlPlane:
 		out.Ref.Namespace = t.namespace

@@ -342,7 +342,7 @@ func checkPaused(t *testing.T, ns string, paused map[string]any) {
 	ctx := context.Background()
 	// Paused: a new revision reaches none of the seven hosted clusters;
 	// the status says it is paused. Unpaused, it reaches all of them.
-	paused["phases"] = []any{phase("operator", "", obj(cpConfig), obj(configMap("paused-extra", "", "x")))}
+	paused["phases"] = []any{phase("operator", "", obj(cpConfig), obj(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"paused-extra","labels":{"app":"audit"}},"data":{"level":"debug"}}`))}
 	paused["strategy"].(map[string]any)["paused"] = true
 	applyExtension(t, ns, "roll", paused)
 	env.Eventually(t, time.Minute, "the paused revision reported", func(ctx context.Context) error {
