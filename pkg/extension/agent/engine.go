@@ -52,10 +52,11 @@ const AnnotationHostedCluster = "hypershift.openshift.io/cluster"
 
 // Options tune the engine.
 type Options struct {
-	// GuestTeardownTimeout is how long a removal keeps trying to reach a
-	// hosted cluster's API server before it leaves the hosted-cluster
-	// objects behind, so that a dead guest never blocks a removal (or the
-	// deletion of its control-plane namespace) for ever.
+	// GuestTeardownTimeout is how long a hosted cluster's API server may
+	// not answer during a removal before the hosted-cluster objects are
+	// left behind, so that a dead guest never blocks a removal (or the
+	// deletion of its control-plane namespace) for ever. A guest that
+	// answers is waited for however long its objects take.
 	GuestTeardownTimeout time.Duration
 	// ProbeInterval is how often an object that fails its probes is looked
 	// at again.
