@@ -82,6 +82,12 @@ func TestExtensionValidation(t *testing.T) {
 		{"maxUnavailable 0%", []string{"spec", "strategy", "rollingUpgrade", "maxUnavailable"}, "0%",
 			"maxUnavailable must be a number of at least 1"},
 		{"bad name", []string{"metadata", "name"}, "a.b", "metadata.name must be a lowercase RFC 1123 label"},
+		{"unknown collision protection", []string{"spec", "phases"},
+			[]any{map[string]any{"name": "p", "class": "hosted-cluster", "objects": []any{map[string]any{"object": cm, "collisionProtection": "None"}}}},
+			`Unsupported value: "None"`},
+		{"adoption next to the control plane", []string{"spec", "phases"},
+			[]any{map[string]any{"name": "p", "objects": []any{map[string]any{"object": cm, "collisionProtection": "IfNoController"}}}},
+			"collisionProtection IfNoController is allowed in hosted-cluster phases only"},
 	}
 	for _, tc := range rejects {
 		t.Run(tc.name, func(t *testing.T) {
@@ -106,6 +112,11 @@ func TestExtensionValidation(t *testing.T) {
 		{"percentage", []string{"spec", "strategy", "rollingUpgrade", "maxUnavailable"}, "25%"},
 		{"namespaces and RBAC in the guest", []string{"spec", "phases"},
 			phase("hosted-cluster", map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "x"}})},
+		{"adoption in the guest", []string{"spec", "phases"},
+			[]any{map[string]any{"name": "p", "class": "hosted-cluster", "objects": []any{map[string]any{"object": cm, "collisionProtection": "IfNoController"}}}}},
+		{"prevent next to the control plane", []string{"spec", "phases"},
+			[]any{map[string]any{"name": "p", "objects": []any{map[string]any{"object": cm, "collisionProtection": "Prevent"}}}}},
+		{"paused", []string{"spec", "strategy", "paused"}, true},
 		{"core probe group", []string{"spec", "availabilityProbes"},
 			[]any{map[string]any{"selector": map[string]any{"kind": map[string]any{"group": "", "kind": "ConfigMap"},
 				"selector": map[string]any{"matchLabels": map[string]any{"a": "b"}}},

@@ -43,6 +43,26 @@ const (
 	ExtensionStrategyRollingUpgrade ExtensionStrategyType = "RollingUpgrade"
 )
 
+// CollisionProtection says whether the extension engine may take over an
+// object that exists and that this extension did not create. The names and
+// meanings are Package Operator's (ObjectSet objects' collisionProtection);
+// PKO's None (take over objects other controllers own) is left out.
+// +kubebuilder:validation:Enum=Prevent;IfNoController
+type CollisionProtection string
+
+const (
+	// CollisionProtectionPrevent (the default): only objects this extension
+	// created are written or deleted; an existing object that is not its own
+	// is refused (ObjectRefused) and left alone.
+	CollisionProtectionPrevent CollisionProtection = "Prevent"
+	// CollisionProtectionIfNoController adopts an existing object that has
+	// no controller owner reference and belongs to no other extension; from
+	// then on it is the extension's (updated, and deleted on removal).
+	// Hosted-cluster phases only: the control-plane namespace holds
+	// HyperShift's objects, which an extension never takes over.
+	CollisionProtectionIfNoController CollisionProtection = "IfNoController"
+)
+
 // HostedClusterExtensionSpec is an ordered set of phases of objects rolled out
 // to every selected hosted cluster: into its control-plane namespace on the
 // management cluster and into the hosted cluster itself.
@@ -77,6 +97,7 @@ type HostedClusterExtensionSpec struct {
 }
 
 // ExtensionPhase is a named group of objects applied together.
+// +kubebuilder:validation:XValidation:rule="has(self.class) && self.class == 'hosted-cluster' || self.objects.all(o, !has(o.collisionProtection) || o.collisionProtection == 'Prevent')",message="spec.phases[].objects[].collisionProtection IfNoController is allowed in hosted-cluster phases only: an extension never adopts objects in the control-plane namespace"
 type ExtensionPhase struct {
 	// name identifies the phase in status.
 	// +required
@@ -109,6 +130,13 @@ type ExtensionObject struct {
 	// +kubebuilder:pruning:PreserveUnknownFields
 	// +kubebuilder:validation:EmbeddedResource
 	Object runtime.RawExtension `json:"object"`
+
+	// collisionProtection is what happens when the object exists and this
+	// extension did not create it: Prevent (the default) refuses it,
+	// IfNoController adopts it when no controller owns it (hosted-cluster
+	// phases only). Unset is Prevent.
+	// +optional
+	CollisionProtection CollisionProtection `json:"collisionProtection,omitempty"`
 }
 
 // ExtensionProbeSet applies probes to the objects its selector selects.
@@ -226,6 +254,13 @@ type ExtensionRolloutStrategy struct {
 	// at a time.
 	// +optional
 	RollingUpgrade *RollingUpgradeStrategy `json:"rollingUpgrade,omitempty"`
+
+	// paused stops the rollout where it is: hosted clusters that have the
+	// current revision keep it (and are still reconciled), no other hosted
+	// cluster gets it, nor a newly selected one any revision, until paused
+	// is unset. Progressing reports Paused.
+	// +optional
+	Paused bool `json:"paused,omitempty"`
 }
 
 // RollingUpgradeStrategy bounds a rolling rollout.

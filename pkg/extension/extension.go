@@ -61,6 +61,10 @@ const (
 	// not deleted yet (ObjectRef), so objects dropped from the spec, and all
 	// of them on removal, can be deleted.
 	KeyApplied = "applied"
+	// KeyGuestUnreachableSince is when a teardown first found the hosted
+	// cluster's API server not answering (RFC 3339), from which its objects
+	// are abandoned after the engine's GuestTeardownTimeout.
+	KeyGuestUnreachableSince = "guestUnreachableSince"
 )
 
 // Failure reasons (v1alpha1.ExtensionFailure.Reason).
@@ -162,6 +166,9 @@ func (r ObjectRef) String() string {
 type Object struct {
 	Ref    ObjectRef
 	Object *unstructured.Unstructured
+	// Collision is the object's collision protection (never empty:
+	// Prevent unless it says otherwise).
+	Collision v1alpha1.CollisionProtection
 }
 
 // Decode reads the object of a phase.
@@ -171,6 +178,10 @@ func Decode(phase v1alpha1.ExtensionPhase, o v1alpha1.ExtensionObject) (Object, 
 		return Object{}, fmt.Errorf("phase %s: an object is not a JSON object: %w", phase.Name, err)
 	}
 	gvk := u.GroupVersionKind()
-	return Object{Object: u, Ref: ObjectRef{Phase: phase.Name, Class: phase.Class, Group: gvk.Group, Version: gvk.Version,
+	collision := o.CollisionProtection
+	if collision == "" {
+		collision = v1alpha1.CollisionProtectionPrevent
+	}
+	return Object{Object: u, Collision: collision, Ref: ObjectRef{Phase: phase.Name, Class: phase.Class, Group: gvk.Group, Version: gvk.Version,
 		Kind: gvk.Kind, Namespace: u.GetNamespace(), Name: u.GetName()}}, nil
 }

@@ -1,6 +1,8 @@
 package extension
 
 import (
+	"sort"
+
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 )
 
@@ -112,5 +114,27 @@ func Without(applied []ObjectRef, refs ...ObjectRef) []ObjectRef {
 			out = append(out, r)
 		}
 	}
+	return out
+}
+
+// InPhaseOrder orders applied objects as the current phases are, so that a
+// removal reverses the current phase order even after a revision reordered
+// the phases: objects by the position of their phase (same name and class)
+// among phases, keeping their order within a phase; objects of phases the
+// revision no longer has come last, so they are torn down first (they are
+// on their way out anyway). Stable, and a no-op on an ordered list.
+func InPhaseOrder(applied []ObjectRef, phases []v1alpha1.ExtensionPhase) []ObjectRef {
+	position := map[string]int{}
+	for i, p := range phases {
+		position[string(p.Class)+"|"+p.Name] = i
+	}
+	rank := func(r ObjectRef) int {
+		if i, ok := position[string(r.Class)+"|"+r.Phase]; ok {
+			return i
+		}
+		return len(phases)
+	}
+	out := append([]ObjectRef(nil), applied...)
+	sort.SliceStable(out, func(i, j int) bool { return rank(out[i]) < rank(out[j]) })
 	return out
 }

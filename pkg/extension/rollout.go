@@ -55,8 +55,20 @@ func MaxUnavailable(r *v1alpha1.RollingUpgradeStrategy, selected int) int {
 // ready targets get it, in name order, while fewer than maxUnavailable are
 // unavailable; none while one failed at revision (the rollout stops, and a
 // fix of the extension is a new revision).
+//
+// A paused rollout (strategy.paused, as PKO's paused ObjectDeployment)
+// keeps revision where it was delivered and delivers nothing anywhere else:
+// neither the current revision to more targets nor any to new ones.
 func Rollout(strategy v1alpha1.ExtensionRolloutStrategy, revision int64, targets []Target) map[string]bool {
 	deliver := map[string]bool{}
+	if strategy.Paused {
+		for _, t := range targets {
+			if t.Delivered == revision {
+				deliver[t.Name] = true
+			}
+		}
+		return deliver
+	}
 	if strategy.Type != v1alpha1.ExtensionStrategyRollingUpgrade {
 		for _, t := range targets {
 			if t.Ready || t.Delivered == revision {

@@ -133,6 +133,15 @@ func objectProblems(class v1alpha1.PhaseClass, obj Object, serviceAccounts map[s
 	if len(u.GetOwnerReferences()) > 0 || len(u.GetFinalizers()) > 0 {
 		out = append(out, "metadata.ownerReferences and metadata.finalizers are set by the extension engine only")
 	}
+	switch obj.Collision {
+	case v1alpha1.CollisionProtectionPrevent:
+	case v1alpha1.CollisionProtectionIfNoController:
+		if class != v1alpha1.PhaseClassHostedCluster {
+			out = append(out, "collisionProtection IfNoController is allowed in hosted-cluster phases only: an extension never adopts objects in the control-plane namespace")
+		}
+	default:
+		out = append(out, fmt.Sprintf("collisionProtection %q is not one of Prevent, IfNoController", obj.Collision))
+	}
 	if class == v1alpha1.PhaseClassHostedCluster {
 		return out
 	}

@@ -30,6 +30,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -51,10 +52,11 @@ const AnnotationHostedCluster = "hypershift.openshift.io/cluster"
 
 // Options tune the engine.
 type Options struct {
-	// GuestTeardownTimeout is how long a removal keeps trying to reach a
-	// hosted cluster's API server before it leaves the hosted-cluster
-	// objects behind, so that a dead guest never blocks a removal (or the
-	// deletion of its control-plane namespace) for ever.
+	// GuestTeardownTimeout is how long a hosted cluster's API server may
+	// not answer during a removal before the hosted-cluster objects are
+	// left behind, so that a dead guest never blocks a removal (or the
+	// deletion of its control-plane namespace) for ever. A guest that
+	// answers is waited for however long its objects take.
 	GuestTeardownTimeout time.Duration
 	// ProbeInterval is how often an object that fails its probes is looked
 	// at again.
@@ -84,6 +86,9 @@ type Engine struct {
 	binder *kubeutil.Binder
 	opts   Options
 	guests guestClients
+	// watches report changes of applied objects (nil: only the periodic
+	// looks, as in unit tests).
+	watches *appliedWatches
 }
 
 // NewEngine is the engine over the management cluster's client.
@@ -140,6 +145,9 @@ type progress struct {
 	object   string
 	objects  []v1alpha1.ExtensionObjectStatus
 	applied  []extension.ObjectRef
+	// unreachableSince is when a teardown first found the hosted cluster's
+	// API server not answering (RFC 3339; empty while it answers).
+	unreachableSince string
 }
 
 // Reconcile applies or removes one release.
@@ -206,6 +214,9 @@ func (e *Engine) Reconcile(ctx context.Context, req reconcile.Request) (reconcil
 		return reconcile.Result{}, e.write(ctx, cm, p)
 	}
 	p.state = v1alpha1.ExtensionStateProgressing
+	// The record follows the current phase order, so that a removal
+	// reverses it even after a revision reordered the phases.
+	p.applied = extension.InPhaseOrder(p.applied, release.Phases)
 	index := 0
 	// The revision's objects as placed (namespaces set), to tell which
 	// applied objects it dropped.
@@ -217,39 +228,52 @@ func (e *Engine) Reconcile(ctx context.Context, req reconcile.Request) (reconcil
 			p.state, p.reason, p.message = v1alpha1.ExtensionStateFailed, extension.ReasonHostedClusterUnreachable, err.Error()
 			return reconcile.Result{RequeueAfter: e.opts.ProbeInterval}, e.write(ctx, cm, p)
 		}
+		// Collision protection before anything is recorded or written: an
+		// object that is not this extension's (and may not be adopted) is
+		// neither applied nor recorded, so no removal ever deletes it.
+		placed := make([]extension.Object, len(phase.Objects))
+		verdicts := make([]claim, len(phase.Objects))
+		var refs []extension.ObjectRef
+		for i, o := range phase.Objects {
+			placed[i] = target.place(o)
+			desired = append(desired, placed[i].Ref)
+			verdicts[i] = e.claim(ctx, target, placed[i], release.UID)
+			if verdicts[i].state == "" {
+				refs = append(refs, placed[i].Ref)
+			}
+		}
 		// Record the intent first: an object applied and then lost from
 		// the record would never be deleted.
-		var refs []extension.ObjectRef
-		for _, o := range phase.Objects {
-			refs = append(refs, target.place(o).Ref)
-		}
-		desired = append(desired, refs...)
-		if merged := extension.Merge(p.applied, refs...); len(merged) != len(p.applied) || !sameRefs(merged, p.applied) {
+		if merged := extension.InPhaseOrder(extension.Merge(p.applied, refs...), release.Phases); !sameRefs(merged, p.applied) {
 			p.applied = merged
 			if err := e.write(ctx, cm, p); err != nil {
 				return reconcile.Result{}, err
 			}
 		}
 		failed := false
-		for _, o := range phase.Objects {
-			placed := target.place(o)
-			state, reason, msg := e.applyOne(ctx, target, placed, release)
-			p.objects[index].State, p.objects[index].Namespace = state, placed.Ref.Namespace
+		for i, o := range placed {
+			state, reason, msg := verdicts[i].state, verdicts[i].reason, verdicts[i].message
+			if state == "" {
+				state, reason, msg = e.applyOne(ctx, target, o, release)
+			}
+			p.objects[index].State, p.objects[index].Namespace = state, o.Ref.Namespace
 			index++
 			if state != v1alpha1.ObjectStateAvailable && !failed {
 				failed = true
-				p.state, p.reason, p.message, p.object = v1alpha1.ExtensionStateFailed, reason, msg, placed.Ref.String()
+				p.state, p.reason, p.message, p.object = v1alpha1.ExtensionStateFailed, reason, msg, o.Ref.String()
 			}
 		}
 		if failed {
-			// The rollout stops at this phase; probes are looked at again.
+			// The rollout stops at this phase; probes are looked at again,
+			// and the watches report a change of what was applied.
+			e.watchApplied(ctx, cm, release.UID, p.applied)
 			return reconcile.Result{RequeueAfter: e.opts.ProbeInterval}, e.write(ctx, cm, p)
 		}
 	}
 	// Every phase is available: delete what the revision dropped, the
 	// later phases' objects first.
 	for _, group := range extension.TeardownPhases(extension.Removed(p.applied, desired)) {
-		gone, err := e.deleteGroup(ctx, cm.Namespace, group, false)
+		gone, _, err := e.deleteGroup(ctx, cm.Namespace, release.UID, group)
 		if err != nil {
 			p.reason, p.message = extension.ReasonApplyFailed, "deleting objects dropped from the extension: "+err.Error()
 			return reconcile.Result{RequeueAfter: e.opts.ProbeInterval}, e.write(ctx, cm, p)
@@ -260,6 +284,10 @@ func (e *Engine) Reconcile(ctx context.Context, req reconcile.Request) (reconcil
 		}
 	}
 	p.state, p.phase, p.reason, p.message, p.object = v1alpha1.ExtensionStateAvailable, "", "", "", ""
+	// Available: from now on a change of an applied object (a probe that
+	// starts failing, a deletion) comes through the watches within
+	// seconds; Resync is only the backstop.
+	e.watchApplied(ctx, cm, release.UID, p.applied)
 	return reconcile.Result{RequeueAfter: e.opts.Resync}, e.write(ctx, cm, p)
 }
 
@@ -286,22 +314,10 @@ func pendingObjects(plan []extension.PlannedPhase) []v1alpha1.ExtensionObjectSta
 	return out
 }
 
-// applyOne applies one object and probes it.
+// applyOne applies one object claim allowed and probes it.
 func (e *Engine) applyOne(ctx context.Context, t *target, o extension.Object, release extension.Release) (v1alpha1.ExtensionObjectState, string, string) {
-	if t.clusterScoped(o.Ref) && t.class == v1alpha1.PhaseClassControlPlane {
-		return v1alpha1.ObjectStateRefused, extension.ReasonObjectRefused, "cluster-scoped objects may not be written on the management cluster"
-	}
 	live := &unstructured.Unstructured{}
 	live.SetGroupVersionKind(o.Ref.GroupVersionKind())
-	switch err := t.client.Get(ctx, types.NamespacedName{Namespace: o.Ref.Namespace, Name: o.Ref.Name}, live); {
-	case err == nil:
-		if live.GetLabels()[extension.LabelExtensionUID] != release.UID {
-			return v1alpha1.ObjectStateRefused, extension.ReasonObjectRefused,
-				"exists and does not belong to this extension; it is not taken over (collision protection)"
-		}
-	case !apierrors.IsNotFound(err):
-		return v1alpha1.ObjectStateFailed, extension.ReasonApplyFailed, "reading it: " + err.Error()
-	}
 	desired := o.Object.DeepCopy()
 	delete(desired.Object, "status")
 	labels := desired.GetLabels()
@@ -324,19 +340,30 @@ func (e *Engine) applyOne(ctx context.Context, t *target, o extension.Object, re
 }
 
 // teardown removes the release's objects in reverse phase order, each phase
-// gone before the next, then lets the ConfigMap go. Hosted-cluster objects
-// are left behind when the hosted cluster is going away (its API server with
-// it) or cannot be reached for GuestTeardownTimeout.
+// gone before the next, then lets the ConfigMap go. Only objects carrying
+// this extension's UID are deleted. Hosted-cluster objects are left behind
+// when the hosted cluster is going away (its API server with it) or its API
+// server has not answered for GuestTeardownTimeout (reported as
+// HostedClusterUnreachable meanwhile); a guest that answers is waited for,
+// however long its objects take to go.
 func (e *Engine) teardown(ctx context.Context, cm *corev1.ConfigMap, hc *hostedCluster, applied []extension.ObjectRef) (reconcile.Result, error) {
 	if !controllerutil.ContainsFinalizer(cm, extension.Finalizer) {
 		return reconcile.Result{}, nil
 	}
 	revision, _ := strconv.ParseInt(cm.Data[extension.KeyObservedRevision], 10, 64)
-	p := progress{revision: revision, state: v1alpha1.ExtensionStateRemoving, applied: applied}
-	abandonGuest := hc.gone || hc.deleting || time.Since(cm.DeletionTimestamp.Time) > e.opts.GuestTeardownTimeout
+	p := progress{revision: revision, state: v1alpha1.ExtensionStateRemoving, applied: applied,
+		unreachableSince: cm.Data[extension.KeyGuestUnreachableSince]}
+	uid := cm.Labels[extension.LabelExtensionUID]
 	for _, group := range extension.TeardownPhases(extension.Teardown(applied)) {
 		p.phase = group[0].Phase
-		if group[0].Class == v1alpha1.PhaseClassHostedCluster && abandonGuest {
+		guest := group[0].Class == v1alpha1.PhaseClassHostedCluster
+		if guest && (hc.gone || hc.deleting) {
+			p.applied = extension.Without(p.applied, group...)
+			continue
+		}
+		if guest && e.unreachableTooLong(p.unreachableSince) {
+			ctrl.LoggerFrom(ctx).Info("the hosted cluster's API server did not answer during the extension's teardown; its objects are left behind",
+				"namespace", cm.Namespace, "release", cm.Name, "phase", p.phase, "since", p.unreachableSince)
 			p.applied = extension.Without(p.applied, group...)
 			continue
 		}
@@ -344,11 +371,24 @@ func (e *Engine) teardown(ctx context.Context, cm *corev1.ConfigMap, hc *hostedC
 			p.applied = extension.Without(p.applied, group...)
 			continue
 		}
-		gone, err := e.deleteGroup(ctx, cm.Namespace, group, true)
+		gone, answered, err := e.deleteGroup(ctx, cm.Namespace, uid, group)
 		p.applied = extension.Without(p.applied, gone...)
+		if guest {
+			switch {
+			case answered:
+				p.unreachableSince = ""
+			case p.unreachableSince == "":
+				p.unreachableSince = time.Now().UTC().Format(time.RFC3339)
+			}
+		}
 		if err != nil || len(gone) < len(group) {
-			if err != nil {
-				p.reason, p.message = extension.ReasonHostedClusterUnreachable, err.Error()
+			p.reason, p.message = "", fmt.Sprintf("waiting for %d objects of phase %s to be deleted", len(group)-len(gone), p.phase)
+			if guest && !answered {
+				p.reason = extension.ReasonHostedClusterUnreachable
+				p.message = fmt.Sprintf("the hosted cluster's API server does not answer (since %s); its objects are left behind after %s: %v",
+					p.unreachableSince, e.opts.GuestTeardownTimeout, err)
+			} else if err != nil {
+				p.reason, p.message = extension.ReasonApplyFailed, "deleting: "+err.Error()
 			}
 			return reconcile.Result{RequeueAfter: e.opts.ProbeInterval}, e.write(ctx, cm, p)
 		}
@@ -358,6 +398,7 @@ func (e *Engine) teardown(ctx context.Context, cm *corev1.ConfigMap, hc *hostedC
 		return reconcile.Result{}, err
 	}
 	e.guests.forget(cm.Namespace)
+	e.stopWatching(cm)
 	if err := kubeutil.RemoveFinalizer(ctx, e.client, cm, extension.Finalizer); client.IgnoreNotFound(err) != nil {
 		return reconcile.Result{}, err
 	}
@@ -378,18 +419,22 @@ func (e *Engine) releaseBindingIfLast(ctx context.Context, ns string) error {
 	return kubeutil.HoldBinding(ctx, e.client, ns, ClusterRole, extension.Finalizer, false)
 }
 
-// deleteGroup deletes the objects of one phase and returns those gone.
-func (e *Engine) deleteGroup(ctx context.Context, ns string, group []extension.ObjectRef, _ bool) ([]extension.ObjectRef, error) {
+// deleteGroup deletes the objects of one phase that carry the extension's
+// UID and returns those gone: deleted, absent, or not the extension's (then
+// dropped from the record, never deleted: collision protection). answered:
+// the target's API server answered at least one request, so a failure is not
+// the guest being unreachable.
+func (e *Engine) deleteGroup(ctx context.Context, ns, uid string, group []extension.ObjectRef) (gone []extension.ObjectRef, answered bool, err error) {
 	t, err := e.targetFor(ctx, ns, group[0].Class)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	var gone []extension.ObjectRef
 	var errs []error
 	for _, ref := range group {
 		u := &unstructured.Unstructured{}
 		u.SetGroupVersionKind(ref.GroupVersionKind())
 		err := t.client.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, u)
+		answered = answered || answers(err)
 		switch {
 		case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
 			gone = append(gone, ref)
@@ -398,19 +443,20 @@ func (e *Engine) deleteGroup(ctx context.Context, ns string, group []extension.O
 			errs = append(errs, err)
 			continue
 		}
-		if u.GetLabels()[extension.LabelExtensionUID] == "" {
-			// Not ours (any more): never delete someone else's object.
+		if uid == "" || u.GetLabels()[extension.LabelExtensionUID] != uid {
+			// Not this extension's (any more, or ever: another extension's
+			// object it was refused): never delete someone else's object.
 			gone = append(gone, ref)
 			continue
 		}
 		if u.GetDeletionTimestamp() == nil {
-			uid := u.GetUID()
-			if err := t.client.Delete(ctx, u, client.Preconditions{UID: &uid}, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+			objUID := u.GetUID()
+			if err := t.client.Delete(ctx, u, client.Preconditions{UID: &objUID}, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
 				errs = append(errs, err)
 			}
 		}
 	}
-	return gone, errors.Join(errs...)
+	return gone, answered, errors.Join(errs...)
 }
 
 // write server-side applies the engine's status keys of the ConfigMap.
@@ -433,6 +479,7 @@ func (e *Engine) write(ctx context.Context, cm *corev1.ConfigMap, p progress) er
 		extension.KeyObservedRevision: strconv.FormatInt(p.revision, 10), extension.KeyState: string(p.state),
 		extension.KeyPhase: p.phase, extension.KeyReason: p.reason, extension.KeyMessage: truncate(p.message),
 		extension.KeyFailedObject: p.object, extension.KeyObjects: string(objects), extension.KeyApplied: string(applied),
+		extension.KeyGuestUnreachableSince: p.unreachableSince,
 	}
 	same := true
 	for k, v := range data {

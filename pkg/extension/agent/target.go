@@ -39,7 +39,7 @@ type target struct {
 // hosted cluster, into its own namespace or "default" when the kind is
 // namespaced and none is given.
 func (t *target) place(o extension.Object) extension.Object {
-	out := extension.Object{Ref: o.Ref, Object: o.Object.DeepCopy()}
+	out := extension.Object{Ref: o.Ref, Object: o.Object.DeepCopy(), Collision: o.Collision}
 	switch {
 	case t.class == v1alpha1.PhaseClassControlPlane:
 		out.Ref.Namespace = t.namespace
@@ -88,6 +88,17 @@ type guestClient struct {
 	sum    [32]byte
 	client client.Client
 	mapper meta.RESTMapper
+	// watchConfig is the client's config without its request timeout,
+	// which would cut every watch short.
+	watchConfig *rest.Config
+}
+
+// current is the client of the hosted cluster of ns the engine last used.
+func (g *guestClients) current(ns string) (guestClient, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	c, ok := g.clients[ns]
+	return c, ok
 }
 
 func (g *guestClients) get(ctx context.Context, e *Engine, ns string) (client.Client, meta.RESTMapper, error) {
@@ -126,7 +137,9 @@ func (g *guestClients) get(ctx context.Context, e *Engine, ns string) (client.Cl
 	if g.clients == nil {
 		g.clients = map[string]guestClient{}
 	}
-	g.clients[ns] = guestClient{sum: sum, client: c, mapper: mapper}
+	watchConfig := rest.CopyConfig(cfg)
+	watchConfig.Timeout = 0
+	g.clients[ns] = guestClient{sum: sum, client: c, mapper: mapper, watchConfig: watchConfig}
 	return c, mapper, nil
 }
 

@@ -56,11 +56,15 @@ type namespaces struct {
 // engine reconciles.
 func Setup(mgr ctrl.Manager, opts Options) error {
 	e := NewEngine(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetRESTMapper(), opts)
+	e.watches = newAppliedWatches(mgr.GetConfig())
 	ns := &namespaces{mgr: mgr, watching: map[string]context.CancelFunc{}}
 	r := &router{engine: e, namespaces: ns}
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		Named("extension-engine").
 		WatchesRawSource(addonagent.WatchMetadataWhenServed(mgr, hostedClusterGVK, controlPlaneNamespace)).
+		// Changes of applied objects, from the watches the engine keeps on
+		// them (objectwatch.go), as requests of their release.
+		WatchesRawSource(source.Channel(e.watches.events, &handler.EnqueueRequestForObject{})).
 		Build(r)
 	if err != nil {
 		return err
@@ -70,6 +74,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		ns.mu.Lock()
 		ns.ctx = ctx
 		ns.mu.Unlock()
+		e.watches.start(ctx)
 		<-ctx.Done()
 		return nil
 	}))

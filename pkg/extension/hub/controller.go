@@ -159,6 +159,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		statuses = append(statuses, HostedClusterStatus(name, works[name]))
 	}
 	summary := Summarize(ext.Generation, statuses, problems)
+	if ext.Spec.Strategy.Paused {
+		summary.Pause(ext.Generation)
+	}
 	if err := r.applyStatus(ctx, ext, summary, append(statuses, removing...)); err != nil {
 		errs = append(errs, err)
 	}
@@ -258,6 +261,7 @@ func (r *Reconciler) remove(ctx context.Context, ext *v1alpha1.HostedClusterExte
 	summary := Summary{Conditions: []metav1.Condition{
 		{Type: ConditionAvailable, Status: metav1.ConditionFalse, Reason: ReasonRemoving, Message: msg},
 		{Type: ConditionProgressing, Status: metav1.ConditionTrue, Reason: ReasonRemoving, Message: msg},
+		removalDegraded(statuses),
 	}}
 	return r.applyStatus(ctx, ext, summary, statuses)
 }

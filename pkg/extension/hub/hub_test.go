@@ -100,3 +100,46 @@ func TestStatus(t *testing.T) {
 		t.Fatalf("invalid %+v", invalid.Conditions)
 	}
 }
+
+// TestPausedSummary: a paused rollout short of every hosted cluster says
+// so in Progressing; a complete one is not reported paused.
+func TestPausedSummary(t *testing.T) {
+	partial := []v1alpha1.ExtensionHostedClusterStatus{
+		{Name: "a", Revision: 2, ObservedRevision: 2, State: v1alpha1.ExtensionStateAvailable},
+		{Name: "b", Revision: 1, ObservedRevision: 1, State: v1alpha1.ExtensionStateAvailable},
+	}
+	s := Summarize(2, partial, nil)
+	s.Pause(2)
+	var progressing metav1.Condition
+	for _, c := range s.Conditions {
+		if c.Type == ConditionProgressing {
+			progressing = c
+		}
+	}
+	if progressing.Status != metav1.ConditionFalse || progressing.Reason != ReasonPaused || !strings.Contains(progressing.Message, "reached 1 of 2") {
+		t.Fatalf("Progressing %+v", progressing)
+	}
+	partial[1].Revision, partial[1].ObservedRevision = 2, 2
+	done := Summarize(2, partial, nil)
+	done.Pause(2)
+	for _, c := range done.Conditions {
+		if c.Reason == ReasonPaused {
+			t.Fatalf("a complete rollout reported paused: %+v", c)
+		}
+	}
+}
+
+// TestRemovalDegraded: an unreachable guest during removal is Degraded
+// with its reason; a clean removal is not.
+func TestRemovalDegraded(t *testing.T) {
+	statuses := []v1alpha1.ExtensionHostedClusterStatus{{Name: "b", State: v1alpha1.ExtensionStateRemoving},
+		{Name: "a", State: v1alpha1.ExtensionStateRemoving, CurrentPhase: "guest", Failure: &v1alpha1.ExtensionFailure{
+			Reason: extension.ReasonHostedClusterUnreachable, Message: "the hosted cluster's API server does not answer"}}}
+	c := removalDegraded(statuses)
+	if c.Status != metav1.ConditionTrue || c.Reason != extension.ReasonHostedClusterUnreachable || !strings.Contains(c.Message, "hosted cluster a: phase guest") {
+		t.Fatalf("Degraded %+v", c)
+	}
+	if c := removalDegraded(statuses[:1]); c.Status != metav1.ConditionFalse {
+		t.Fatalf("clean removal Degraded %+v", c)
+	}
+}

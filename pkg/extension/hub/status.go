@@ -3,6 +3,8 @@ package hub
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
+	"sort"
 	"strconv"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -98,7 +100,24 @@ const (
 	ReasonInvalidSpec      = "InvalidSpec"
 	ReasonNoHostedClusters = "NoHostedClustersSelected"
 	ReasonRemoving         = "Removing"
+	ReasonPaused           = "Paused"
 )
+
+// Pause reports a paused rollout (spec.strategy.paused) that has not
+// reached every selected hosted cluster: Progressing is False with reason
+// Paused, since nothing new is delivered until it is unpaused.
+func (s *Summary) Pause(revision int64) {
+	if s.Selected == 0 || s.Available == s.Selected {
+		return
+	}
+	for i := range s.Conditions {
+		if s.Conditions[i].Type == ConditionProgressing && s.Conditions[i].Reason != ReasonInvalidSpec {
+			s.Conditions[i].Status, s.Conditions[i].Reason = metav1.ConditionFalse, ReasonPaused
+			s.Conditions[i].Message = fmt.Sprintf("the rollout is paused (spec.strategy.paused): revision %d reached %d of %d selected hosted clusters; the others get nothing new until it is unpaused",
+				revision, s.Updated, s.Selected)
+		}
+	}
+}
 
 // Summarize computes the counts and conditions. problems are what makes the
 // spec undeliverable (nothing new is delivered while there are any).
@@ -178,4 +197,20 @@ func joinLimited(problems []string) string {
 		out += p
 	}
 	return truncate(out)
+}
+
+// removalDegraded is Degraded while an extension is removed: True with the
+// first hosted cluster whose teardown reports a problem — above all a hosted
+// cluster whose API server does not answer, whose objects the agent leaves
+// behind once it has not answered for its guest timeout.
+func removalDegraded(statuses []v1alpha1.ExtensionHostedClusterStatus) metav1.Condition {
+	sorted := slices.Clone(statuses)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
+	for _, h := range sorted {
+		if h.Failure != nil && h.Failure.Reason != "" {
+			return metav1.Condition{Type: ConditionDegraded, Status: metav1.ConditionTrue, Reason: h.Failure.Reason,
+				Message: truncate(fmt.Sprintf("hosted cluster %s: phase %s: %s", h.Name, h.CurrentPhase, h.Failure.Message))}
+		}
+	}
+	return metav1.Condition{Type: ConditionDegraded, Status: metav1.ConditionFalse, Reason: ReasonRemoving, Message: "no teardown reports a problem"}
 }

@@ -567,6 +567,8 @@ func TestRollingRollout(t *testing.T) {
 		t.Fatalf("never more than %d in progress: the rollout was not observed", worst)
 	}
 	fmt.Printf("TestRollingRollout took %s (at most %d in progress)\n", time.Since(started).Round(100*time.Millisecond), worst)
+
+	checkPaused(t, ns, spec(false))
 }
 
 // TestDisableAddOnWithActiveExtension disables the add-on on the management

@@ -3,13 +3,15 @@
 package v1alpha1
 
 import (
+	apiv1alpha1 "github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
 )
 
 // ExtensionObjectApplyConfiguration represents a declarative configuration of the ExtensionObject type for use
 // with apply.
 type ExtensionObjectApplyConfiguration struct {
-	Object *runtime.RawExtension `json:"object,omitempty"`
+	Object              *runtime.RawExtension            `json:"object,omitempty"`
+	CollisionProtection *apiv1alpha1.CollisionProtection `json:"collisionProtection,omitempty"`
 }
 
 // ExtensionObjectApplyConfiguration constructs a declarative configuration of the ExtensionObject type for use with
@@ -23,5 +25,13 @@ func ExtensionObject() *ExtensionObjectApplyConfiguration {
 // If called multiple times, the Object field is set to the value of the last call.
 func (b *ExtensionObjectApplyConfiguration) WithObject(value runtime.RawExtension) *ExtensionObjectApplyConfiguration {
 	b.Object = &value
+	return b
+}
+
+// WithCollisionProtection sets the CollisionProtection field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the CollisionProtection field is set to the value of the last call.
+func (b *ExtensionObjectApplyConfiguration) WithCollisionProtection(value apiv1alpha1.CollisionProtection) *ExtensionObjectApplyConfiguration {
+	b.CollisionProtection = &value
 	return b
 }

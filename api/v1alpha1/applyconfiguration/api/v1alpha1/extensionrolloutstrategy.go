@@ -11,6 +11,7 @@ import (
 type ExtensionRolloutStrategyApplyConfiguration struct {
 	Type           *apiv1alpha1.ExtensionStrategyType        `json:"type,omitempty"`
 	RollingUpgrade *RollingUpgradeStrategyApplyConfiguration `json:"rollingUpgrade,omitempty"`
+	Paused         *bool                                     `json:"paused,omitempty"`
 }
 
 // ExtensionRolloutStrategyApplyConfiguration constructs a declarative configuration of the ExtensionRolloutStrategy type for use with
@@ -32,5 +33,13 @@ func (b *ExtensionRolloutStrategyApplyConfiguration) WithType(value apiv1alpha1.
 // If called multiple times, the RollingUpgrade field is set to the value of the last call.
 func (b *ExtensionRolloutStrategyApplyConfiguration) WithRollingUpgrade(value *RollingUpgradeStrategyApplyConfiguration) *ExtensionRolloutStrategyApplyConfiguration {
 	b.RollingUpgrade = value
+	return b
+}
+
+// WithPaused sets the Paused field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Paused field is set to the value of the last call.
+func (b *ExtensionRolloutStrategyApplyConfiguration) WithPaused(value bool) *ExtensionRolloutStrategyApplyConfiguration {
+	b.Paused = &value
 	return b
 }
