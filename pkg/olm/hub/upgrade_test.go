@@ -49,7 +49,9 @@ func TestDecide(t *testing.T) {
 		"unreadable report": {with(func(u *Upgrade) { u.Report, u.ReportProblem = nil, "not JSON" }), true, false, 0, v1alpha1.ReasonUpgradeReportMissing, "no readable report from the agent (not JSON)"},
 		"stale report": {with(func(u *Upgrade) { u.Report = &olm.UpgradeReport{ObservedAt: now.Add(-10 * time.Minute)} }), true, false, 0, v1alpha1.ReasonUpgradeReportMissing,
 			"observed at 2026-01-01T11:50:00Z, 10m0s ago, older than the bound of 5m0s"},
-		"stale report, allowed": {with(func(u *Upgrade) { u.Report, u.Allowed = &olm.UpgradeReport{ObservedAt: now.Add(-10 * time.Minute)}, r4190 }), true, false, 0, v1alpha1.ReasonUpgradeReportMissing, "older than the bound"},
+		"stale report, allowed": {with(func(u *Upgrade) {
+			u.Report, u.Allowed = &olm.UpgradeReport{ObservedAt: now.Add(-10 * time.Minute)}, r4190
+		}), true, false, 0, v1alpha1.ReasonUpgradeReportMissing, "older than the bound"},
 		"the operator was removed": {with(func(u *Upgrade) { u.Limits = []olm.Limit{newer} }), false, false, 0, v1alpha1.ReasonAsExpected, "no installed operator limits"},
 		"OLM blocks, limits do not": {with(func(u *Upgrade) { u.Limits, u.Report = nil, guestSays(olmBlocks) }), true, false, 0, v1alpha1.ReasonOperatorIncompatible,
 			"should not be upgraded (IncompatibleOperatorsInstalled)"},
@@ -58,7 +60,7 @@ func TestDecide(t *testing.T) {
 			"the HostedCluster's ClusterVersionUpgradeable is False (AdminAckRequired: Kubernetes 1.32 removes APIs)"},
 		"guest ClusterVersion not upgradeable": {with(func(u *Upgrade) { u.Limits, u.Report = nil, guestSays(ackNeeded) }), true, false, 0, v1alpha1.ReasonClusterVersionNotUpgradeable,
 			"the guest ClusterVersion's Upgradeable is False (AdminAckRequired"},
-		"no ClusterVersion": {with(func(u *Upgrade) { u.Report = &olm.UpgradeReport{ObservedAt: now, NoClusterVersion: true} }), true, false, 0, v1alpha1.ReasonClusterVersionNotUpgradeable, "serves no ClusterVersion"},
+		"no ClusterVersion":        {with(func(u *Upgrade) { u.Report = &olm.UpgradeReport{ObservedAt: now, NoClusterVersion: true} }), true, false, 0, v1alpha1.ReasonClusterVersionNotUpgradeable, "serves no ClusterVersion"},
 		"allowed for this release": {with(func(u *Upgrade) { u.Allowed = r4190 }), false, false, 1, ReasonUpgradeAllowed, "goes ahead as allowed"},
 		"allowed while OLM blocks": {with(func(u *Upgrade) { u.Allowed, u.HostedCluster = r4190, olmBlocks }), false, true, 1, ReasonUpgradeAllowed, "goes ahead as allowed"},
 		"allowed, another reason": {with(func(u *Upgrade) { u.Allowed, u.HostedCluster = r4190, ackNeeded }), true, false, 0, v1alpha1.ReasonClusterVersionNotUpgradeable,

@@ -353,12 +353,21 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			retry = namesRetry
 		}
 	}
-	upgrade, current := upgradeDecision(hcd, work, policy.UpgradeOverride(hcd.Namespace, hcd.Name))
+	sets, err := r.imageSets(ctx, hcd)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	upgrade, current := upgradeDecision(hcd, work, sets, policy.UpgradeOverride(hcd.Namespace, hcd.Name), time.Now())
 	observed.Upgrade = &upgrade
+	if upgrade.Recheck > 0 && (retry == 0 || upgrade.Recheck < retry) {
+		// The gate's view changes with time alone (a report's bound
+		// passes, a ClusterImageSet is published).
+		retry = upgrade.Recheck
+	}
 	observed.SubscriptionDefaults = olmhub.SubscriptionDefaults(config.olm(), hcd.Spec.OLM)
 	var w *workv1.ManifestWork
 	if problem == nil {
-		w, observed.DroppedAnnotations, problem, err = r.deliver(ctx, hcd, u, cluster, work, config.olm(), policy, upgrade, current)
+		w, observed.DroppedAnnotations, problem, err = r.deliver(ctx, hcd, u, cluster, work, config.olm(), policy, upgrade, current, sets)
 		if errors.Is(err, errCacheBehind) {
 			return ctrl.Result{RequeueAfter: cacheBehindRetry}, nil
 		}
@@ -390,7 +399,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // none); upgrade is the upgrade gate's decision about what existing
 // delivers now (current).
 func (r *Reconciler) deliver(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment, u *unstructured.Unstructured, cluster string, existing *workv1.ManifestWork,
-	olmPolicy *v1alpha1.OLMConfig, policy *tenancy.Policy, upgrade olmhub.Decision, current delivered) (*workv1.ManifestWork, []string, *Problem, error) {
+	olmPolicy *v1alpha1.OLMConfig, policy *tenancy.Policy, upgrade olmhub.Decision, current delivered, sets []unstructured.Unstructured) (*workv1.ManifestWork, []string, *Problem, error) {
 	spec, err := SpecFrom(u)
 	if err != nil {
 		// Reported in status; the next change of the spec retries.
@@ -401,12 +410,13 @@ func (r *Reconciler) deliver(ctx context.Context, hcd *v1alpha1.HostedClusterDep
 	spec.KeepDelivered(existing)
 	release := hcd.Spec.HostedCluster.Spec.Release.Image
 	if upgrade.Hold {
-		spec.hold(hcd, current)
+		spec.hold(hcd, sets, current)
 		release = spec.HeldRelease
 	}
 	own, _ := spec.HostedClusterAnnotations()
+	minor, _ := releaseMinor(hcd, sets, release)
 	spec.FleetAnnotations = olmhub.CatalogAnnotations(olmPolicy, olmhub.HostedCluster{
-		Minor:       releaseMinor(hcd, release),
+		Minor:       minor,
 		Placement:   string(hcd.Spec.HostedCluster.Spec.OLMCatalogPlacement),
 		Annotations: own,
 	})
@@ -910,7 +920,7 @@ func written(hcd *v1alpha1.HostedClusterDeployment, host Host) Observed {
 	for _, np := range hcd.Spec.NodePools {
 		observed.NodePools = append(observed.NodePools, np.Name)
 	}
-	upgrade, _ := upgradeDecision(hcd, nil, "")
+	upgrade, _ := upgradeDecision(hcd, nil, nil, "", time.Now())
 	observed.Upgrade = &upgrade
 	observed.ImportStarted, observed.Imported = importOf(hcd)
 	return observed
