@@ -38,4 +38,3 @@ func openShiftCRDs() []*apiextensionsv1.CustomResourceDefinition {
 	}
 	return []*apiextensionsv1.CustomResourceDefinition{crd("ClusterVersion", "clusterversions"), crd("ClusterOperator", "clusteroperators")}
 }
-
