@@ -428,6 +428,14 @@ func (r *Reconciler) deliver(ctx context.Context, hcd *v1alpha1.HostedClusterDep
 		}
 		spec.FleetAnnotations[olm.AnnotationSubscriptionDefaults] = v
 	}
+	if v := olmhub.CatalogSources(olmPolicy); v != "" {
+		// For the agent, which reports their health too
+		// (pkg/olm/agent/operatorlimits).
+		if spec.FleetAnnotations == nil {
+			spec.FleetAnnotations = map[string]string{}
+		}
+		spec.FleetAnnotations[olm.AnnotationCatalogSources] = v
+	}
 	if upgrade.Force {
 		// HyperShift's own gate: its operator upgrades past
 		// ClusterVersionUpgradeable=False only to exactly this image.

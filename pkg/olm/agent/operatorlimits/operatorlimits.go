@@ -103,7 +103,8 @@ func (r *reporter) report(ctx context.Context, hc *unstructured.Unstructured, gu
 			errs = append(errs, err)
 		}
 	}
-	if catalogs, err := ReadCatalogs(ctx, guest); err != nil {
+	named := olm.DecodeCatalogSources(hc.GetAnnotations()[olm.AnnotationCatalogSources])
+	if catalogs, err := ReadCatalogs(ctx, guest, named); err != nil {
 		errs = append(errs, err)
 	} else {
 		value := catalogs.Encode()
