@@ -503,8 +503,10 @@ var catalogSourceGVR = schema.GroupVersionResource{Group: "operators.coreos.com"
 // writes their CatalogSources into the guest with the connection state of
 // a real gRPC health check; the agent reports them and the HCD says
 // CatalogsReady=True. A catalog server that dies is named in
-// CatalogsReady=False, and recovers. With guest placement the
-// CatalogSources carry index images, and nothing connects to them.
+// CatalogsReady=False, and recovers. CatalogSources the HostingConfig names
+// outside openshift-marketplace count: missing, then serving, then failing.
+// With guest placement the CatalogSources carry index images, which the
+// guest's OLM (played by the stand-in) runs and connects to: READY.
 func TestCatalogHealth(t *testing.T) {
 	ctx := context.Background()
 	ns := "olm-catalogs"
@@ -594,6 +596,39 @@ func TestCatalogHealth(t *testing.T) {
 	setDown(nil)
 	waitCatalogsReady("catalogs", metav1.ConditionTrue, v1alpha1.ReasonAsExpected)
 
+	// The fleet names catalogs outside openshift-marketplace: missing ones
+	// do not serve; created (one by image, run by the guest's OLM, one by
+	// address, a server that already runs), they are observed READY.
+	setCatalogSources := func(patch string) {
+		t.Helper()
+		hc := &v1alpha1.HostingConfig{}
+		hc.SetNamespace("hcp-fleet")
+		hc.SetName("default")
+		if err := hubc.Patch(context.Background(), hc, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setCatalogSources(`{"spec":{"olm":{"catalogSources":[{"namespace":"team-a","name":"private"},{"namespace":"team-b","name":"by-address"}]}}}`)
+	t.Cleanup(func() { setCatalogSources(`{"spec":{"olm":null}}`) })
+	waitCatalogsReady("catalogs", metav1.ConditionFalse, v1alpha1.ReasonCatalogsNotReady,
+		"2 of 6 catalogs (4 in openshift-marketplace, 2 named by the HostingConfig's spec.olm.catalogSources) do not serve: team-a/private (MISSING), team-b/by-address (MISSING)")
+	dialed, _, _ := unstructured.NestedString(list.Items[0].Object, "status", "connectionState", "address")
+	for ns, spec := range map[string]map[string]any{
+		"team-a": {"sourceType": "grpc", "image": "registry.example.com/team-a/index:v1"},
+		"team-b": {"sourceType": "grpc", "address": dialed},
+	} {
+		name := map[string]string{"team-a": "private", "team-b": "by-address"}[ns]
+		create(t, guest, nsGVR, namespace(ns))
+		create(t, guest, catalogSourceGVR, map[string]any{"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
+			"metadata": map[string]any{"namespace": ns, "name": name}, "spec": spec})
+	}
+	waitCatalogsReady("catalogs", metav1.ConditionTrue, v1alpha1.ReasonAsExpected, "all 6 catalogs (4 in openshift-marketplace, 2 named")
+	// The image one's server stops, as if its pod crashed: named.
+	setDown("team-a/private")
+	waitCatalogsReady("catalogs", metav1.ConditionFalse, v1alpha1.ReasonCatalogsNotReady, "team-a/private (TRANSIENT_FAILURE)")
+	setDown(nil)
+	waitCatalogsReady("catalogs", metav1.ConditionTrue, v1alpha1.ReasonAsExpected)
+
 	// The hosted cluster's OperatorHub disables the default sources: HCCO
 	// deletes the CatalogSources, and there is nothing left to serve.
 	patch := `{"spec":{"hostedCluster":{"spec":{"configuration":{"operatorhub":{"disableAllDefaultSources":true}}}}}}`
@@ -604,8 +639,8 @@ func TestCatalogHealth(t *testing.T) {
 	waitCatalogsReady("catalogs", metav1.ConditionTrue, v1alpha1.ReasonNoCatalogs)
 
 	// Guest placement: index images of the release's minor, no address;
-	// nothing plays the guest's OLM, so no connection state.
-	waitCatalogsReady("guest-catalogs", metav1.ConditionUnknown, v1alpha1.ReasonCatalogsNotObserved, "4 of 4")
+	// the guest's OLM runs them (the stand-in plays it) and connects.
+	waitCatalogsReady("guest-catalogs", metav1.ConditionTrue, v1alpha1.ReasonAsExpected, "all 4 catalogs")
 	guest = guestOf(t, v1alpha1.DefaultHostingNamespace, "guest-catalogs")
 	cs, err := guest.Resource(catalogSourceGVR).Namespace(olm.CatalogNamespace).Get(ctx, "redhat-operators", metav1.GetOptions{})
 	if err != nil {
@@ -615,5 +650,15 @@ func TestCatalogHealth(t *testing.T) {
 	address, _, _ := unstructured.NestedString(cs.Object, "spec", "address")
 	if image != "registry.redhat.io/redhat/redhat-operator-index:v4.17" || address != "" {
 		t.Errorf("guest-placement CatalogSource: image %q, address %q", image, address)
+	}
+	// What was observed READY serves the catalog.
+	dialed, _, _ = unstructured.NestedString(cs.Object, "status", "connectionState", "address")
+	rc, err := registryclient.NewClient(dialed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	if pkg, err := rc.GetPackage(ctx, "example-db"); err != nil || pkg.GetDefaultChannelName() != "stable" {
+		t.Errorf("guest-placement catalog at %s: package example-db %v, %v", dialed, pkg, err)
 	}
 }
