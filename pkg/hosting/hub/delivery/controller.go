@@ -44,7 +44,6 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/scheduling"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/tenancy"
 	"github.com/hcp-fleet/hcp-fleet/pkg/kubeutil"
-	"github.com/hcp-fleet/hcp-fleet/pkg/olm"
 	olmhub "github.com/hcp-fleet/hcp-fleet/pkg/olm/hub"
 )
 
@@ -413,37 +412,7 @@ func (r *Reconciler) deliver(ctx context.Context, hcd *v1alpha1.HostedClusterDep
 		spec.hold(hcd, sets, current)
 		release = spec.HeldRelease
 	}
-	own, _ := spec.HostedClusterAnnotations()
-	minor, _ := releaseMinor(hcd, sets, release)
-	spec.FleetAnnotations = olmhub.CatalogAnnotations(olmPolicy, olmhub.HostedCluster{
-		Minor:       minor,
-		Placement:   string(hcd.Spec.HostedCluster.Spec.OLMCatalogPlacement),
-		Annotations: own,
-	})
-	if v := olm.EncodeSubscriptionDefaults(olmhub.SubscriptionDefaults(olmPolicy, hcd.Spec.OLM)); v != "" {
-		// For the agent, which applies them in the hosted cluster
-		// (pkg/olm/agent/subscriptiondefaults).
-		if spec.FleetAnnotations == nil {
-			spec.FleetAnnotations = map[string]string{}
-		}
-		spec.FleetAnnotations[olm.AnnotationSubscriptionDefaults] = v
-	}
-	if v := olmhub.CatalogSources(olmPolicy); v != "" {
-		// For the agent, which reports their health too
-		// (pkg/olm/agent/operatorlimits).
-		if spec.FleetAnnotations == nil {
-			spec.FleetAnnotations = map[string]string{}
-		}
-		spec.FleetAnnotations[olm.AnnotationCatalogSources] = v
-	}
-	if upgrade.Force {
-		// HyperShift's own gate: its operator upgrades past
-		// ClusterVersionUpgradeable=False only to exactly this image.
-		if spec.FleetAnnotations == nil {
-			spec.FleetAnnotations = map[string]string{}
-		}
-		spec.FleetAnnotations[olm.AnnotationForceUpgradeTo] = hcd.Spec.HostedCluster.Spec.Release.Image
-	}
+	spec.setOLMAnnotations(hcd, sets, olmPolicy, release, upgrade)
 	dropped := spec.DroppedAnnotations()
 	refs := spec.References()
 	versions := make(map[string]string, len(refs))
