@@ -2,6 +2,7 @@ package operatorlimits
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -52,8 +53,12 @@ func ReadClusterVersion(ctx context.Context, guest client.Reader, now time.Time)
 		if !ok || m["type"] != "Upgradeable" {
 			continue
 		}
-		str := func(k string) string { s, _ := m[k].(string); return s }
-		r.ClusterVersion = &olm.Upgradeable{Status: str("status"), Reason: str("reason"), Message: str("message")}
+		// The condition's status, reason and message, by their JSON names.
+		b, err := json.Marshal(m)
+		u := &olm.Upgradeable{}
+		if err == nil && json.Unmarshal(b, u) == nil {
+			r.ClusterVersion = u
+		}
 	}
 	return r, nil
 }
