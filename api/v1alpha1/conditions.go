@@ -160,6 +160,22 @@ const (
 	// ReasonOperatorIncompatible: installed guest operators' olm.maxOpenShiftVersion is
 	// lower than the requested release.
 	ReasonOperatorIncompatible = "OperatorIncompatible"
+	// ReasonClusterVersionNotUpgradeable: the hosted cluster says it is not
+	// upgradeable (HostedCluster ClusterVersionUpgradeable or the guest
+	// ClusterVersion's Upgradeable is False) for a reason other than OLM's;
+	// the message names the reason. No upgrade override lifts it.
+	ReasonClusterVersionNotUpgradeable = "ClusterVersionNotUpgradeable"
+	// ReasonUpgradeReportPending: the agent's report of the hosted cluster
+	// (operators, ClusterVersion) has not arrived yet, or is older than the
+	// hub's bound, and the bound has not passed since the hub began waiting.
+	ReasonUpgradeReportPending = "UpgradeReportPending"
+	// ReasonUpgradeReportMissing: the agent's report never arrived, or is
+	// older than the hub's bound; the message says which and since when.
+	ReasonUpgradeReportMissing = "UpgradeReportMissing"
+	// ReasonReleaseVersionUnknown: the OpenShift version of a release image
+	// (pinned by digest) is not known: neither a ClusterImageSet nor the
+	// hosted cluster names it.
+	ReasonReleaseVersionUnknown = "ReleaseVersionUnknown"
 
 	// SubscriptionDefaultsApplied.
 

@@ -398,6 +398,34 @@ type OLMConfig struct {
 	// hosted cluster.
 	// +optional
 	SubscriptionDefaults *SubscriptionDefaults `json:"subscriptionDefaults,omitempty"`
+
+	// catalogSources are CatalogSources outside openshift-marketplace whose health
+	// the agent reports too (HostedClusterDeployment condition CatalogsReady), in every
+	// hosted cluster of this HostingConfig: catalogs users or a team add in their own
+	// namespaces. A named CatalogSource that does not exist in a hosted cluster counts as
+	// not serving (MISSING). Every CatalogSource in openshift-marketplace is reported
+	// anyway.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	CatalogSources []CatalogSourceReference `json:"catalogSources,omitempty"`
+}
+
+// CatalogSourceReference names a CatalogSource in a hosted cluster.
+type CatalogSourceReference struct {
+	// namespace of the CatalogSource in the hosted cluster.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Namespace string `json:"namespace"`
+
+	// name of the CatalogSource.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	Name string `json:"name"`
 }
 
 // SubscriptionDefaults are the spec.config.nodeSelector and spec.config.tolerations

@@ -31,7 +31,37 @@ const (
 	// catalog's registry server; anything else (CONNECTING,
 	// TRANSIENT_FAILURE, IDLE, SHUTDOWN) means the catalog does not serve.
 	StateReady = "READY"
+	// StateMissing is hcp-fleet's, not OLM's: a CatalogSource the fleet's
+	// policy names (AnnotationCatalogSources) that does not exist in the
+	// hosted cluster, so it cannot serve.
+	StateMissing = "MISSING"
+
+	// AnnotationCatalogSources is written by the hub on each HostedCluster
+	// it delivers: the CatalogSources outside CatalogNamespace whose health
+	// the agent reports too ("namespace/name,…", sorted), from
+	// HostingConfig spec.olm.catalogSources.
+	AnnotationCatalogSources = "hcpfleet.io/olm-catalog-sources"
 )
+
+// EncodeCatalogSources is the AnnotationCatalogSources value of refs
+// ("namespace/name", sorted, without duplicates; "" for none).
+func EncodeCatalogSources(refs []string) string {
+	out := slices.Clone(refs)
+	slices.Sort(out)
+	return strings.Join(slices.Compact(out), ",")
+}
+
+// DecodeCatalogSources reads an AnnotationCatalogSources value: the
+// namespace/name pairs, skipping anything else.
+func DecodeCatalogSources(s string) [][2]string {
+	var out [][2]string
+	for _, ref := range strings.Split(s, ",") {
+		if ns, name, ok := strings.Cut(strings.TrimSpace(ref), "/"); ok && ns != "" && name != "" && !strings.Contains(name, "/") {
+			out = append(out, [2]string{ns, name})
+		}
+	}
+	return out
+}
 
 // DefaultCatalogs are the CatalogSources HyperShift's
 // hosted-cluster-config-operator writes into every hosted cluster's
@@ -42,8 +72,10 @@ var DefaultCatalogs = []string{"redhat-operators", "certified-operators", "commu
 
 // CatalogHealth is the agent's report of a hosted cluster's catalogs.
 type CatalogHealth struct {
-	// Total is the number of CatalogSources in CatalogNamespace.
+	// Total is the number of CatalogSources in CatalogNamespace plus the
+	// named ones elsewhere (Named of them, reported by namespace/name).
 	Total int `json:"total"`
+	Named int `json:"named,omitempty"`
 	// NotReady are those whose last observed state is not StateReady, by
 	// name, at most MaxReportedCatalogs; Truncated counts the others.
 	NotReady  []CatalogState `json:"notReady,omitempty"`
@@ -66,13 +98,16 @@ func (c CatalogState) String() string {
 	return fmt.Sprintf("%s (%s)", c.Name, c.State)
 }
 
-// NewCatalogHealth summarizes catalogs (name → last observed state, ""
-// when none): the ones not READY sorted by name, failing states before
+// NewCatalogHealth summarizes catalogs (name, or namespace/name outside
+// CatalogNamespace → last observed state, "" when none): the ones not READY sorted by name, failing states before
 // unobserved ones so that what MaxReportedCatalogs cuts never hides a
 // failure.
 func NewCatalogHealth(catalogs map[string]string) CatalogHealth {
 	h := CatalogHealth{Total: len(catalogs)}
 	for name, state := range catalogs {
+		if strings.Contains(name, "/") {
+			h.Named++
+		}
 		if state != StateReady {
 			h.NotReady = append(h.NotReady, CatalogState{Name: name, State: state})
 		}

@@ -24,6 +24,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.AWSPrivatePlatformApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("CapacityConfig"):
 		return &apiv1alpha1.CapacityConfigApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("CatalogSourceReference"):
+		return &apiv1alpha1.CatalogSourceReferenceApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("CELProbe"):
 		return &apiv1alpha1.CELProbeApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ConditionProbe"):

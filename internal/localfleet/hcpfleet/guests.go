@@ -76,8 +76,9 @@ func (g GuestControlPlanes) Ensure(ctx context.Context, hc *hyperv1.HostedCluste
 var olmInstalled sync.Map
 
 // installOLMCRDs installs OLM's CRDs (operator-framework/api, the ones an
-// OpenShift hosted cluster serves) into a guest once, as HyperShift's
-// control-plane operator does for every hosted cluster.
+// OpenShift hosted cluster serves) and OpenShift's ClusterVersion and
+// ClusterOperator into a guest once, as HyperShift's control-plane operator
+// does for every hosted cluster.
 func installOLMCRDs(ctx context.Context, name string, c *localfleet.Cluster) error {
 	if _, done := olmInstalled.Load(name); done {
 		return nil
@@ -88,7 +89,8 @@ func installOLMCRDs(ctx context.Context, name string, c *localfleet.Cluster) err
 	}
 	var objs []*unstructured.Unstructured
 	for _, crd := range []*apiextensionsv1.CustomResourceDefinition{olmcrds.ClusterServiceVersion(), olmcrds.CatalogSource(),
-		olmcrds.Subscription(), olmcrds.InstallPlan(), olmcrds.OperatorGroup(), olmcrds.OperatorCondition(), olmcrds.Operator(), olmcrds.OLMConfig()} {
+		olmcrds.Subscription(), olmcrds.InstallPlan(), olmcrds.OperatorGroup(), olmcrds.OperatorCondition(), olmcrds.Operator(), olmcrds.OLMConfig(),
+		openShiftCRDs()[0], openShiftCRDs()[1]} {
 		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(crd)
 		if err != nil {
 			return err

@@ -47,7 +47,7 @@ import (
 //     into the guest's openshift-marketplace as HCCO does (spec.address
 //     <name>:50051 with management placement, spec.image with guest
 //     placement);
-//   - the guest's catalog-operator, for management placement only: it
+//   - the guest's catalog-operator: for management placement it
 //     health-checks each server with operator-registry's client
 //     (pkg/client) and records the gRPC connection state in the
 //     CatalogSource's status.connectionState. <name>:50051 does not
@@ -55,10 +55,10 @@ import (
 //     for that catalog of that hosted cluster, and records that address in
 //     status.connectionState.address (what it really dialed).
 //
-// With guest placement OLM in the guest would run the catalog pods; nothing
-// plays it, so those CatalogSources get no connection state. With
-// spec.configuration.operatorhub.disableAllDefaultSources there are no
-// catalog servers and no default CatalogSources.
+// With guest placement OLM in the guest runs the catalog pods, which the
+// stand-in plays too, as it does for users' CatalogSources (guestolm.go).
+// With spec.configuration.operatorhub.disableAllDefaultSources there are
+// no default catalog servers and no default CatalogSources.
 
 // AnnotationCatalogsDown on a HostedCluster (failure injection) names the
 // default catalogs (comma-separated) whose servers the stand-in stops, as
@@ -299,14 +299,16 @@ func (r *hostedClusterReconciler) reconcileCatalogs(ctx context.Context, hc *hyp
 		// and HCCO deletes the CatalogSources the guest's OperatorHub
 		// disables (the stand-in's guests serve no OperatorHub: it reads
 		// the HostedCluster's, which HCCO copies there).
-		r.catalogs.remove(hc.UID)
 		var errs []error
 		for _, dc := range defaultCatalogs {
+			r.catalogs.drop(hc.UID, dc.name)
 			cs := &operatorsv1alpha1.CatalogSource{ObjectMeta: metav1.ObjectMeta{Namespace: olm.CatalogNamespace, Name: dc.name}}
 			if err := guest.Delete(ctx, cs); client.IgnoreNotFound(err) != nil {
 				errs = append(errs, fmt.Errorf("deleting CatalogSource %s: %w", dc.name, err))
 			}
 		}
+		// Users' own catalogs still serve.
+		errs = append(errs, r.guestCatalogOperator(ctx, guest, hc, true, catalogsDown(hc.Annotations)))
 		return errors.Join(errs...)
 	}
 	management := hc.Spec.OLMCatalogPlacement != hyperv1.GuestOLMCatalogPlacement
@@ -339,7 +341,18 @@ func (r *hostedClusterReconciler) reconcileCatalogs(ctx context.Context, hc *hyp
 			errs = append(errs, fmt.Errorf("CatalogSource %s status: %w", dc.name, err))
 		}
 	}
+	errs = append(errs, r.guestCatalogOperator(ctx, guest, hc, management, down))
 	return errors.Join(errs...)
+}
+
+// drop stops and forgets the server of catalog name of hosted cluster uid.
+func (s *catalogServers) drop(uid types.UID, name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if cs := s.servers[uid][name]; cs != nil {
+		cs.close()
+		delete(s.servers[uid], name)
+	}
 }
 
 // hccoCatalogSource sets what HCCO owns of a default CatalogSource

@@ -75,6 +75,9 @@ var releaseVersionPattern = regexp.MustCompile(`^(\d+)\.(\d+)\.\d+(-(?:rc|ec|fc)
 // tag, where the real operator reads the payload's metadata, and checks that
 // its minor version is supported.
 func releaseVersion(image string) (string, error) {
+	if v, ok := releaseDigests.Load(image); ok {
+		return checkSupported(image, v.(string))
+	}
 	tag := ""
 	if i := strings.LastIndexByte(image, ':'); i > strings.LastIndexByte(image, '/') && strings.LastIndexByte(image, '@') < 0 {
 		tag = image[i+1:]
@@ -83,8 +86,16 @@ func releaseVersion(image string) (string, error) {
 	if m == nil {
 		return "", fmt.Errorf("cannot determine the OpenShift version of release image %q: the HyperShift stand-in reads it from the image tag (e.g. quay.io/openshift-release-dev/ocp-release:4.18.5-multi)", image)
 	}
-	minor := m[1] + "." + m[2]
-	if !slices.Contains(SupportedVersions, minor) {
+	return checkSupported(image, m[0])
+}
+
+// checkSupported returns version when its minor is supported.
+func checkSupported(image, version string) (string, error) {
+	m := releaseVersionPattern.FindStringSubmatch(version)
+	if m == nil {
+		return "", fmt.Errorf("release image %q has version %q, which is not an OpenShift version", image, version)
+	}
+	if minor := m[1] + "." + m[2]; !slices.Contains(SupportedVersions, minor) {
 		return "", fmt.Errorf("release image %q is OpenShift %s, which this HyperShift operator does not support (supported: %v)", image, m[0], SupportedVersions)
 	}
 	return m[0], nil

@@ -40,9 +40,10 @@
 //   - hypershiftsim.hcpfleet.io/degraded: Degraded=True (UnavailableReplicas);
 //   - hypershiftsim.hcpfleet.io/rollout-duration: a Go duration ("30s")
 //     replacing Options.RolloutDuration for this HostedCluster.
-//   - hypershiftsim.hcpfleet.io/catalogs-down: default OLM catalogs
-//     ("redhat-marketplace,community-operators") whose catalog servers are
-//     stopped (with guest control planes; see catalogs.go).
+//   - hypershiftsim.hcpfleet.io/catalogs-down: OLM catalogs
+//     ("redhat-marketplace,community-operators", namespace/name outside
+//     openshift-marketplace) whose catalog servers are stopped (with guest
+//     control planes; see catalogs.go, guestolm.go).
 //
 // Options.OperatorFailure makes the operator itself fail: the program exits
 // at once with that message, so the kubelet stand-in reports its Deployment
@@ -54,8 +55,12 @@
 // hcpfleet.GuestControlPlanes starts a real kube-apiserver per HostedCluster
 // instead (`localfleet up` and the e2e suite use it), so the admin
 // kubeconfig reaches a real API server; with those guests the stand-in also
-// plays olm-operator for upgrades (upgradeable.go) and the control-plane
-// operator and HCCO for OLM's default catalogs (catalogs.go).
+// plays, in each guest, olm-operator and the cluster-version operator for
+// upgrades, from upstream's rules and never hcp-fleet's (olmrule.go,
+// cvo.go, upgradeable.go), the control-plane operator and HCCO for OLM's
+// default catalogs (catalogs.go), and the guest's OLM for every other
+// CatalogSource (guestolm.go). Releases pinned by digest have a version
+// once ServeRelease names it.
 //
 // Test and demo infrastructure only; never used by product code.
 package hypershiftsim

@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/blang/semver/v4"
+	configv1 "github.com/openshift/api/config/v1"
 	hyperv1 "github.com/openshift/hypershift/api/hypershift/v1beta1"
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -15,14 +15,15 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/hcp-fleet/hcp-fleet/pkg/olm"
 )
 
 // Guests is implemented by ControlPlanes that run real guest API servers:
-// the stand-in then plays the guest's olm-operator and cluster-version
-// operator for upgrades (ClusterVersionUpgradeable from the guest's CSVs).
+// the stand-in then plays, in each guest, the olm-operator and the
+// cluster-version operator for upgrades (olmrule.go, cvo.go), and the
+// HyperShift operator's copy of the guest ClusterVersion's Upgradeable
+// into the HostedCluster's ClusterVersionUpgradeable.
 type Guests interface {
 	// GuestConfig is the admin config of hc's running guest API server.
 	GuestConfig(hc *hyperv1.HostedCluster) (*rest.Config, bool)
@@ -37,16 +38,19 @@ const ReasonIncompatibleOperatorsInstalled = "IncompatibleOperatorsInstalled"
 var guestScheme = runtime.NewScheme()
 
 func init() {
-	// OLM's types and the built-in ones (the guest's namespaces).
+	// OLM's and OpenShift's config types and the built-in ones (the
+	// guest's namespaces and ConfigMaps).
 	utilruntime.Must(clientgoscheme.AddToScheme(guestScheme))
 	utilruntime.Must(operatorsv1alpha1.AddToScheme(guestScheme))
+	utilruntime.Must(configv1.AddToScheme(guestScheme))
 }
 
-// clusterVersionUpgradeable is the HostedCluster's ClusterVersionUpgradeable
-// condition as the guest's OLM and CVO would make it: False when a CSV
-// (not a copy) does not support the next minor after the version the
-// hosted cluster targets now (OLM's rule, pkg/olm), True otherwise; nil when
-// the stand-in has no guest to read.
+// clusterVersionUpgradeable plays the guest's olm-operator and CVO, then
+// returns the HostedCluster's ClusterVersionUpgradeable as HyperShift
+// copies it from the guest ClusterVersion: its Upgradeable condition, or
+// True (AsExpected) when the CVO sets none. nil when the stand-in has no
+// guest to read, or the guest does not serve what it needs (it is left
+// as it was).
 func (r *hostedClusterReconciler) clusterVersionUpgradeable(ctx context.Context, hc *hyperv1.HostedCluster) *metav1.Condition {
 	guests, ok := r.opts.ControlPlanes.(Guests)
 	if !ok || hc.Status.Version == nil || hc.Status.Version.Desired.Version == "" {
@@ -60,33 +64,39 @@ func (r *hostedClusterReconciler) clusterVersionUpgradeable(ctx context.Context,
 	if err != nil {
 		return nil
 	}
+	current := hc.Status.Version.Desired.Version
 	var csvs operatorsv1alpha1.ClusterServiceVersionList
 	if err := c.List(ctx, &csvs); err != nil {
 		return nil
 	}
-	return upgradeableCondition(olm.Limits(csvs.Items), hc.Status.Version.Desired.Version, hc.Generation)
-}
-
-// upgradeableCondition applies OLM's rule to the current version: an
-// operator blocks when it does not support the next minor.
-func upgradeableCondition(limits []olm.Limit, current string, generation int64) *metav1.Condition {
-	v, err := semver.ParseTolerant(current)
+	skews, err := incompatibleOperators(csvs.Items, current)
 	if err != nil {
 		return nil
 	}
-	next := fmt.Sprintf("%d.%d", v.Major, v.Minor+1)
-	var blocking []string
-	for _, l := range limits {
-		if l.Blocks(next) {
-			blocking = append(blocking, l.String())
-		}
+	status, reason, message := olmUpgradeable(skews, current)
+	log := ctrl.LoggerFrom(ctx)
+	if err := syncOLMClusterOperator(ctx, c, status, reason, message); err != nil {
+		log.Error(err, "guest ClusterOperator "+olmOperatorName)
+		return nil
 	}
+	cv, err := syncClusterVersion(ctx, c, hc.Status.Version.Desired.Image, current)
+	if err != nil {
+		log.Error(err, "guest ClusterVersion")
+		return nil
+	}
+	return hostedClusterUpgradeable(cv, hc.Generation)
+}
+
+// hostedClusterUpgradeable is HyperShift's copy of the guest
+// ClusterVersion's Upgradeable (cv, nil when unset) onto the HostedCluster.
+func hostedClusterUpgradeable(cv *configv1.ClusterOperatorStatusCondition, generation int64) *metav1.Condition {
 	c := &metav1.Condition{Type: string(hyperv1.ClusterVersionUpgradeable), Status: metav1.ConditionTrue,
 		Reason: hyperv1.AsExpectedReason, Message: "The hosted cluster is upgradable", ObservedGeneration: generation}
-	if len(blocking) > 0 {
-		c.Status, c.Reason = metav1.ConditionFalse, ReasonIncompatibleOperatorsInstalled
-		c.Message = "Cluster operator operator-lifecycle-manager should not be upgraded between minor versions: ClusterServiceVersions blocking minor version upgrades: " +
-			strings.Join(blocking, ", ")
+	if cv != nil {
+		c.Status, c.Reason, c.Message = metav1.ConditionStatus(cv.Status), cv.Reason, cv.Message
+		if c.Reason == "" {
+			c.Reason = hyperv1.AsExpectedReason
+		}
 	}
 	return c
 }

@@ -6,19 +6,85 @@ import (
 
 	configv1 "github.com/openshift/api/config/v1"
 	hyperv1 "github.com/openshift/hypershift/api/hypershift/v1beta1"
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/hcp-fleet/hcp-fleet/pkg/olm"
 )
 
-func TestUpgradeableCondition(t *testing.T) {
-	limits := []olm.Limit{{Namespace: "operators", Name: "old-db.v1", MaxOpenShiftVersion: "4.17"}}
-	if c := upgradeableCondition(limits, "4.17.5", 3); c.Status != metav1.ConditionFalse || c.Reason != ReasonIncompatibleOperatorsInstalled ||
-		!strings.Contains(c.Message, "operators/old-db.v1") || c.ObservedGeneration != 3 {
-		t.Errorf("a 4.17 limit on a 4.17 cluster: %+v", c)
+// TestIncompatibleOperators: OLM's rule as the stand-in plays it, from
+// upstream's helpers.go: the next minor after the current version decides,
+// copies count for nothing, unreadable properties block.
+func TestIncompatibleOperators(t *testing.T) {
+	csv := func(name, props string, labels map[string]string) operatorsv1alpha1.ClusterServiceVersion {
+		c := operatorsv1alpha1.ClusterServiceVersion{}
+		c.Namespace, c.Name, c.Labels = "operators", name, labels
+		if props != "" {
+			c.Annotations = map[string]string{olmPropertiesAnnotation: props}
+		}
+		return c
 	}
-	if c := upgradeableCondition(limits, "4.16.9", 3); c.Status != metav1.ConditionTrue {
-		t.Errorf("a 4.17 limit on a 4.16 cluster (next minor 4.17 is supported): %+v", c)
+	max := func(v string) string { return `{"properties":[{"type":"olm.maxOpenShiftVersion","value":` + v + `}]}` }
+	csvs := []operatorsv1alpha1.ClusterServiceVersion{
+		csv("old-db.v1", max(`"4.17"`), nil),
+		csv("copy.v1", max(`"4.17"`), map[string]string{"olm.copiedFrom": "other"}),
+		csv("fine.v1", max(`"4.18"`), nil),
+		csv("none.v1", "", nil),
+		csv("number.v1", max(`4.17`), nil),
+		csv("patch.v1", max(`"4.17.1"`), nil),
+		csv("empty.v1", max(`""`), nil),
+		csv("twice.v1", `{"properties":[{"type":"olm.maxOpenShiftVersion","value":"4.19"},{"type":"olm.maxOpenShiftVersion","value":"4.20"}]}`, nil),
+		csv("garbage.v1", "not json", nil),
+	}
+	skews, err := incompatibleOperators(csvs, "4.17.5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range skews {
+		got = append(got, s.name)
+	}
+	if want := "empty.v1 garbage.v1 number.v1 old-db.v1 patch.v1 twice.v1"; strings.Join(got, " ") != want {
+		t.Errorf("incompatible %v, want %s", got, want)
+	}
+	status, reason, msg := olmUpgradeable(skews, "4.17.5")
+	if status != "False" || reason != ReasonIncompatibleOperatorsInstalled ||
+		!strings.Contains(msg, "to 4.18.0 or higher") || !strings.Contains(msg, "operators/old-db.v1 is incompatible with OpenShift minor versions greater than 4.17") {
+		t.Errorf("Upgradeable %s %s %q", status, reason, msg)
+	}
+	// On 4.16 the next minor, 4.17, is supported by a 4.17 limit.
+	if skews, _ := incompatibleOperators(csvs[:1], "4.16.9"); len(skews) != 0 {
+		t.Errorf("4.17 limit on 4.16: %v", skews)
+	}
+}
+
+// TestCVOUpgradeable: the ClusterVersion's Upgradeable from the
+// ClusterOperators and admin gates, as the CVO aggregates them.
+func TestCVOUpgradeable(t *testing.T) {
+	co := func(name, reason string) configv1.ClusterOperator {
+		c := configv1.ClusterOperator{}
+		c.Name = name
+		c.Status.Conditions = []configv1.ClusterOperatorStatusCondition{{Type: configv1.OperatorUpgradeable, Status: configv1.ConditionFalse, Reason: reason, Message: "why"}}
+		return c
+	}
+	if c := cvoUpgradeable(nil, nil, nil, "4.17.5"); c != nil {
+		t.Errorf("nothing blocks: %+v", c)
+	}
+	if c := cvoUpgradeable([]configv1.ClusterOperator{co("operator-lifecycle-manager", ReasonIncompatibleOperatorsInstalled)}, nil, nil, "4.17.5"); c == nil ||
+		c.Reason != ReasonIncompatibleOperatorsInstalled || c.Message != "Cluster operator operator-lifecycle-manager should not be upgraded between minor versions: why" {
+		t.Errorf("one operator: %+v", c)
+	}
+	if c := cvoUpgradeable([]configv1.ClusterOperator{co("a", "X"), co("b", "Y")}, nil, nil, "4.17.5"); c == nil || c.Reason != "ClusterOperatorsNotUpgradeable" {
+		t.Errorf("two operators: %+v", c)
+	}
+	gates := map[string]string{"ack-4.17-kube-1.31-api-removals-in-4.18": "Kubernetes 1.31 removes APIs", "ack-4.16-old": "old"}
+	if c := cvoUpgradeable(nil, gates, nil, "4.17.5"); c == nil || c.Reason != "AdminAckRequired" || c.Message != "Kubernetes 1.31 removes APIs" {
+		t.Errorf("gate: %+v", c)
+	}
+	if c := cvoUpgradeable(nil, gates, map[string]string{"ack-4.17-kube-1.31-api-removals-in-4.18": "true"}, "4.17.5"); c != nil {
+		t.Errorf("acked gate: %+v", c)
+	}
+	if c := cvoUpgradeable([]configv1.ClusterOperator{co("a", "X")}, gates, nil, "4.17.5"); c == nil || c.Reason != "MultipleReasons" ||
+		!strings.HasPrefix(c.Message, "Cluster should not be upgraded between minor versions for multiple reasons: X,AdminAckRequired") {
+		t.Errorf("two checks: %+v", c)
 	}
 }
 

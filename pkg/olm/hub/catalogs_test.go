@@ -34,6 +34,11 @@ func TestCatalogsCondition(t *testing.T) {
 			[]string{"2 of 3", "redhat-marketplace (TRANSIENT_FAILURE), mine (no connection state yet)"}, []string{"redhat-operators"}},
 		{"unobserved only", olm.NewCatalogHealth(map[string]string{"redhat-operators": ""}).Encode(),
 			metav1.ConditionUnknown, v1alpha1.ReasonCatalogsNotObserved, []string{"redhat-operators (no connection state yet)"}, nil},
+		{"named, missing", olm.NewCatalogHealth(map[string]string{"redhat-operators": "READY", "team-a/private": olm.StateMissing}).Encode(),
+			metav1.ConditionFalse, v1alpha1.ReasonCatalogsNotReady,
+			[]string{"1 of 2 catalogs (1 in openshift-marketplace, 1 named by the HostingConfig's spec.olm.catalogSources) do not serve: team-a/private (MISSING)"}, nil},
+		{"named, ready", olm.NewCatalogHealth(map[string]string{"redhat-operators": "READY", "team-a/private": "READY"}).Encode(),
+			metav1.ConditionTrue, v1alpha1.ReasonAsExpected, []string{"all 2 catalogs (1 in openshift-marketplace, 1 named"}, nil},
 		{"truncated", olm.NewCatalogHealth(many).Encode(), metav1.ConditionFalse, v1alpha1.ReasonCatalogsNotReady,
 			[]string{"24 of 24", "and 4 more"}, []string{"zz-unobserved"}},
 	} {

@@ -44,7 +44,6 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/scheduling"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/tenancy"
 	"github.com/hcp-fleet/hcp-fleet/pkg/kubeutil"
-	"github.com/hcp-fleet/hcp-fleet/pkg/olm"
 	olmhub "github.com/hcp-fleet/hcp-fleet/pkg/olm/hub"
 )
 
@@ -353,12 +352,21 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			retry = namesRetry
 		}
 	}
-	upgrade, current := upgradeDecision(hcd, work, policy.UpgradeOverride(hcd.Namespace, hcd.Name))
+	sets, err := r.imageSets(ctx, hcd)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	upgrade, current := upgradeDecision(hcd, work, sets, policy.UpgradeOverride(hcd.Namespace, hcd.Name), time.Now())
 	observed.Upgrade = &upgrade
+	if upgrade.Recheck > 0 && (retry == 0 || upgrade.Recheck < retry) {
+		// The gate's view changes with time alone (a report's bound
+		// passes, a ClusterImageSet is published).
+		retry = upgrade.Recheck
+	}
 	observed.SubscriptionDefaults = olmhub.SubscriptionDefaults(config.olm(), hcd.Spec.OLM)
 	var w *workv1.ManifestWork
 	if problem == nil {
-		w, observed.DroppedAnnotations, problem, err = r.deliver(ctx, hcd, u, cluster, work, config.olm(), policy, upgrade, current)
+		w, observed.DroppedAnnotations, problem, err = r.deliver(ctx, hcd, u, cluster, work, config.olm(), policy, upgrade, current, sets)
 		if errors.Is(err, errCacheBehind) {
 			return ctrl.Result{RequeueAfter: cacheBehindRetry}, nil
 		}
@@ -390,7 +398,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // none); upgrade is the upgrade gate's decision about what existing
 // delivers now (current).
 func (r *Reconciler) deliver(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment, u *unstructured.Unstructured, cluster string, existing *workv1.ManifestWork,
-	olmPolicy *v1alpha1.OLMConfig, policy *tenancy.Policy, upgrade olmhub.Decision, current delivered) (*workv1.ManifestWork, []string, *Problem, error) {
+	olmPolicy *v1alpha1.OLMConfig, policy *tenancy.Policy, upgrade olmhub.Decision, current delivered, sets []unstructured.Unstructured) (*workv1.ManifestWork, []string, *Problem, error) {
 	spec, err := SpecFrom(u)
 	if err != nil {
 		// Reported in status; the next change of the spec retries.
@@ -401,31 +409,10 @@ func (r *Reconciler) deliver(ctx context.Context, hcd *v1alpha1.HostedClusterDep
 	spec.KeepDelivered(existing)
 	release := hcd.Spec.HostedCluster.Spec.Release.Image
 	if upgrade.Hold {
-		spec.hold(hcd, current)
+		spec.hold(hcd, sets, current)
 		release = spec.HeldRelease
 	}
-	own, _ := spec.HostedClusterAnnotations()
-	spec.FleetAnnotations = olmhub.CatalogAnnotations(olmPolicy, olmhub.HostedCluster{
-		Minor:       releaseMinor(hcd, release),
-		Placement:   string(hcd.Spec.HostedCluster.Spec.OLMCatalogPlacement),
-		Annotations: own,
-	})
-	if v := olm.EncodeSubscriptionDefaults(olmhub.SubscriptionDefaults(olmPolicy, hcd.Spec.OLM)); v != "" {
-		// For the agent, which applies them in the hosted cluster
-		// (pkg/olm/agent/subscriptiondefaults).
-		if spec.FleetAnnotations == nil {
-			spec.FleetAnnotations = map[string]string{}
-		}
-		spec.FleetAnnotations[olm.AnnotationSubscriptionDefaults] = v
-	}
-	if upgrade.Force {
-		// HyperShift's own gate: its operator upgrades past
-		// ClusterVersionUpgradeable=False only to exactly this image.
-		if spec.FleetAnnotations == nil {
-			spec.FleetAnnotations = map[string]string{}
-		}
-		spec.FleetAnnotations[olm.AnnotationForceUpgradeTo] = hcd.Spec.HostedCluster.Spec.Release.Image
-	}
+	spec.setOLMAnnotations(hcd, sets, olmPolicy, release, upgrade)
 	dropped := spec.DroppedAnnotations()
 	refs := spec.References()
 	versions := make(map[string]string, len(refs))
@@ -910,7 +897,7 @@ func written(hcd *v1alpha1.HostedClusterDeployment, host Host) Observed {
 	for _, np := range hcd.Spec.NodePools {
 		observed.NodePools = append(observed.NodePools, np.Name)
 	}
-	upgrade, _ := upgradeDecision(hcd, nil, "")
+	upgrade, _ := upgradeDecision(hcd, nil, nil, "", time.Now())
 	observed.Upgrade = &upgrade
 	observed.ImportStarted, observed.Imported = importOf(hcd)
 	return observed

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	hyperv1 "github.com/openshift/hypershift/api/hypershift/v1beta1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 )
@@ -25,8 +26,20 @@ func TestReleaseMinor(t *testing.T) {
 		hcd := &v1alpha1.HostedClusterDeployment{}
 		hcd.Spec.HostedCluster.Spec.Release = hyperv1.Release{Image: tc.image}
 		hcd.Status.Version = tc.status
-		if got := releaseMinor(hcd, tc.image); got != tc.want {
+		if got, _ := releaseMinor(hcd, nil, tc.image); got != tc.want {
 			t.Errorf("releaseMinor(%s, %+v) = %q, want %q", tc.image, tc.status, got, tc.want)
 		}
+	}
+}
+
+// TestReleaseMinorFromClusterImageSet: a digest an admin's ClusterImageSet
+// names has that version, over what the hosted cluster reports.
+func TestReleaseMinorFromClusterImageSet(t *testing.T) {
+	const byDigest = "quay.io/openshift-release-dev/ocp-release@sha256:0123"
+	set := unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "img4.19.0-multi-appsub"},
+		"spec": map[string]any{"releaseImage": byDigest}}}
+	hcd := &v1alpha1.HostedClusterDeployment{}
+	if got, from := releaseMinor(hcd, []unstructured.Unstructured{set}, byDigest); got != "4.19" || from != "ClusterImageSet img4.19.0-multi-appsub" {
+		t.Errorf("releaseMinor = %q from %q", got, from)
 	}
 }

@@ -40,6 +40,8 @@ const (
 	fbCatalogHealth        = "olm-catalog-health"
 	fbUpgradeable          = "cv-upgradeable"
 	fbUpgradeableReason    = "cv-upgradeable-reason"
+	fbUpgradeableMessage   = "cv-upgradeable-message"
+	fbUpgradeReport        = "olm-upgrade-report"
 	// fbOwnerUID is the object's hosting.LabelHCDUID (ownership.go).
 	fbOwnerUID = "hcd-uid"
 
@@ -86,10 +88,15 @@ var hostedClusterFeedback = concat(
 		{Name: fbSubscriptionDefaults, Path: ".metadata.annotations['hcpfleet\\.io/olm-subscription-defaults-report']"},
 		// The guest's catalog health, as the agent reports it (pkg/olm).
 		{Name: fbCatalogHealth, Path: ".metadata.annotations['hcpfleet\\.io/olm-catalog-health']"},
-		// Whether the guest may upgrade, and why not: an admin's override
-		// forces HyperShift past OLM's block only (pkg/olm/hub.Decide).
+		// Whether the guest may upgrade, and why not: the gate holds on
+		// any reason, an admin's override forces HyperShift past OLM's
+		// block only (pkg/olm/hub.Decide).
 		{Name: fbUpgradeable, Path: `.status.conditions[?(@.type=="ClusterVersionUpgradeable")].status`},
 		{Name: fbUpgradeableReason, Path: `.status.conditions[?(@.type=="ClusterVersionUpgradeable")].reason`},
+		{Name: fbUpgradeableMessage, Path: `.status.conditions[?(@.type=="ClusterVersionUpgradeable")].message`},
+		// The agent's upgrade report: when it read the guest, and the guest
+		// ClusterVersion's Upgradeable (pkg/olm).
+		{Name: fbUpgradeReport, Path: ".metadata.annotations['hcpfleet\\.io/olm-upgrade-report']"},
 		ownerUIDPath,
 	},
 )

@@ -13,10 +13,15 @@ import (
 )
 
 // ReadCatalogs lists the hosted cluster's CatalogSources in
-// olm.CatalogNamespace and summarizes their connection state, as OLM's
-// catalog-operator records it (status.connectionState.lastObservedState);
-// none when OLM's CRDs are not installed.
-func ReadCatalogs(ctx context.Context, guest client.Reader) (olm.CatalogHealth, error) {
+// olm.CatalogNamespace, and reads the ones named (namespace/name) in other
+// namespaces, and summarizes their connection state, as OLM's
+// catalog-operator records it (status.connectionState.lastObservedState):
+// the catalog-operator connects to every CatalogSource, whichever the
+// placement (management: the hosted control plane's opm servers; guest:
+// registry pods in the hosted cluster; a user's: their address or pod). A
+// named one that does not exist is olm.StateMissing. None when OLM's CRDs
+// are not installed.
+func ReadCatalogs(ctx context.Context, guest client.Reader, named [][2]string) (olm.CatalogHealth, error) {
 	var list operatorsv1alpha1.CatalogSourceList
 	if err := guest.List(ctx, &list, client.InNamespace(olm.CatalogNamespace)); err != nil {
 		if meta.IsNoMatchError(err) || apierrors.IsNotFound(err) {
@@ -31,6 +36,23 @@ func ReadCatalogs(ctx context.Context, guest client.Reader) (olm.CatalogHealth, 
 			state = c.LastObservedState
 		}
 		states[cs.Name] = state
+	}
+	for _, ref := range named {
+		if ref[0] == olm.CatalogNamespace {
+			continue // listed above
+		}
+		key := ref[0] + "/" + ref[1]
+		cs := &operatorsv1alpha1.CatalogSource{}
+		switch err := guest.Get(ctx, client.ObjectKey{Namespace: ref[0], Name: ref[1]}, cs); {
+		case apierrors.IsNotFound(err):
+			states[key] = olm.StateMissing
+		case err != nil:
+			return olm.CatalogHealth{}, fmt.Errorf("reading CatalogSource %s: %w", key, err)
+		case cs.Status.GRPCConnectionState != nil:
+			states[key] = cs.Status.GRPCConnectionState.LastObservedState
+		default:
+			states[key] = ""
+		}
 	}
 	return olm.NewCatalogHealth(states), nil
 }

@@ -17,10 +17,16 @@
 // reports an empty list and no catalogs. One the agent cannot reach keeps
 // its last report (and the hub decides on it) until it can again.
 //
+// After the limits it writes olm.AnnotationUpgradeReport: when it read the
+// guest and the guest ClusterVersion's Upgradeable condition, refreshed
+// even when unchanged, so the hub can tell a fresh report from a stale one
+// and holds minor upgrades without one (pkg/olm/hub.Decide).
+//
 // It reaches the guests as pkg/olm/agent/guests does. What it writes: the
-// annotations olm.AnnotationOperatorLimits and olm.AnnotationCatalogHealth,
+// annotations olm.AnnotationOperatorLimits, olm.AnnotationUpgradeReport and
+// olm.AnnotationCatalogHealth,
 // by merge patch. In the hosted cluster it only reads (CSVs,
-// CatalogSources), as its admin.
+// CatalogSources, the ClusterVersion), as its admin.
 package operatorlimits
 
 import (
@@ -77,14 +83,28 @@ type reporter struct {
 // changed. A failure to read one does not hold up the other's report.
 func (r *reporter) report(ctx context.Context, hc *unstructured.Unstructured, guest client.Client) error {
 	var errs []error
+	now := time.Now()
+	limitsWritten := false
 	if limits, err := Read(ctx, guest); err != nil {
 		errs = append(errs, err)
 	} else if value, err := Encode(limits); err != nil {
 		errs = append(errs, err)
 	} else if err := r.guests.Annotate(ctx, hc, olm.AnnotationOperatorLimits, &value, FieldManager); err != nil {
 		errs = append(errs, err)
+	} else {
+		limitsWritten = true
 	}
-	if catalogs, err := ReadCatalogs(ctx, guest); err != nil {
+	// The upgrade report vouches for the limits too (the hub takes its
+	// observedAt as the age of both), so it is written only after them.
+	if limitsWritten {
+		if report, err := ReadClusterVersion(ctx, guest, now); err != nil {
+			errs = append(errs, err)
+		} else if err := r.writeUpgradeReport(ctx, hc, report); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	named := olm.DecodeCatalogSources(hc.GetAnnotations()[olm.AnnotationCatalogSources])
+	if catalogs, err := ReadCatalogs(ctx, guest, named); err != nil {
 		errs = append(errs, err)
 	} else {
 		value := catalogs.Encode()

@@ -5,9 +5,10 @@ package v1alpha1
 // OLMConfigApplyConfiguration represents a declarative configuration of the OLMConfig type for use
 // with apply.
 type OLMConfigApplyConfiguration struct {
-	Catalogs             []OLMCatalogImagesApplyConfiguration    `json:"catalogs,omitempty"`
-	RegistryOverrides    []RegistryOverrideApplyConfiguration    `json:"registryOverrides,omitempty"`
-	SubscriptionDefaults *SubscriptionDefaultsApplyConfiguration `json:"subscriptionDefaults,omitempty"`
+	Catalogs             []OLMCatalogImagesApplyConfiguration       `json:"catalogs,omitempty"`
+	RegistryOverrides    []RegistryOverrideApplyConfiguration       `json:"registryOverrides,omitempty"`
+	SubscriptionDefaults *SubscriptionDefaultsApplyConfiguration    `json:"subscriptionDefaults,omitempty"`
+	CatalogSources       []CatalogSourceReferenceApplyConfiguration `json:"catalogSources,omitempty"`
 }
 
 // OLMConfigApplyConfiguration constructs a declarative configuration of the OLMConfig type for use with
@@ -47,5 +48,18 @@ func (b *OLMConfigApplyConfiguration) WithRegistryOverrides(values ...*RegistryO
 // If called multiple times, the SubscriptionDefaults field is set to the value of the last call.
 func (b *OLMConfigApplyConfiguration) WithSubscriptionDefaults(value *SubscriptionDefaultsApplyConfiguration) *OLMConfigApplyConfiguration {
 	b.SubscriptionDefaults = value
+	return b
+}
+
+// WithCatalogSources adds the given value to the CatalogSources field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the CatalogSources field.
+func (b *OLMConfigApplyConfiguration) WithCatalogSources(values ...*CatalogSourceReferenceApplyConfiguration) *OLMConfigApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithCatalogSources")
+		}
+		b.CatalogSources = append(b.CatalogSources, *values[i])
+	}
 	return b
 }
