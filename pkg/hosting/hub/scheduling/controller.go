@@ -18,6 +18,7 @@ import (
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
+	workv1 "open-cluster-management.io/api/work/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -57,6 +58,8 @@ var (
 	unschedulable = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "hcpfleet_hub_scheduler_unschedulable_total", Help: "Scheduling attempts that found no management cluster, by the Scheduled condition's reason."},
 		[]string{"reason"})
+	recovered = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "hcpfleet_hub_scheduler_recovered_bindings_total", Help: "Bindings recovered from a ManifestWork for HostedClusterDeployments that had lost their status (as after a backup restore)."})
 	conflicts = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "hcpfleet_hub_scheduler_binding_conflicts_total", Help: "Bindings refused because the HostedClusterDeployment changed since the decision (retried on the new copy)."})
 	bindingLatency = prometheus.NewHistogram(prometheus.HistogramOpts{
@@ -81,7 +84,7 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(attempts, bindings, conflicts, unschedulable, bindingLatency, decisionDuration, bindingWriteDuration)
+	metrics.Registry.MustRegister(attempts, bindings, recovered, conflicts, unschedulable, bindingLatency, decisionDuration, bindingWriteDuration)
 }
 
 // Options configure the scheduler.
@@ -235,6 +238,9 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		// their selectors read.
 		Watches(&v1alpha1.TenantPolicy{}, retryUnscheduled, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		WatchesMetadata(tenancy.NamespaceMetadata(), retryUnscheduled, builder.WithPredicates(predicate.LabelChangedPredicate{})).
+		// A ManifestWork appearing or going is what a lost binding waits
+		// for (recover.go).
+		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(hcdOfWork), builder.WithPredicates(recoveryEvents)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers}).
 		Complete(r)
 }
@@ -279,6 +285,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	if r.snapshotSynced != nil && !r.snapshotSynced() {
 		return ctrl.Result{RequeueAfter: snapshotSyncWait}, nil
+	}
+	if r.assumed.holds(req.NamespacedName, hcd.UID) {
+		return ctrl.Result{}, nil // a worker is writing its binding
+	}
+	// A binding lost with the status is recovered, never decided anew.
+	if res, done, err := r.recover(ctx, hcd); done {
+		return res, err
 	}
 	// Refused by its tenant policy: never bound, whatever the fleet offers.
 	verdict, behind, err := r.policyVerdict(ctx, hcd)
