@@ -88,7 +88,7 @@ func Compile(name string, spec v1alpha1.TenantPolicySpec) (*Policy, error) {
 	p := &Policy{Name: name, allowAll: spec.Fields.AllowAll, hostnames: spec.Hostnames,
 		maxReplicas: spec.Quotas.MaxNodePoolReplicas, forced: spec.Forced, overrides: spec.UpgradeOverrides,
 		cordonToleration: spec.AllowCordonToleration,
-		maxBytes: DefaultMaxReferencedObjectBytes}
+		maxBytes:         DefaultMaxReferencedObjectBytes}
 	var problems []string
 	for _, path := range append(slices.Clone(spec.Fields.HostedCluster), spec.Fields.NodePool...) {
 		if msg := validPath(path); msg != "" {
