@@ -158,7 +158,9 @@ func TestCordon(t *testing.T) {
 	if err := fleettest.SetTenantPolicy(ctx, hubc, ns, func(s *v1alpha1.TenantPolicySpec) { s.AllowCordonToleration = true }); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = hubc.Delete(context.Background(), &v1alpha1.TenantPolicy{ObjectMeta: metav1.ObjectMeta{Name: "tenant-" + ns}}) })
+	t.Cleanup(func() {
+		_ = hubc.Delete(context.Background(), &v1alpha1.TenantPolicy{ObjectMeta: metav1.ObjectMeta{Name: "tenant-" + ns}})
+	})
 	if h := scheduledReason(t, ns, "tolerant", metav1.ConditionTrue, v1alpha1.ReasonScheduled, time.Minute); h.Status.HostingCluster != cordoned {
 		t.Errorf("tolerant bound to %q, want %s", h.Status.HostingCluster, cordoned)
 	}

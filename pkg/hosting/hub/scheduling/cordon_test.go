@@ -106,16 +106,19 @@ func TestRecoverBinding(t *testing.T) {
 		{"its work being deleted", hcd, []client.Object{deleting}, "", v1alpha1.ReasonBindingUnknown},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := fake.NewClientBuilder().WithScheme(s).WithObjects(tc.works...).Build()
-			cluster, reason, message, err := RecoverBinding(ctx, c, tc.hcd)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if cluster != tc.cluster || reason != tc.want {
-				t.Errorf("got %q %q (%s), want %q %q", cluster, reason, message, tc.cluster, tc.want)
-			}
-			if reason != "" && message == "" {
-				t.Error("a reason without a message")
+			c := fake.NewClientBuilder().WithScheme(s).WithObjects(tc.works...).WithIndex(&workv1.ManifestWork{}, IndexWorkHCD, workHCD).Build()
+			// As explain reads (labels) and as the scheduler does (index).
+			for _, indexed := range []bool{false, true} {
+				rc, err := recoverBinding(ctx, c, tc.hcd, indexed)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if rc.cluster != tc.cluster || rc.reason != tc.want {
+					t.Errorf("indexed %v: got %q %q (%s), want %q %q", indexed, rc.cluster, rc.reason, rc.message, tc.cluster, tc.want)
+				}
+				if rc.reason != "" && rc.message == "" {
+					t.Error("a reason without a message")
+				}
 			}
 		})
 	}

@@ -58,13 +58,35 @@ func (rc recovery) found() bool { return rc.cluster != "" || rc.reason != "" }
 // holds those labelled hosting.LabelHCDName). `kubectl hcpfleet explain`
 // shows the same.
 func RecoverBinding(ctx context.Context, c client.Reader, hcd *v1alpha1.HostedClusterDeployment) (cluster, reason, message string, err error) {
-	rc, err := recoverBinding(ctx, c, hcd)
+	rc, err := recoverBinding(ctx, c, hcd, false)
 	return rc.cluster, rc.reason, rc.message, err
 }
 
-func recoverBinding(ctx context.Context, c client.Reader, hcd *v1alpha1.HostedClusterDeployment) (recovery, error) {
+// IndexWorkHCD indexes the hub's ManifestWorks by the HostedClusterDeployment
+// they name in their labels ("<namespace>/<name>"): the scheduler looks
+// every unbound HostedClusterDeployment's up before deciding, and a label
+// selector on the cache would go through every ManifestWork each time.
+const IndexWorkHCD = "hcpfleet.io/work-hcd"
+
+func workHCD(o client.Object) []string {
+	l := o.GetLabels()
+	if l[hosting.LabelHCDNamespace] == "" || l[hosting.LabelHCDName] == "" {
+		return nil
+	}
+	return []string{l[hosting.LabelHCDNamespace] + "/" + l[hosting.LabelHCDName]}
+}
+
+// recoverBinding: see RecoverBinding; indexed: c is the hub's cache, with
+// IndexWorkHCD.
+func recoverBinding(ctx context.Context, c client.Reader, hcd *v1alpha1.HostedClusterDeployment, indexed bool) (recovery, error) {
 	var works workv1.ManifestWorkList
-	if err := c.List(ctx, &works, client.MatchingLabels{hosting.LabelHCDNamespace: hcd.Namespace, hosting.LabelHCDName: hcd.Name}); err != nil {
+	var opts []client.ListOption
+	if indexed {
+		opts = append(opts, client.MatchingFields{IndexWorkHCD: hcd.Namespace + "/" + hcd.Name})
+	} else {
+		opts = append(opts, client.MatchingLabels{hosting.LabelHCDNamespace: hcd.Namespace, hosting.LabelHCDName: hcd.Name})
+	}
+	if err := c.List(ctx, &works, opts...); err != nil {
 		return recovery{}, err
 	}
 	name := hosting.WorkName(hcd.Namespace, hcd.Name)
@@ -102,7 +124,7 @@ func recoverBinding(ctx context.Context, c client.Reader, hcd *v1alpha1.HostedCl
 // recover binds hcd where its ManifestWork is, or says why nothing is
 // decided; done is false when hcd is to be decided as new.
 func (r *Reconciler) recover(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment) (res ctrl.Result, done bool, err error) {
-	rc, err := recoverBinding(ctx, r.client, hcd)
+	rc, err := recoverBinding(ctx, r.client, hcd, true)
 	if err != nil || !rc.found() {
 		return ctrl.Result{}, false, err
 	}
