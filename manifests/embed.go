@@ -16,7 +16,8 @@ var Agent embed.FS
 // Hub holds what a hub admin installs besides the CRDs: the hcp-fleet
 // namespace, the ClusterManagementAddOn, the default HostingConfig, the
 // Placement that selects management clusters, the hcp-fleet:tenant
-// ClusterRole the admin binds in tenants' namespaces, the agent's hub
+// ClusterRole the admin binds in tenants' namespaces, the hcp-fleet:cordon
+// ClusterRole for `kubectl hcpfleet cordon`, the agent's hub
 // ClusterRole, and the hub's ServiceAccount with its RBAC.
 //
 //go:embed hub/*.yaml

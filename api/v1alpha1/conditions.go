@@ -91,6 +91,22 @@ const (
 	// Delivered: a bound one is not written any more, what was delivered is left as
 	// it is.
 	ReasonControlPlaneNamespaceConflict = "ControlPlaneNamespaceConflict"
+	// ReasonHostingClusterCordoned: every candidate (or the pinned cluster)
+	// is cordoned (ManagedCluster taint hcpfleet.io/unschedulable) and the
+	// HostedClusterDeployment does not tolerate it.
+	ReasonHostingClusterCordoned = "HostingClusterCordoned"
+	// ReasonBindingRecovered: status.hostingCluster was empty (the status was
+	// lost, as in a backup restore) and the hub bound the
+	// HostedClusterDeployment where its ManifestWork is, not anew.
+	ReasonBindingRecovered = "BindingRecovered"
+	// ReasonBindingUnknown: the HostedClusterDeployment was bound before (the
+	// hub's hcpfleet.io/bound-to annotation) but its status was lost and no
+	// management cluster's namespace holds its ManifestWork yet: nothing is
+	// decided while its control plane may run somewhere.
+	ReasonBindingUnknown = "BindingUnknown"
+	// ReasonBindingAmbiguous: ManifestWorks for the HostedClusterDeployment
+	// are in more than one management cluster's namespace.
+	ReasonBindingAmbiguous = "BindingAmbiguous"
 
 	// Delivered.
 
@@ -104,6 +120,12 @@ const (
 	// someone else created); hcp-fleet never merges into it. Taking it over is an
 	// explicit admin action on the hosting cluster.
 	ReasonOwnedByAnother = "OwnedByAnother"
+	// ReasonUIDMismatch: the ManifestWork the binding was recovered from
+	// delivers an earlier object of the same namespace and name (another UID:
+	// a backup restore gives every object a new one). The delivery leaves it
+	// unchanged, so nothing on the hosting cluster is renamed or deleted, and
+	// writes nothing until an admin re-adopts the hosted cluster.
+	ReasonUIDMismatch = "UIDMismatch"
 	// ReasonWaitingForApply: the ManifestWork exists but the hosting cluster has not
 	// reported it applied yet.
 	ReasonWaitingForApply = "WaitingForApply"

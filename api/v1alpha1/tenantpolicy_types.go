@@ -83,6 +83,16 @@ type TenantPolicySpec struct {
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=256
 	UpgradeOverrides []UpgradeOverride `json:"upgradeOverrides,omitempty"`
+
+	// allowCordonToleration lets the namespaces' HostedClusterDeployments be
+	// bound to a cordoned management cluster (ManagedCluster taint
+	// hcpfleet.io/unschedulable): each one that wants it says so with a
+	// toleration of that taint in its Placement. Without it (the default) a
+	// cordon holds for every HostedClusterDeployment, whatever its Placement
+	// tolerates: tenants write Placements, so they cannot bypass a cordon on
+	// their own.
+	// +optional
+	AllowCordonToleration bool `json:"allowCordonToleration,omitempty"`
 }
 
 // TenantFields are fields tenants may set beyond the built-in tenant-settable

@@ -213,6 +213,7 @@ func TestInstallStrategy(t *testing.T) {
 	wantNames := []string{
 		"annotations.yaml",
 		"bundle.Dockerfile",
+		"hcp-fleet-cordon_rbac.authorization.k8s.io_v1_clusterrole.yaml",
 		"hcp-fleet-hub-metrics_v1_service.yaml",
 		"hcp-fleet-tenant_rbac.authorization.k8s.io_v1_clusterrole.yaml",
 		"hcp-fleet.clusterserviceversion.yaml",

@@ -122,6 +122,13 @@ func checkLeastPrivilege(t *testing.T, c *clients) {
 	if _, err := c.hubKube.RbacV1().RoleBindings("tenant-a").Create(ctx, binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
+	// A fleet operator who may cordon: hcp-fleet:cordon bound cluster-wide.
+	cordoners := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "hcp-fleet-cordon"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "hcp-fleet:cordon"},
+		Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: "fleet-operators"}}}
+	if _, err := c.hubKube.RbacV1().ClusterRoleBindings().Create(ctx, cordoners, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
 	t.Run("ManifestWorks are read only by their cluster's agents", func(t *testing.T) { checkManifestWorkReaders(t, c, cluster, other) })
 	t.Run("the hub runs as its ServiceAccount", func(t *testing.T) {
 		review, err := kubernetes.NewForConfigOrDie(product.HubIdentity()).AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
@@ -156,6 +163,12 @@ func checkLeastPrivilege(t *testing.T, c *clients) {
 		cfg:        fleet.Hub.Config(),
 		resources:  hubProbes,
 		namespaces: []string{"tenant-a", "tenant-b", cluster, addon.DefaultHubNamespace, "kube-system"},
+	}, {
+		heading:    "### A cordoning operator",
+		id:         rbacmatrix.Identity{User: "olga", Groups: []string{"fleet-operators", "system:authenticated"}},
+		cfg:        fleet.Hub.Config(),
+		resources:  hubProbes,
+		namespaces: []string{"tenant-a", cluster, addon.DefaultHubNamespace, "kube-system"},
 	}, {
 		heading:    "### The agent on the hub",
 		id:         rbacmatrix.Identity{User: agent.DefaultUser(cluster, addon.Name, addon.AgentName), Groups: agent.DefaultGroups(cluster, addon.Name)},

@@ -97,6 +97,11 @@ type Host struct {
 	Name string `json:"name"`
 	// Available is the ManagedCluster's Available condition status.
 	Available string `json:"available"`
+	// Cordoned: the fleet admin cordoned it (`kubectl hcpfleet cordon`;
+	// the ManagedCluster taint hosting.TaintUnschedulable): nothing new is
+	// scheduled there. Shown as "True,Cordoned" in the AVAILABLE column,
+	// as kubectl shows a cordoned Node "Ready,SchedulingDisabled".
+	Cordoned bool `json:"cordoned,omitempty"`
 	// AddOn is the hcp-fleet add-on's state: "-" (not enabled), "Available",
 	// "Unavailable", "Deleting".
 	AddOn string `json:"addOn"`
@@ -233,6 +238,7 @@ func collectHost(ctx context.Context, c client.Reader, mc *clusterv1.ManagedClus
 	if cond := meta.FindStatusCondition(mc.Status.Conditions, clusterv1.ManagedClusterConditionAvailable); cond != nil {
 		h.Available = string(cond.Status)
 	}
+	h.Cordoned = scheduling.Cordoned(mc)
 	for _, claim := range mc.Status.ClusterClaims {
 		switch claim.Name {
 		case hosting.ClaimHostedClusters:
@@ -391,11 +397,15 @@ func renderHosts(b *strings.Builder, hosts []Host) error {
 	tw := tabwriter.NewWriter(b, 0, 4, 2, ' ', 0)
 	_, _ = fmt.Fprintln(tw, "  NAME\tAVAILABLE\tADD-ON\tHYPERSHIFT OPERATOR\tCAPI\tHOSTED\tFREE SCORE\tPLATFORMS\tVERSIONS")
 	for _, h := range hosts {
+		available := h.Available
+		if h.Cordoned {
+			available += ",Cordoned"
+		}
 		hosted := h.Hosted
 		if h.Capacity > 0 {
 			hosted = fmt.Sprintf("%s/%d", h.Hosted, h.Capacity)
 		}
-		_, _ = fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", h.Name, h.Available, h.AddOn, h.Operator, dash(h.CAPI), hosted, h.FreeScore,
+		_, _ = fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", h.Name, available, h.AddOn, h.Operator, dash(h.CAPI), hosted, h.FreeScore,
 			dash(h.Platforms), dash(h.Versions))
 	}
 	if err := tw.Flush(); err != nil {

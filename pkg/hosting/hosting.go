@@ -104,6 +104,22 @@ const (
 	ClaimCapacityBasis = "capacity-basis.hostingcluster.hcpfleet.io"
 )
 
+// TaintUnschedulable is the ManagedCluster taint that cordons a management
+// cluster (`kubectl hcpfleet cordon`): OCM's own mechanism, so that with
+// effect NoSelect tenants' Placements stop selecting the cluster too, and
+// the hub's scheduler binds no new HostedClusterDeployment there (pinned
+// ones included) unless it tolerates the cordon (docs/operations.md).
+// What already runs there keeps running: nothing is rescheduled.
+const TaintUnschedulable = "hcpfleet.io/unschedulable"
+
+// LabelBackup is ACM's cluster-backup label: the backup operator takes every
+// object of any kind carrying it into its generic-resources backup
+// (open-cluster-management's cluster-backup-operator). hcp-fleet objects are
+// in no API group ACM backs up by default, so the hub labels the
+// HostedClusterDeployments and ManifestWorks it owns with it, and the
+// manifests label the HostingConfigs and the objects they ship.
+const LabelBackup = "cluster.open-cluster-management.io/backup"
+
 // KubeconfigKey is the data key of the admin kubeconfig in every kubeconfig
 // Secret hcp-fleet writes, as in HyperShift's own admin-kubeconfig Secret.
 const KubeconfigKey = "kubeconfig"

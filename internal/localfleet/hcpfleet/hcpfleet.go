@@ -374,6 +374,18 @@ func (p *Product) StopHub(i int) {
 	<-r.done
 }
 
+// StopHubs stops every hub replica gracefully (StopHub), as scaling the
+// hub's Deployment to zero would: nothing of hcp-fleet's runs on the hub
+// until StartHub.
+func (p *Product) StopHubs() {
+	p.mu.Lock()
+	n := len(p.hubs)
+	p.mu.Unlock()
+	for i := range n {
+		p.StopHub(i)
+	}
+}
+
 // HubExits counts the times a hub replica exited on its own (and was
 // restarted), e.g. after losing its leader lease while the API server was
 // away.

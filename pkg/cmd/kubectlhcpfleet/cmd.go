@@ -1,7 +1,8 @@
 // Package kubectlhcpfleet is `kubectl hcpfleet` (cmd/kubectl-hcpfleet): the
 // fleet view, "why is this hosted cluster (not) there?" and one management
 // cluster's detail, read from a hub with the user's own kubeconfig and
-// RBAC. It only reads.
+// RBAC. It only reads, but for cordon and uncordon, which taint a
+// ManagedCluster.
 //
 // explain asks the scheduler itself: it reads the inputs through
 // scheduling.Inputs, as the hub does, and decides with scheduling.Explain,
@@ -59,7 +60,7 @@ your permissions: a fleet admin sees the whole fleet, a tenant its own namespace
 		"the hub's --scheduling-strategy (Spread or BinPack): explain decides with it where no Placement annotation overrides it")
 	root.PersistentFlags().StringVar(&o.hubNS, "hub-namespace", addon.DefaultHubNamespace, "the hub's --namespace")
 	root.PersistentFlags().StringSliceVar(&o.configNS, "hub-hosting-config-namespaces", nil, "the hub's --hosting-config-namespaces")
-	root.AddCommand(o.statusCommand(), o.explainCommand(), o.hostsCommand())
+	root.AddCommand(o.statusCommand(), o.explainCommand(), o.hostsCommand(), o.cordonCommand(true), o.cordonCommand(false))
 	return root
 }
 

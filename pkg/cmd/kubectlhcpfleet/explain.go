@@ -43,6 +43,11 @@ type Explanation struct {
 	// Placement decisions, pinned cluster not bound to the namespace);
 	// Scheduling is nil then.
 	Reason, Message string
+	// Recovery, for an unbound HostedClusterDeployment whose binding the
+	// hub recovers instead of deciding (its status was lost: a backup
+	// restore), says where it binds it or why it waits; Scheduling is nil
+	// then. Empty when the reader may not list ManifestWorks.
+	Recovery string
 	// Scheduling is the scheduler's own decision on the current inputs, with
 	// the deployment's own binding left out (as when it was scheduled:
 	// scheduling.Inputs.Without).
@@ -61,6 +66,21 @@ func ExplainHCD(ctx context.Context, c client.Reader, hub HubSettings, namespace
 	}
 	x := &Explanation{Namespace: namespace, Name: name, Placement: hcd.Spec.Placement, Pinned: hcd.Spec.HostingCluster,
 		BoundTo: hcd.Status.HostingCluster, Scheduled: meta.FindStatusCondition(hcd.Status.Conditions, v1alpha1.ConditionScheduled)}
+	if hcd.Status.HostingCluster == "" {
+		// What the scheduler does first (scheduling/recover.go). A tenant
+		// may not list ManifestWorks: explained without it.
+		cluster, reason, message, err := scheduling.RecoverBinding(ctx, c, hcd)
+		switch {
+		case err != nil && !apierrors.IsForbidden(err):
+			return x, err
+		case cluster != "":
+			x.Recovery = fmt.Sprintf("its binding is recovered, not decided: it binds to %s, where its ManifestWork is (%s)", cluster, v1alpha1.ReasonBindingRecovered)
+			return x, nil
+		case reason != "":
+			x.Recovery = fmt.Sprintf("nothing is decided: %s: %s", reason, message)
+			return x, nil
+		}
+	}
 	in := scheduling.Inputs{Client: c, Strategy: hub.Strategy, ConfigNamespaces: hub.ConfigNamespaces, Bound: boundLister(c)}
 	if hcd.Status.HostingCluster != "" {
 		in.Without = hcd // as when it was scheduled
@@ -104,6 +124,7 @@ func boundLister(c client.Reader) func(context.Context, string) ([]v1alpha1.Host
 // filterHeaders are the candidate table's columns for the filters, in the
 // scheduler's order (scheduling.FilterNames).
 var filterHeaders = map[string]string{
+	scheduling.RejectCordoned:              "CORDON",
 	scheduling.RejectHostingNamespace:      "HOSTING-NS",
 	scheduling.RejectClusterUnavailable:    "CLUSTER",
 	scheduling.RejectAddOnUnavailable:      "ADD-ON",
@@ -127,6 +148,9 @@ func RenderExplanation(w io.Writer, x *Explanation) error {
 	default:
 		fmt.Fprintf(&b, "  candidates: the decisions of Placement %s/%s\n", x.Namespace, x.Placement)
 	}
+	if x.Recovery != "" {
+		fmt.Fprintf(&b, "  %s\n", x.Recovery)
+	}
 	if s := x.Scheduling; s != nil {
 		r := s.Request
 		fmt.Fprintf(&b, "  request: HostedCluster %s/%s, node pools %s, release %s, platform %s\n", r.HostingNamespace, r.Name,
@@ -146,7 +170,9 @@ func RenderExplanation(w io.Writer, x *Explanation) error {
 	}
 	s := x.Scheduling
 	if s == nil {
-		fmt.Fprintf(&b, "\nNo candidates: %s: %s\n", x.Reason, x.Message)
+		if x.Recovery == "" {
+			fmt.Fprintf(&b, "\nNo candidates: %s: %s\n", x.Reason, x.Message)
+		}
 		_, err := io.WriteString(w, b.String())
 		return err
 	}

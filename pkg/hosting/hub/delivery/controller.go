@@ -321,11 +321,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if hcd.DeletionTimestamp != nil {
 		return r.finalize(ctx, hcd, host, work)
 	}
-	if !controllerutil.ContainsFinalizer(hcd, Finalizer) {
-		// Before anything reaches the host, so deletion always cleans up.
-		if err := r.addFinalizer(ctx, hcd); err != nil {
-			return ctrl.Result{}, err
-		}
+	// Before anything reaches the host, so deletion always cleans up; with
+	// the marks that keep the binding through a backup restore (restore.go).
+	if err := r.mark(ctx, hcd, cluster); err != nil {
+		return ctrl.Result{}, err
 	}
 	observed := Observed{Generation: hcd.Generation, UID: hcd.UID, Work: work, Host: host}
 	observed.ImportStarted, observed.Imported = importOf(hcd)
@@ -336,7 +335,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	problem := hostingNamespaceNotAllowed(hcd, cluster, config)
+	problem := uidMismatch(hcd, work)
+	if problem == nil {
+		problem = hostingNamespaceNotAllowed(hcd, cluster, config)
+	}
 	policy, problem, err := r.policyProblem(ctx, u, work, problem)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -715,38 +717,6 @@ func (r *Reconciler) dropWorkFinalizers(ctx context.Context, work *workv1.Manife
 		return nil
 	}
 	return client.IgnoreNotFound(kubeutil.SetFinalizers(ctx, r.client, work, nil))
-}
-
-// addFinalizer server-side applies the finalizer alone (metadata.finalizers
-// is a set: the others' stay) with hcd's UID, which the API server refuses
-// to change: so it lands on this HostedClusterDeployment or nowhere, and,
-// unlike a patch carrying the resourceVersion, it is not refused when
-// another controller wrote the object meanwhile (the import writes its
-// status as the binding lands). hcd's finalizers and resourceVersion are
-// updated from the response. A typed Update would drop spec fields our Go
-// types do not know.
-func (r *Reconciler) addFinalizer(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment) error {
-	if controllerutil.ContainsFinalizer(hcd, Finalizer) {
-		return nil
-	}
-	gvk := v1alpha1.GroupVersion.WithKind("HostedClusterDeployment")
-	data, err := json.Marshal(map[string]any{
-		"apiVersion": gvk.GroupVersion().String(), "kind": gvk.Kind,
-		"metadata": map[string]any{"name": hcd.Name, "namespace": hcd.Namespace, "uid": hcd.UID, "finalizers": []string{Finalizer}},
-	})
-	if err != nil {
-		return err
-	}
-	target := &unstructured.Unstructured{}
-	target.SetGroupVersionKind(gvk)
-	target.SetNamespace(hcd.Namespace)
-	target.SetName(hcd.Name)
-	if err := r.client.Patch(ctx, target, client.RawPatch(types.ApplyPatchType, data), client.FieldOwner(FieldManager)); err != nil {
-		return fmt.Errorf("adding the finalizer %s: %w", Finalizer, err)
-	}
-	hcd.SetFinalizers(target.GetFinalizers())
-	hcd.SetResourceVersion(target.GetResourceVersion())
-	return nil
 }
 
 func (r *Reconciler) removeFinalizer(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment) error {

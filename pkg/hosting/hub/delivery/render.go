@@ -170,6 +170,15 @@ func (s Spec) Labels() map[string]string {
 	return map[string]string{hosting.LabelHCDNamespace: s.Namespace, hosting.LabelHCDName: s.Name}
 }
 
+// WorkLabels are the ManifestWork's: Labels and ACM's backup label, so that
+// an ACM backup takes the ManifestWorks and a restore gives the scheduler
+// the bindings back (restore.go).
+func (s Spec) WorkLabels() map[string]string {
+	l := s.Labels()
+	l[hosting.LabelBackup] = backupLabelValue
+	return l
+}
+
 // ObjectLabels are the labels of every object delivered to the host but the
 // shared hosting Namespace: Labels and the HostedClusterDeployment's UID,
 // which no other HostedClusterDeployment's field manager may change
@@ -320,7 +329,7 @@ func Render(s Spec, cluster string, referenced map[string]*unstructured.Unstruct
 	work := &workv1.ManifestWork{
 		TypeMeta: metav1.TypeMeta{APIVersion: workv1.GroupVersion.String(), Kind: "ManifestWork"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name: hosting.WorkName(s.Namespace, s.Name), Namespace: cluster, Labels: s.Labels(),
+			Name: hosting.WorkName(s.Namespace, s.Name), Namespace: cluster, Labels: s.WorkLabels(),
 			Annotations: map[string]string{AnnotationInputHash: inputHash},
 		},
 		Spec: workv1.ManifestWorkSpec{

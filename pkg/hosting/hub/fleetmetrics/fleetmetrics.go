@@ -54,6 +54,9 @@ var (
 	descOperator = prometheus.NewDesc("hcpfleet_hub_management_cluster_operator_installed",
 		"1 when the agent reports the HyperShift operator installed on the management cluster ("+addon.ConditionHyperShiftOperatorInstalled+").",
 		[]string{"cluster"}, nil)
+	descCordoned = prometheus.NewDesc("hcpfleet_hub_management_cluster_cordoned",
+		"1 when the management cluster is cordoned (ManagedCluster taint "+hosting.TaintUnschedulable+"): nothing new is scheduled there.",
+		[]string{"cluster"}, nil)
 	descScrapeErrors = prometheus.NewDesc("hcpfleet_hub_fleet_metrics_errors",
 		"1 when the last collection of the fleet gauges could not read the hub's cache.",
 		nil, nil)
@@ -131,7 +134,7 @@ func (c *collector) current() *source {
 
 // Describe implements prometheus.Collector.
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descPhase, descCondition, descBound, descCapacity, descReported, descAddOn, descOperator, descScrapeErrors} {
+	for _, d := range []*prometheus.Desc{descPhase, descCondition, descBound, descCapacity, descReported, descAddOn, descOperator, descCordoned, descScrapeErrors} {
 		ch <- d
 	}
 }
@@ -224,6 +227,7 @@ func (s *source) collect(ctx context.Context, ch chan<- prometheus.Metric) error
 			boolGauge(meta.IsStatusConditionTrue(mca.Status.Conditions, addonv1alpha1.ManagedClusterAddOnConditionAvailable)), cluster)
 		ch <- prometheus.MustNewConstMetric(descOperator, prometheus.GaugeValue,
 			boolGauge(meta.IsStatusConditionTrue(mca.Status.Conditions, addon.ConditionHyperShiftOperatorInstalled)), cluster)
+		ch <- prometheus.MustNewConstMetric(descCordoned, prometheus.GaugeValue, boolGauge(scheduling.Cordoned(mc)), cluster)
 	}
 	return nil
 }

@@ -31,6 +31,16 @@ import (
 // applied under it are still covered by every apply.
 const FieldManager = "hcp-fleet-delivery"
 
+// AnnotationBoundTo is the annotation the delivery puts on a
+// HostedClusterDeployment it delivers, with the management cluster it is
+// bound to. Status does not survive a backup restore; metadata does. A
+// HostedClusterDeployment that carries it but no status.hostingCluster was
+// bound before, so the scheduler recovers its binding from the ManifestWork
+// and never decides it anew (scheduling/recover.go). Tenants can edit it,
+// which only keeps their own HostedClusterDeployment waiting: where it is
+// bound is taken from the ManifestWork, never from the annotation.
+const AnnotationBoundTo = "hcpfleet.io/bound-to"
+
 // Conditions returns the desired conditions as a controller applies them
 // over live (the conditions the HostedClusterDeployment shows), sorted by
 // type: each carries observedGeneration generation and, as

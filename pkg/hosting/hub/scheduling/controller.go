@@ -3,7 +3,6 @@ package scheduling
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"sync"
 	"time"
 
@@ -12,12 +11,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
+	workv1 "open-cluster-management.io/api/work/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -31,7 +30,6 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	hcdac "github.com/hcp-fleet/hcp-fleet/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
-	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hcdstatus"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/tenancy"
 )
@@ -57,6 +55,8 @@ var (
 	unschedulable = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "hcpfleet_hub_scheduler_unschedulable_total", Help: "Scheduling attempts that found no management cluster, by the Scheduled condition's reason."},
 		[]string{"reason"})
+	recovered = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "hcpfleet_hub_scheduler_recovered_bindings_total", Help: "Bindings recovered from a ManifestWork for HostedClusterDeployments that had lost their status (as after a backup restore)."})
 	conflicts = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "hcpfleet_hub_scheduler_binding_conflicts_total", Help: "Bindings refused because the HostedClusterDeployment changed since the decision (retried on the new copy)."})
 	bindingLatency = prometheus.NewHistogram(prometheus.HistogramOpts{
@@ -81,7 +81,7 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(attempts, bindings, conflicts, unschedulable, bindingLatency, decisionDuration, bindingWriteDuration)
+	metrics.Registry.MustRegister(attempts, bindings, recovered, conflicts, unschedulable, bindingLatency, decisionDuration, bindingWriteDuration)
 }
 
 // Options configure the scheduler.
@@ -165,7 +165,7 @@ type Reconciler struct {
 
 // AddIndexes registers the cache indexes the hub's HostedClusterDeployment
 // controllers share (IndexHostingCluster, IndexInfraID,
-// IndexNamespaces). Call it once, before their Setup.
+// IndexNamespaces, IndexWorkHCD). Call it once, before their Setup.
 func AddIndexes(mgr ctrl.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha1.HostedClusterDeployment{}, IndexHostingCluster,
 		func(o client.Object) []string {
@@ -177,6 +177,9 @@ func AddIndexes(mgr ctrl.Manager) error {
 		if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha1.HostedClusterDeployment{}, name, indexFuncs[name]); err != nil {
 			return err
 		}
+	}
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &workv1.ManifestWork{}, IndexWorkHCD, workHCD); err != nil {
+		return err
 	}
 	// The tenant policy's fleet-wide checks (hostnames), which the
 	// scheduler and the delivery both make.
@@ -235,6 +238,9 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		// their selectors read.
 		Watches(&v1alpha1.TenantPolicy{}, retryUnscheduled, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		WatchesMetadata(tenancy.NamespaceMetadata(), retryUnscheduled, builder.WithPredicates(predicate.LabelChangedPredicate{})).
+		// A ManifestWork appearing or going is what a lost binding waits
+		// for (recover.go).
+		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(hcdOfWork), builder.WithPredicates(recoveryEvents)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers}).
 		Complete(r)
 }
@@ -279,6 +285,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	if r.snapshotSynced != nil && !r.snapshotSynced() {
 		return ctrl.Result{RequeueAfter: snapshotSyncWait}, nil
+	}
+	if r.assumed.holds(req.NamespacedName, hcd.UID) {
+		return ctrl.Result{}, nil // a worker is writing its binding
+	}
+	// A binding lost with the status is recovered, never decided anew.
+	if res, done, err := r.recover(ctx, hcd); done {
+		return res, err
 	}
 	// Refused by its tenant policy: never bound, whatever the fleet offers.
 	verdict, behind, err := r.policyVerdict(ctx, hcd)
@@ -355,118 +368,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{}, nil
-}
-
-// Load is a management cluster's load: the hub's own bindings are exact and
-// never stale, so they stand for hcp-fleet's hosted clusters; those someone
-// else created count as reported. The report's total is a floor (hosted
-// clusters of deleted or orphaned deployments still run until they are
-// gone).
-func Load(reportedTotal, reportedUnmanaged, bound int32) int32 {
-	return max(reportedTotal, reportedUnmanaged+bound)
-}
-
-func claimInt(claims map[string]string, name string) int32 {
-	n, err := strconv.ParseInt(claims[name], 10, 32)
-	if err != nil {
-		return 0
-	}
-	return int32(n)
-}
-
-// Capacity is how many hosted clusters the scheduler lets a management
-// cluster take: maxHostedClusters of the HostingConfig its add-on runs with
-// (the desired one while a change rolls out; the API default while none is
-// resolved), or what its agent reports the cluster's Nodes take at the size
-// of one hosted control plane when that is smaller (ReportedCapacity). mc may be nil (no claims). The fleet view shows the
-// same number.
-func Capacity(ctx context.Context, c client.Reader, mc *clusterv1.ManagedCluster, mca *addonv1alpha1.ManagedClusterAddOn, namespaces ConfigNamespaces) (int32, error) {
-	hc, err := HostingConfigOf(ctx, c, mca, namespaces)
-	if err != nil {
-		return v1alpha1.DefaultMaxHostedClusters, err
-	}
-	var spec *v1alpha1.HostingConfigSpec
-	if hc != nil {
-		spec = &hc.Spec
-	}
-	maxHosted, _ := spec.Limits()
-	var claims []clusterv1.ManagedClusterClaim
-	if mc != nil {
-		claims = mc.Status.ClusterClaims
-	}
-	return EffectiveCapacity(maxHosted, ClaimsMap(claims)), nil
-}
-
-// EffectiveCapacity is the smaller of maxHosted (what the hub resolves from
-// the HostingConfig) and the agent's reported resource slots, if it reports
-// a number.
-// The agent can only lower its own cluster's capacity this way, never raise
-// it above what the hub's HostingConfig allows.
-func EffectiveCapacity(maxHosted int32, claims map[string]string) int32 {
-	if reported, ok := ReportedCapacity(claims); ok {
-		return min(maxHosted, reported)
-	}
-	return maxHosted
-}
-
-// ReportedCapacity is what the agent reports its Nodes' allocatable
-// resources take (hosting.ClaimResourceSlots), if it reports a number.
-func ReportedCapacity(claims map[string]string) (int32, bool) {
-	v, ok := claims[hosting.ClaimResourceSlots]
-	if !ok {
-		return 0, false
-	}
-	n, err := strconv.ParseInt(v, 10, 32)
-	if err != nil || n < 0 {
-		return 0, false
-	}
-	return int32(n), true
-}
-
-// ClaimsMap indexes a ManagedCluster's claims by name.
-func ClaimsMap(claims []clusterv1.ManagedClusterClaim) map[string]string {
-	m := make(map[string]string, len(claims))
-	for _, cl := range claims {
-		m[cl.Name] = cl.Value
-	}
-	return m
-}
-
-// HostingConfigOf returns the HostingConfig a management cluster's add-on
-// runs with, as its ManagedClusterAddOn's status.configReferences resolve it
-// (the desired one while a change rolls out), or nil while none is resolved
-// or it does not exist, or it lives in a namespace namespaces does not allow
-// (then the API defaults apply). The hub reads a cluster's capacity and
-// hosting-namespace policy from here only.
-func HostingConfigOf(ctx context.Context, c client.Reader, mca *addonv1alpha1.ManagedClusterAddOn, namespaces ConfigNamespaces) (*v1alpha1.HostingConfig, error) {
-	key, ok := HostingConfigKey(mca)
-	if !ok || !namespaces.Allows(key.Namespace) {
-		return nil, nil
-	}
-	hc := &v1alpha1.HostingConfig{}
-	if err := c.Get(ctx, key, hc); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, nil
-		}
-		return nil, err
-	}
-	return hc, nil
-}
-
-// HostingConfigKey names the HostingConfig HostingConfigOf reads, if the
-// ManagedClusterAddOn's status resolves one.
-func HostingConfigKey(mca *addonv1alpha1.ManagedClusterAddOn) (types.NamespacedName, bool) {
-	for _, ref := range mca.Status.ConfigReferences {
-		if ref.Group != v1alpha1.GroupVersion.Group || ref.Resource != "hostingconfigs" {
-			continue
-		}
-		referent := ref.ConfigReferent
-		if ref.DesiredConfig != nil {
-			referent = ref.DesiredConfig.ConfigReferent
-		}
-		return types.NamespacedName{Namespace: referent.Namespace, Name: referent.Name}, true
-	}
-	return types.NamespacedName{}, false
 }
 
 // bind records the decision. The resourceVersion makes it a compare-and-swap

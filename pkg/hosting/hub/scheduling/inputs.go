@@ -78,12 +78,20 @@ func (in Inputs) Gather(ctx context.Context, hcd *v1alpha1.HostedClusterDeployme
 	}
 	g.Candidates = make([]Candidate, 0, len(names))
 	requestKeys := requestKeys(g.Request)
+	cordoned := false
 	for _, name := range names {
 		c, err := in.candidate(ctx, name, requestKeys)
 		if err != nil {
 			return g, err
 		}
+		cordoned = cordoned || c.Cordoned
 		g.Candidates = append(g.Candidates, c)
+	}
+	if cordoned {
+		// Read only when it matters: most decisions see no cordon.
+		if g.Request.ToleratesCordon, err = in.toleratesCordon(ctx, hcd); err != nil {
+			return g, err
+		}
 	}
 	return g, nil
 }
@@ -139,6 +147,12 @@ func (in Inputs) candidateNames(ctx context.Context, hcd *v1alpha1.HostedCluster
 				fmt.Sprintf("spec.hostingCluster names ManagedCluster %s, which does not exist", pinned), nil
 		}
 		return nil, "", "", "", err
+	}
+	if hcd.Spec.Placement != "" && !slices.Contains(decided, pinned) && Cordoned(mc) {
+		// OCM dropped it from the decisions for its NoSelect taint: say
+		// so rather than blame the Placement.
+		return nil, "", v1alpha1.ReasonHostingClusterCordoned,
+			fmt.Sprintf("spec.hostingCluster %s is cordoned (ManagedCluster taint %s) and Placement %s/%s does not select it", pinned, hosting.TaintUnschedulable, hcd.Namespace, hcd.Spec.Placement), nil
 	}
 	if hcd.Spec.Placement != "" && !slices.Contains(decided, pinned) {
 		return nil, "", v1alpha1.ReasonHostingClusterNotAllowed,
@@ -212,6 +226,7 @@ func (in Inputs) candidate(ctx context.Context, name string, keys []string) (Can
 	// its time with many clusters). An API client ignores the option.
 	if err := in.Client.Get(ctx, types.NamespacedName{Name: name}, mc, client.UnsafeDisableDeepCopy); err == nil {
 		c.ClusterAvailable = meta.IsStatusConditionTrue(mc.Status.Conditions, clusterv1.ManagedClusterConditionAvailable)
+		c.Cordoned = Cordoned(mc)
 		claims = ClaimsMap(mc.Status.ClusterClaims)
 	} else if !apierrors.IsNotFound(err) {
 		return c, err

@@ -36,7 +36,8 @@ var schedulingClaims = []string{hosting.ClaimHostedClusters, hosting.ClaimUnmana
 	hosting.ClaimSupportedVersions, hosting.ClaimPlatforms, hosting.ClaimResourceSlots}
 
 // managedClusterFacts: its labels (cluster sets select on them), whether it
-// is available, and the claims the scheduler reads.
+// is available and cordoned (an uncordon retries what waits), and the claims
+// the scheduler reads.
 func managedClusterFacts(o client.Object) string {
 	mc, ok := o.(*clusterv1.ManagedCluster)
 	if !ok {
@@ -46,7 +47,7 @@ func managedClusterFacts(o client.Object) string {
 	for _, k := range slices.Sorted(maps.Keys(mc.Labels)) {
 		fmt.Fprintf(&b, "%s=%s;", k, mc.Labels[k])
 	}
-	fmt.Fprintf(&b, "|%v|", meta.IsStatusConditionTrue(mc.Status.Conditions, clusterv1.ManagedClusterConditionAvailable))
+	fmt.Fprintf(&b, "|%v|%v|", meta.IsStatusConditionTrue(mc.Status.Conditions, clusterv1.ManagedClusterConditionAvailable), Cordoned(mc))
 	claims := ClaimsMap(mc.Status.ClusterClaims)
 	for _, name := range schedulingClaims {
 		fmt.Fprintf(&b, "%s;", claims[name])

@@ -20,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 )
 
 // Strategy orders the management clusters that fit.
@@ -56,6 +57,10 @@ type Request struct {
 	ReleaseMinor string
 	// Platform is the HostedCluster's platform type ("Agent", "KubeVirt").
 	Platform string
+	// ToleratesCordon: the hosted cluster may go to a cordoned management
+	// cluster (its Placement tolerates hosting.TaintUnschedulable and its
+	// tenant policy allows that; cordon.go).
+	ToleratesCordon bool
 }
 
 // Candidate is a management cluster as the scheduler sees it.
@@ -71,6 +76,9 @@ type Candidate struct {
 	// (the ManagedClusterAddOn's status.namespace), never a hosting
 	// namespace; "" when unknown.
 	AgentNamespace string
+	// Cordoned: the ManagedCluster carries the taint
+	// hosting.TaintUnschedulable (`kubectl hcpfleet cordon`).
+	Cordoned bool
 	// ClusterAvailable: the ManagedCluster's agent reports in.
 	ClusterAvailable bool
 	// AddOnAvailable: the hcp-fleet agent's lease is fresh.
@@ -95,6 +103,9 @@ type Candidate struct {
 
 // Rejection categories, in the order the filters run.
 const (
+	// RejectCordoned runs first: the fleet admin took the cluster out of
+	// scheduling, whatever else it offers.
+	RejectCordoned           = "cordoned"
 	RejectHostingNamespace   = "hosting namespace not allowed"
 	RejectClusterUnavailable = "cluster unavailable"
 	RejectAddOnUnavailable   = "add-on unavailable"
@@ -169,6 +180,15 @@ var filters = []struct {
 	category string
 	check    func(req Request, c Candidate) (detail string, ok bool)
 }{
+	{RejectCordoned, func(req Request, c Candidate) (string, bool) {
+		switch {
+		case !c.Cordoned:
+			return "", true
+		case req.ToleratesCordon:
+			return "cordoned (tolerated: the Placement tolerates " + hosting.TaintUnschedulable + " and the tenant policy allows it)", true
+		}
+		return "the fleet admin cordoned it (ManagedCluster taint " + hosting.TaintUnschedulable + "); nothing new is scheduled there", false
+	}},
 	{RejectHostingNamespace, func(req Request, c Candidate) (string, bool) {
 		policy := v1alpha1.HostingConfigSpec{HostingNamespaces: c.HostingNamespaces}
 		switch {
@@ -291,6 +311,8 @@ func (d Decision) Reason() string {
 		return v1alpha1.ReasonHostingClusterUnavailable
 	case RejectHostingNamespace:
 		return v1alpha1.ReasonHostingNamespaceNotAllowed
+	case RejectCordoned:
+		return v1alpha1.ReasonHostingClusterCordoned
 	case RejectControlPlaneNamespace:
 		return v1alpha1.ReasonControlPlaneNamespaceConflict
 	}
@@ -305,7 +327,7 @@ func (d Decision) Message() string {
 	if len(d.Rejected) == 0 {
 		return "no candidate management clusters"
 	}
-	order := []string{RejectFull, RejectHostingNamespace, RejectClusterUnavailable, RejectAddOnUnavailable, RejectOperatorMissing,
+	order := []string{RejectFull, RejectCordoned, RejectHostingNamespace, RejectClusterUnavailable, RejectAddOnUnavailable, RejectOperatorMissing,
 		RejectRelease, RejectPlatform, RejectNameTaken, RejectControlPlaneNamespace}
 	byCategory := map[string][]Rejection{}
 	for _, r := range d.Rejected {

@@ -55,6 +55,16 @@ type Policy struct {
 
 	forced    v1alpha1.ForcedFields
 	overrides []v1alpha1.UpgradeOverride
+
+	// cordonToleration: spec.allowCordonToleration.
+	cordonToleration bool
+}
+
+// AllowsCordonToleration says whether the policy lets its namespaces'
+// HostedClusterDeployments tolerate a cordon (with their Placement's
+// toleration); never for a conflicting or the built-in policy.
+func (p *Policy) AllowsCordonToleration() bool {
+	return p != nil && p.conflict == "" && p.cordonToleration
 }
 
 // Builtin is the policy of a namespace no TenantPolicy governs: safe for an
@@ -77,7 +87,8 @@ func conflicting(namespace string, names []string) *Policy {
 func Compile(name string, spec v1alpha1.TenantPolicySpec) (*Policy, error) {
 	p := &Policy{Name: name, allowAll: spec.Fields.AllowAll, hostnames: spec.Hostnames,
 		maxReplicas: spec.Quotas.MaxNodePoolReplicas, forced: spec.Forced, overrides: spec.UpgradeOverrides,
-		maxBytes: DefaultMaxReferencedObjectBytes}
+		cordonToleration: spec.AllowCordonToleration,
+		maxBytes:         DefaultMaxReferencedObjectBytes}
 	var problems []string
 	for _, path := range append(slices.Clone(spec.Fields.HostedCluster), spec.Fields.NodePool...) {
 		if msg := validPath(path); msg != "" {

@@ -9,15 +9,16 @@ import (
 // TenantPolicySpecApplyConfiguration represents a declarative configuration of the TenantPolicySpec type for use
 // with apply.
 type TenantPolicySpecApplyConfiguration struct {
-	NamespaceSelector *v1.LabelSelectorApplyConfiguration       `json:"namespaceSelector,omitempty"`
-	Fields            *TenantFieldsApplyConfiguration           `json:"fields,omitempty"`
-	ReleaseImages     *ReleaseImagePolicyApplyConfiguration     `json:"releaseImages,omitempty"`
-	Platforms         []PlatformPolicyApplyConfiguration        `json:"platforms,omitempty"`
-	Hostnames         []string                                  `json:"hostnames,omitempty"`
-	Forced            *ForcedFieldsApplyConfiguration           `json:"forced,omitempty"`
-	Quotas            *TenantQuotasApplyConfiguration           `json:"quotas,omitempty"`
-	ReferencedObjects *ReferencedObjectPolicyApplyConfiguration `json:"referencedObjects,omitempty"`
-	UpgradeOverrides  []UpgradeOverrideApplyConfiguration       `json:"upgradeOverrides,omitempty"`
+	NamespaceSelector     *v1.LabelSelectorApplyConfiguration       `json:"namespaceSelector,omitempty"`
+	Fields                *TenantFieldsApplyConfiguration           `json:"fields,omitempty"`
+	ReleaseImages         *ReleaseImagePolicyApplyConfiguration     `json:"releaseImages,omitempty"`
+	Platforms             []PlatformPolicyApplyConfiguration        `json:"platforms,omitempty"`
+	Hostnames             []string                                  `json:"hostnames,omitempty"`
+	Forced                *ForcedFieldsApplyConfiguration           `json:"forced,omitempty"`
+	Quotas                *TenantQuotasApplyConfiguration           `json:"quotas,omitempty"`
+	ReferencedObjects     *ReferencedObjectPolicyApplyConfiguration `json:"referencedObjects,omitempty"`
+	UpgradeOverrides      []UpgradeOverrideApplyConfiguration       `json:"upgradeOverrides,omitempty"`
+	AllowCordonToleration *bool                                     `json:"allowCordonToleration,omitempty"`
 }
 
 // TenantPolicySpecApplyConfiguration constructs a declarative configuration of the TenantPolicySpec type for use with
@@ -107,5 +108,13 @@ func (b *TenantPolicySpecApplyConfiguration) WithUpgradeOverrides(values ...*Upg
 		}
 		b.UpgradeOverrides = append(b.UpgradeOverrides, *values[i])
 	}
+	return b
+}
+
+// WithAllowCordonToleration sets the AllowCordonToleration field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the AllowCordonToleration field is set to the value of the last call.
+func (b *TenantPolicySpecApplyConfiguration) WithAllowCordonToleration(value bool) *TenantPolicySpecApplyConfiguration {
+	b.AllowCordonToleration = &value
 	return b
 }

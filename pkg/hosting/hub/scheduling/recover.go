@@ -1,0 +1,175 @@
+package scheduling
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	workv1 "open-cluster-management.io/api/work/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+	hcdac "github.com/hcp-fleet/hcp-fleet/api/v1alpha1/applyconfiguration/api/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hcdstatus"
+)
+
+// A restore-safe binding. A backup restore (ACM's cluster backup, Velero)
+// brings a HostedClusterDeployment back without its status, so without
+// status.hostingCluster, while its hosted cluster still runs on a
+// management cluster. Deciding again could start a second control plane
+// for the same cluster elsewhere. So before deciding, the scheduler looks
+// for what the management cluster side holds for the HostedClusterDeployment:
+// the ManifestWork named hosting.WorkName(namespace, name), labelled with
+// its namespace and name, in a management cluster's namespace (the
+// delivery's, kept by the work agent's report; ManifestWorks are backed up
+// with the ACM backup label). Matched by namespace and name, never by UID:
+// a restore gives the HostedClusterDeployment a new one (the delivery then
+// leaves the earlier object's ManifestWork unchanged and says UIDMismatch).
+//
+//   - one management cluster holds it: bound there (BindingRecovered);
+//   - several do, or one is being deleted: Scheduled=False, nothing decided;
+//   - none, but the HostedClusterDeployment carries the delivery's
+//     hcdstatus.AnnotationBoundTo (it was bound before; metadata survives a
+//     restore): Scheduled=False BindingUnknown until a ManifestWork shows
+//     up (restored after the HostedClusterDeployments) — never decided anew;
+//   - none and no annotation: a new HostedClusterDeployment, decided as usual.
+
+// recovery is what recoverBinding found.
+type recovery struct {
+	// cluster is where to bind; "" when nothing is to be bound.
+	cluster string
+	// reason and message, when set, are the Scheduled=False condition to
+	// write instead of deciding.
+	reason, message string
+}
+
+// found reports whether the scheduler must not decide hcd as new.
+func (rc recovery) found() bool { return rc.cluster != "" || rc.reason != "" }
+
+// RecoverBinding says, for an unbound hcd, whether its binding is to be
+// recovered rather than decided; c reads ManifestWorks (the hub's cache
+// holds those labelled hosting.LabelHCDName). `kubectl hcpfleet explain`
+// shows the same.
+func RecoverBinding(ctx context.Context, c client.Reader, hcd *v1alpha1.HostedClusterDeployment) (cluster, reason, message string, err error) {
+	rc, err := recoverBinding(ctx, c, hcd, false)
+	return rc.cluster, rc.reason, rc.message, err
+}
+
+// IndexWorkHCD indexes the hub's ManifestWorks by the HostedClusterDeployment
+// they name in their labels ("<namespace>/<name>"): the scheduler looks
+// every unbound HostedClusterDeployment's up before deciding, and a label
+// selector on the cache would go through every ManifestWork each time.
+const IndexWorkHCD = "hcpfleet.io/work-hcd"
+
+func workHCD(o client.Object) []string {
+	l := o.GetLabels()
+	if l[hosting.LabelHCDNamespace] == "" || l[hosting.LabelHCDName] == "" {
+		return nil
+	}
+	return []string{l[hosting.LabelHCDNamespace] + "/" + l[hosting.LabelHCDName]}
+}
+
+// recoverBinding: see RecoverBinding; indexed: c is the hub's cache, with
+// IndexWorkHCD.
+func recoverBinding(ctx context.Context, c client.Reader, hcd *v1alpha1.HostedClusterDeployment, indexed bool) (recovery, error) {
+	var works workv1.ManifestWorkList
+	var opts []client.ListOption
+	if indexed {
+		opts = append(opts, client.MatchingFields{IndexWorkHCD: hcd.Namespace + "/" + hcd.Name})
+	} else {
+		opts = append(opts, client.MatchingLabels{hosting.LabelHCDNamespace: hcd.Namespace, hosting.LabelHCDName: hcd.Name})
+	}
+	if err := c.List(ctx, &works, opts...); err != nil {
+		return recovery{}, err
+	}
+	name := hosting.WorkName(hcd.Namespace, hcd.Name)
+	var clusters, deleting []string
+	for i := range works.Items {
+		w := &works.Items[i]
+		if w.Name != name { // an extension's, not the hosted cluster's
+			continue
+		}
+		clusters = append(clusters, w.Namespace)
+		if w.DeletionTimestamp != nil {
+			deleting = append(deleting, w.Namespace)
+		}
+	}
+	slices.Sort(clusters)
+	was := hcd.Annotations[hcdstatus.AnnotationBoundTo]
+	switch {
+	case len(clusters) > 1:
+		return recovery{reason: v1alpha1.ReasonBindingAmbiguous, message: fmt.Sprintf(
+			"status.hostingCluster is empty and ManifestWork %s exists in the namespaces of several management clusters (%s): the hub binds it to none of them, and decides nothing, while a control plane may run on each; delete the stale ManifestWorks (their hosted clusters with them)",
+			name, strings.Join(clusters, ", "))}, nil
+	case len(deleting) == 1:
+		return recovery{reason: v1alpha1.ReasonBindingUnknown, message: fmt.Sprintf(
+			"status.hostingCluster is empty and ManifestWork %s/%s, which delivered a HostedClusterDeployment of this namespace and name, is being deleted: nothing is decided until it is gone", deleting[0], name)}, nil
+	case len(clusters) == 1:
+		return recovery{cluster: clusters[0]}, nil
+	case was != "":
+		return recovery{reason: v1alpha1.ReasonBindingUnknown, message: fmt.Sprintf(
+			"status.hostingCluster is empty but annotation %s says this HostedClusterDeployment was bound to %s (its status was lost, as in a backup restore): nothing is decided while its control plane may run there; "+
+				"the binding is recovered when ManifestWork %s is restored into a management cluster's namespace (docs/operations.md)", hcdstatus.AnnotationBoundTo, was, name)}, nil
+	}
+	return recovery{}, nil
+}
+
+// recover binds hcd where its ManifestWork is, or says why nothing is
+// decided; done is false when hcd is to be decided as new.
+func (r *Reconciler) recover(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment) (res ctrl.Result, done bool, err error) {
+	rc, err := recoverBinding(ctx, r.client, hcd, true)
+	if err != nil || !rc.found() {
+		return ctrl.Result{}, false, err
+	}
+	if rc.cluster == "" {
+		// Retried when a ManifestWork appears or goes (recoveryEvents),
+		// and periodically.
+		return ctrl.Result{RequeueAfter: r.opts.RetryInterval}, true, r.setUnscheduled(ctx, hcd, rc.reason, rc.message)
+	}
+	cond := metav1.Condition{Type: v1alpha1.ConditionScheduled, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonBindingRecovered,
+		Message: fmt.Sprintf("bound to management cluster %s, where its ManifestWork %s is (status.hostingCluster was empty: its status was lost, as in a backup restore; not decided anew)",
+			rc.cluster, hosting.WorkName(hcd.Namespace, hcd.Name))}
+	conds, _ := hcdstatus.Conditions(hcd.Status.Conditions, []metav1.Condition{cond}, hcd.Generation, metav1.Now())
+	apply := hcdac.HostedClusterDeployment(hcd.Name, hcd.Namespace).
+		WithResourceVersion(hcd.ResourceVersion).
+		WithStatus(hcdac.HostedClusterDeploymentStatus().
+			WithHostingCluster(rc.cluster).
+			WithConditions(hcdstatus.ApplyConditions(conds)...))
+	// Counted by the next decisions before the cache shows it.
+	key := client.ObjectKeyFromObject(hcd)
+	r.assumed.assume(key, hcd.UID, rc.cluster, Occupies(hcd))
+	if err := hcdstatus.Apply(ctx, r.client, apply, FieldManager); err != nil {
+		r.assumed.forget(key, hcd.UID)
+		return ctrl.Result{}, true, fmt.Errorf("recovering the binding of %s: %w", key, err)
+	}
+	recovered.Inc()
+	hcdstatus.RecordTransitions(r.recorder, hcd, rc.cluster, hcd.Status.Conditions, conds)
+	return ctrl.Result{}, true, nil
+}
+
+// hcdOfWork maps a hosted cluster's ManifestWork to its HostedClusterDeployment.
+func hcdOfWork(_ context.Context, o client.Object) []reconcile.Request {
+	l := o.GetLabels()
+	if l[hosting.LabelHCDNamespace] == "" || l[hosting.LabelHCDName] == "" || o.GetName() != hosting.WorkName(l[hosting.LabelHCDNamespace], l[hosting.LabelHCDName]) {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: l[hosting.LabelHCDNamespace], Name: l[hosting.LabelHCDName]}}}
+}
+
+// recoveryEvents passes what changes recoverBinding's answer: a ManifestWork
+// created, deleted or starting to be deleted; not the work agent's status
+// updates, which are most of a ManifestWork's events.
+var recoveryEvents = predicate.Funcs{
+	CreateFunc: func(event.CreateEvent) bool { return true },
+	DeleteFunc: func(event.DeleteEvent) bool { return true },
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		return (e.ObjectOld.GetDeletionTimestamp() == nil) != (e.ObjectNew.GetDeletionTimestamp() == nil)
+	},
+}
