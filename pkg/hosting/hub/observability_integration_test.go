@@ -27,7 +27,6 @@ import (
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/fleettest"
-	"github.com/hcp-fleet/hcp-fleet/internal/promrules"
 	"github.com/hcp-fleet/hcp-fleet/pkg/kubeutil"
 )
 
