@@ -68,8 +68,10 @@ func metricsToken(t *testing.T, admin *rest.Config, role string) string {
 }
 
 // checkRefused: who's /metrics refuses a request without a token (401), with
-// a token the API server does not know (401) and with a valid token of a
-// ServiceAccount bound to nothing (403); each answer carries no metric.
+// a malformed token (500: the API server's TokenReview reports an error for
+// it, and controller-runtime's filter answers an authenticator error so)
+// and with a valid token of a ServiceAccount bound to nothing (403); no
+// answer carries a metric.
 func checkRefused(t *testing.T, who string, admin *rest.Config) {
 	t.Helper()
 	stranger := serviceAccountToken(t, kubernetes.NewForConfigOrDie(admin), "metrics-stranger")
@@ -78,7 +80,7 @@ func checkRefused(t *testing.T, who string, admin *rest.Config) {
 		want        int
 	}{
 		{"no token", "", http.StatusUnauthorized},
-		{"a forged token", "not-a-token-of-this-cluster", http.StatusUnauthorized},
+		{"a malformed token", "not-a-token-of-this-cluster", http.StatusInternalServerError},
 		{"an unbound ServiceAccount's token", stranger, http.StatusForbidden},
 	} {
 		// Eventually: the listener starts with the manager.
