@@ -95,10 +95,14 @@ var postInstallKinds = map[schema.GroupKind]bool{
 // ones in the namespace it installs the operator into).
 var bundleObjectKinds = map[schema.GroupKind]bool{
 	{Kind: "Service"}: true,
-	{Group: rbacv1.GroupName, Kind: "ClusterRole"}:        true,
-	{Group: rbacv1.GroupName, Kind: "ClusterRoleBinding"}: true,
-	{Group: rbacv1.GroupName, Kind: "Role"}:               true,
-	{Group: rbacv1.GroupName, Kind: "RoleBinding"}:        true,
+	// The hub's ServiceMonitor and alerts: OLM creates both kinds from a
+	// bundle (where the Prometheus Operator's CRDs exist).
+	{Group: "monitoring.coreos.com", Kind: "ServiceMonitor"}: true,
+	{Group: "monitoring.coreos.com", Kind: "PrometheusRule"}: true,
+	{Group: rbacv1.GroupName, Kind: "ClusterRole"}:           true,
+	{Group: rbacv1.GroupName, Kind: "ClusterRoleBinding"}:    true,
+	{Group: rbacv1.GroupName, Kind: "Role"}:                  true,
+	{Group: rbacv1.GroupName, Kind: "RoleBinding"}:           true,
 }
 
 // resourcesOf lists, per owned kind, what the operator creates for one

@@ -52,7 +52,7 @@ var sensitive = []string{
 	"admissionregistration.k8s.io/validatingadmissionpolicies", "admissionregistration.k8s.io/validatingadmissionpolicybindings",
 	"certificates.k8s.io/certificatesigningrequests", "certificates.k8s.io/certificatesigningrequests/approval",
 	"certificates.k8s.io/certificatesigningrequests/status", "certificates.k8s.io/signers",
-	"users", "groups", "authentication.k8s.io/tokenreviews",
+	"users", "groups", "authentication.k8s.io/tokenreviews", "authorization.k8s.io/subjectaccessreviews",
 }
 
 var hubResources = []string{

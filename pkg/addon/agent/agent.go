@@ -43,7 +43,8 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/hcp-fleet/hcp-fleet/pkg/kubeutil"
 )
 
 // Feature is one part of the agent.
@@ -337,7 +338,7 @@ func runOnce(ctx context.Context, opts *Options, features []Feature) error {
 	}
 	mgr, err := ctrl.NewManager(env.Managed, ctrl.Options{
 		Scheme:                        Scheme,
-		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsBindAddress},
+		Metrics:                       kubeutil.SecureMetrics(opts.MetricsBindAddress, opts.MetricsCertDir),
 		HealthProbeBindAddress:        opts.HealthProbeAddress,
 		LeaderElection:                opts.LeaderElect,
 		LeaderElectionID:              opts.AddonName + "-agent",

@@ -10,18 +10,22 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
+	"github.com/hcp-fleet/hcp-fleet/pkg/kubeutil"
 )
 
 // Options configure the agent. Every field has a flag; --help explains each.
 type Options struct {
-	HubKubeconfig        string
-	Kubeconfig           string
-	ClusterName          string
-	AddonName            string
-	AddonNamespace       string
-	HostingConfigMap     string
-	LeaderElect          bool
-	MetricsBindAddress   string
+	HubKubeconfig      string
+	Kubeconfig         string
+	ClusterName        string
+	AddonName          string
+	AddonNamespace     string
+	HostingConfigMap   string
+	LeaderElect        bool
+	MetricsBindAddress string
+	// MetricsCertDir holds the metrics server's tls.crt and tls.key; empty:
+	// a self-signed certificate (kubeutil.SecureMetrics).
+	MetricsCertDir       string
 	HealthProbeAddress   string
 	CredentialPollPeriod time.Duration
 	CleanupTimeout       time.Duration
@@ -77,7 +81,10 @@ func (o *Options) FlagSet(name string, output io.Writer) *flag.FlagSet {
 	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect,
 		"Elect a leader among agent replicas (lease in --addon-namespace); only the leader acts.")
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress,
-		"Address of the Prometheus metrics endpoint; \"0\" disables it.")
+		"Address of the Prometheus metrics endpoint (HTTPS, authenticated); \"0\" disables it.")
+	fs.StringVar(&o.MetricsCertDir, "metrics-cert-dir", o.MetricsCertDir,
+		"Directory with the metrics server's serving certificate (tls.crt, tls.key; reloaded when they change). Empty or without them: a self-signed certificate. "+
+			"/metrics is served over HTTPS to callers the management cluster's API server authenticates and authorizes for GET /metrics (ClusterRole "+kubeutil.AgentMetricsReaderClusterRole+").")
 	fs.StringVar(&o.HealthProbeAddress, "health-probe-bind-address", o.HealthProbeAddress,
 		"Address of the /healthz and /readyz endpoints; \"0\" disables them.")
 	fs.DurationVar(&o.CredentialPollPeriod, "credential-poll-period", o.CredentialPollPeriod,

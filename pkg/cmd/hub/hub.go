@@ -22,24 +22,27 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	addonhub "github.com/hcp-fleet/hcp-fleet/pkg/addon/hub"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/delivery"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/importer"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/scheduling"
+	"github.com/hcp-fleet/hcp-fleet/pkg/kubeutil"
 )
 
 // Options configure the hub process.
 type Options struct {
-	Kubeconfig             string
-	Namespace              string
-	LeaderElect            bool
-	LeaseDuration          time.Duration
-	RenewDeadline          time.Duration
-	RetryPeriod            time.Duration
-	MetricsBindAddress     string
+	Kubeconfig         string
+	Namespace          string
+	LeaderElect        bool
+	LeaseDuration      time.Duration
+	RenewDeadline      time.Duration
+	RetryPeriod        time.Duration
+	MetricsBindAddress string
+	// MetricsCertDir holds the metrics server's tls.crt and tls.key; empty:
+	// a self-signed certificate (kubeutil.SecureMetrics).
+	MetricsCertDir         string
 	HealthProbeBindAddress string
 	DefaultAgentImage      string
 	SchedulingStrategy     string
@@ -115,7 +118,8 @@ func (o *Options) FlagSet(output io.Writer) *flag.FlagSet {
 	fs.DurationVar(&o.LeaseDuration, "leader-elect-lease-duration", o.LeaseDuration, "How long a non-leader waits before taking over a lost leader's lease.")
 	fs.DurationVar(&o.RenewDeadline, "leader-elect-renew-deadline", o.RenewDeadline, "How long the leader retries renewing before it gives up leadership.")
 	fs.DurationVar(&o.RetryPeriod, "leader-elect-retry-period", o.RetryPeriod, "How often candidates try to acquire or renew leadership.")
-	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "Address of the Prometheus metrics endpoint; \"0\" disables it.")
+	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "Address of the Prometheus metrics endpoint (HTTPS, authenticated); \"0\" disables it.")
+	fs.StringVar(&o.MetricsCertDir, "metrics-cert-dir", o.MetricsCertDir, "Directory with the metrics server's serving certificate (tls.crt, tls.key; reloaded when they change). Empty or without them: a self-signed certificate. /metrics is served over HTTPS to callers the API server authenticates and authorizes for GET /metrics (ClusterRole "+kubeutil.MetricsReaderClusterRole+").")
 	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress, "Address of /healthz and /readyz; \"0\" disables them.")
 	fs.StringVar(&o.DefaultAgentImage, "agent-image", o.DefaultAgentImage, "Agent image when the HostingConfig names none.")
 	fs.StringVar(&o.SchedulingStrategy, "scheduling-strategy", o.SchedulingStrategy, "How hosted clusters are placed among fitting management clusters: Spread (least utilized first) or BinPack (most utilized that fits). A Placement's "+scheduling.StrategyAnnotation+" annotation overrides it.")
@@ -198,7 +202,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts *Options) error {
 		// HostedClusterDeployments are read unstructured (spec fields newer
 		// than our types must survive), from the cache like typed reads.
 		Client:                        client.Options{Cache: &client.CacheOptions{Unstructured: true}},
-		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsBindAddress},
+		Metrics:                       kubeutil.SecureMetrics(opts.MetricsBindAddress, opts.MetricsCertDir),
 		HealthProbeBindAddress:        opts.HealthProbeBindAddress,
 		LeaderElection:                opts.LeaderElect,
 		LeaderElectionID:              addon.Name + "-hub",

@@ -3,7 +3,9 @@
 package hub_test
 
 import (
+	"bytes"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
@@ -25,6 +27,7 @@ import (
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/fleettest"
+	"github.com/hcp-fleet/hcp-fleet/pkg/kubeutil"
 )
 
 // metricsEndpoints hands every hub replica and every start of the first
@@ -57,26 +60,47 @@ func (e *metricsEndpoints) get(who string) string {
 	return e.last[who]
 }
 
-// scrape reads the Prometheus text exposition of a real listener.
-func scrape(ctx context.Context, addr string) (map[string]*dto.MetricFamily, error) {
+// metricsClient speaks HTTPS to the metrics servers, which serve a
+// self-signed certificate (no --metrics-cert-dir), as the shipped
+// ServiceMonitor does (insecureSkipVerify).
+var metricsClient = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+	TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // self-signed, as the ServiceMonitor
+}}
+
+// get is GET https://addr/metrics with token as the bearer ("": none); it
+// returns the status code and the body.
+func get(ctx context.Context, addr, token string) (int, []byte, error) {
 	if addr == "" {
-		return nil, fmt.Errorf("no metrics address yet")
+		return 0, nil, fmt.Errorf("no metrics address yet")
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+addr+"/metrics", nil)
 	if err != nil {
-		return nil, err
+		return 0, nil, err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := metricsClient.Do(req)
 	if err != nil {
-		return nil, err
+		return 0, nil, err
 	}
 	defer func() { _ = resp.Body.Close() }()
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(resp.Body)
-		return nil, fmt.Errorf("GET /metrics: %s: %s", resp.Status, b)
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, b, err
+}
+
+// scrape reads the Prometheus text exposition of a real listener, as the
+// identity of token.
+func scrape(ctx context.Context, addr, token string) (map[string]*dto.MetricFamily, error) {
+	code, body, err := get(ctx, addr, token)
+	if err != nil {
+		return nil, err
+	}
+	if code != http.StatusOK {
+		return nil, fmt.Errorf("GET /metrics: %d: %s", code, body)
 	}
 	parser := expfmt.NewTextParser(model.UTF8Validation)
-	return parser.TextToMetricFamilies(resp.Body)
+	return parser.TextToMetricFamilies(bytes.NewReader(body))
 }
 
 // sample returns the sum of the series of family that carry the given
@@ -170,6 +194,14 @@ func TestMetricsAndEvents(t *testing.T) {
 	h := waitCondition(t, ns, "late", v1alpha1.ConditionImported, metav1.ConditionTrue, 2*time.Minute)
 	host := h.Status.HostingCluster
 
+	// /metrics answers only an identity its API server vouches for and
+	// authorizes: a ServiceAccount bound to the metrics-reader ClusterRole
+	// the manifests ship, on the hub and on the agent's cluster.
+	hubToken := metricsToken(t, env.Fleet.Hub.Config(), kubeutil.MetricsReaderClusterRole)
+	agentToken := metricsToken(t, env.Fleet.Managed[0].Config(), kubeutil.AgentMetricsReaderClusterRole)
+	checkRefused(t, "hub", env.Fleet.Hub.Config())
+	checkRefused(t, "agent", env.Fleet.Managed[0].Config())
+
 	started := time.Now()
 	hubWant := []wantSample{
 		{"hcpfleet_hub_scheduler_attempts_total", nil, 2},
@@ -192,14 +224,17 @@ func TestMetricsAndEvents(t *testing.T) {
 		{"hcpfleet_hub_fleet_metrics_errors", nil, 0},
 	}
 	env.Eventually(t, 30*time.Second, "hub /metrics", func(ctx context.Context) error {
-		families, err := scrape(ctx, endpoints.get("hub"))
+		families, err := scrape(ctx, endpoints.get("hub"), hubToken)
 		if err != nil {
 			return err
 		}
 		if v, _ := sample(families, "hcpfleet_hub_fleet_metrics_errors", nil); v != 0 {
 			return fmt.Errorf("the fleet gauges could not read the cache")
 		}
-		return checkSamples(families, hubWant)
+		if err := checkSamples(families, hubWant); err != nil {
+			return err
+		}
+		return checkAlertMetrics(families)
 	})
 	agentWant := []wantSample{
 		{"hcpfleet_agent_hosted_clusters", nil, 0},
@@ -215,7 +250,7 @@ func TestMetricsAndEvents(t *testing.T) {
 		{"controller_runtime_reconcile_total", nil, 1},
 	}
 	env.Eventually(t, 30*time.Second, "agent /metrics on "+firstCluster(), func(ctx context.Context) error {
-		families, err := scrape(ctx, endpoints.get("agent"))
+		families, err := scrape(ctx, endpoints.get("agent"), agentToken)
 		if err != nil {
 			return err
 		}

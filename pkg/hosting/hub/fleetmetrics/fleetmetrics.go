@@ -39,6 +39,12 @@ var (
 	descCondition = prometheus.NewDesc("hcpfleet_hub_hostedclusterdeployment_conditions",
 		"HostedClusterDeployments by condition type and status.",
 		[]string{"type", "status"}, nil)
+	// The conditions gauge has no reason label; the one reason an alert
+	// needs apart is a management cluster failing to apply what the hub
+	// delivered (as opposed to the hub holding a delivery back).
+	descApplyFailures = prometheus.NewDesc("hcpfleet_hub_hostedclusterdeployment_apply_failures",
+		"HostedClusterDeployments whose ManifestWork the management cluster could not apply (Delivered=False, ApplyFailed).",
+		nil, nil)
 	descBound = prometheus.NewDesc("hcpfleet_hub_management_cluster_bound_hosted_clusters",
 		"HostedClusterDeployments bound to the management cluster.",
 		[]string{"cluster"}, nil)
@@ -134,7 +140,7 @@ func (c *collector) current() *source {
 
 // Describe implements prometheus.Collector.
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descPhase, descCondition, descBound, descCapacity, descReported, descAddOn, descOperator, descCordoned, descScrapeErrors} {
+	for _, d := range []*prometheus.Desc{descPhase, descCondition, descApplyFailures, descBound, descCapacity, descReported, descAddOn, descOperator, descCordoned, descScrapeErrors} {
 		ch <- d
 	}
 }
@@ -172,6 +178,7 @@ func (s *source) collect(ctx context.Context, ch chan<- prometheus.Metric) error
 		}
 	}
 	bound := map[string]int{}
+	applyFailures := 0
 	for i := range hcds.Items {
 		h := &hcds.Items[i]
 		phases[h.Phase()]++
@@ -179,6 +186,9 @@ func (s *source) collect(ctx context.Context, ch chan<- prometheus.Metric) error
 			// Only the known types: a label value must not come from input.
 			if k := (typeStatus{c.Type, string(c.Status)}); hasKey(conds, k) {
 				conds[k]++
+			}
+			if c.Type == v1alpha1.ConditionDelivered && c.Status == metav1.ConditionFalse && c.Reason == v1alpha1.ReasonApplyFailed {
+				applyFailures++
 			}
 		}
 		if h.Status.HostingCluster != "" {
@@ -191,6 +201,7 @@ func (s *source) collect(ctx context.Context, ch chan<- prometheus.Metric) error
 	for k, n := range conds {
 		ch <- prometheus.MustNewConstMetric(descCondition, prometheus.GaugeValue, float64(n), k.t, k.s)
 	}
+	ch <- prometheus.MustNewConstMetric(descApplyFailures, prometheus.GaugeValue, float64(applyFailures))
 
 	// The management clusters: those with an hcp-fleet add-on (the hub's
 	// cache holds only those add-ons).
