@@ -55,8 +55,11 @@ func eventually(t *testing.T, timeout time.Duration, what string, cond func(ctx 
 	t.Helper()
 	poll.Until(t, timeout, what, func(ctx context.Context) error {
 		ok, err := cond(ctx)
-		if err == nil && !ok {
-			err = errors.New("not yet")
+		switch {
+		case ok:
+			return nil // done, whatever err says (NotFound, say)
+		case err == nil:
+			return errors.New("not yet")
 		}
 		return err
 	})

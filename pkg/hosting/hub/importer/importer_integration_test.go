@@ -27,6 +27,7 @@ import (
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	workv1 "open-cluster-management.io/api/work/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -81,6 +82,8 @@ func startImporter(t *testing.T) {
 	utilruntime.Must(v1alpha1.AddToScheme(scheme))
 	utilruntime.Must(clusterv1.Install(scheme))
 	utilruntime.Must(addonv1alpha1.Install(scheme))
+	// scheduling.AddIndexes indexes ManifestWorks too (binding recovery).
+	utilruntime.Must(workv1.Install(scheme))
 	mgr, err := ctrl.NewManager(fleet.Hub.Config(), ctrl.Options{
 		Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
