@@ -10,7 +10,10 @@
 //     point into a mount are rewritten to the materialized path);
 //   - restarted with back-off when it fails, replaced when the pod template
 //     changes (a rollout), stopped when the Deployment goes away;
-//   - Jobs run to completion and get Complete or Failed status.
+//   - Jobs run to completion and get Complete or Failed status;
+//   - with its pod's network (SetNetwork): the program finds, with
+//     DialerFrom, a dialer that resolves cluster Service names from its
+//     namespace as its pod's resolver would (clusterdns).
 //
 // It writes Deployment and Job status the way the kube-controller-manager and
 // kubelet together would, so OCM health probes and work feedback see real
@@ -30,6 +33,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"sort"
@@ -87,6 +91,7 @@ type Kubelet struct {
 	dir    string
 
 	mu      sync.Mutex
+	network func(namespace string) DialFunc
 	running map[string]*pod // by "kind/namespace/name"
 	wg      sync.WaitGroup
 	restart chan struct{}
@@ -101,6 +106,30 @@ func New(config *rest.Config, images Images, dir string) (*Kubelet, error) {
 		return nil, err
 	}
 	return &Kubelet{config: config, client: client, images: images, dir: dir, running: map[string]*pod{}, restart: make(chan struct{}, 1)}, nil
+}
+
+// DialFunc is net.Dialer.DialContext's shape.
+type DialFunc = func(ctx context.Context, network, address string) (net.Conn, error)
+
+// SetNetwork gives the programs started from now on their pod's network:
+// network(namespace) is the dialer of a pod in namespace (e.g.
+// clusterdns.Table.Dialer). Without it programs get none (DialerFrom is
+// nil) and use the process's network as it is.
+func (k *Kubelet) SetNetwork(network func(namespace string) DialFunc) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.network = network
+}
+
+type dialerKey struct{}
+
+// DialerFrom is the dialer of the pod the program runs in (its ctx), nil
+// when the kubelet stand-in has no network for it. The program's wiring
+// hands it to the product code as the option a real pod leaves at the
+// default net.Dialer.
+func DialerFrom(ctx context.Context) DialFunc {
+	d, _ := ctx.Value(dialerKey{}).(DialFunc)
+	return d
 }
 
 // Run watches Deployments and Jobs until ctx ends, then stops every program
@@ -383,6 +412,12 @@ func (k *Kubelet) runOnce(ctx context.Context, podDir, namespace string, spec co
 	args = expandEnv(args, podEnv(namespace, podName(podDir), container.Env))
 	args = rewriteMountPaths(args, mounts)
 	args = append(args, "--kubeconfig="+kubeconfig)
+	k.mu.Lock()
+	network := k.network
+	k.mu.Unlock()
+	if network != nil {
+		ctx = context.WithValue(ctx, dialerKey{}, network(namespace))
+	}
 	return program(ctx, args)
 }
 
