@@ -41,6 +41,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	"github.com/hcp-fleet/hcp-fleet/pkg/capi/proxy"
 	agentcmd "github.com/hcp-fleet/hcp-fleet/pkg/cmd/agent"
+	"github.com/hcp-fleet/hcp-fleet/pkg/extension/connector"
 	"github.com/hcp-fleet/hcp-fleet/pkg/cmd/hub"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/agent/operator"
 )
@@ -205,6 +206,12 @@ func Start(fleet *localfleet.Fleet, opts Options) (*Product, error) {
 			// The local fleet gives every in-process program the same network
 			// namespace: no fixed ports.
 			kubeletsim.Repository(AgentImage): func(ctx context.Context, args []string) error {
+				if len(args) > 0 && args[0] == connector.Command {
+					// The extension connector, in its pod's network: the
+					// kube-apiserver Service of its namespace resolves
+					// (clusterdns), as in a real pod.
+					return connector.Program(connector.Options{DialContext: kubeletsim.DialerFrom(ctx)})(ctx, args[1:], os.Stderr)
+				}
 				if len(args) > 0 && args[0] == proxy.SidecarCommand {
 					// The CAPI API proxy sidecar the migration adds to CAPI
 					// workloads (the agent's image): a free loopback port

@@ -61,6 +61,9 @@ type Options struct {
 	ProbeInterval time.Duration
 	// Resync is how often an available release is applied again (drift).
 	Resync time.Duration
+	// AgentNamespace is where the agent's Deployment is, whose image the
+	// extension connector runs (connector.go).
+	AgentNamespace string
 }
 
 func (o Options) withDefaults() Options {
@@ -83,7 +86,8 @@ type Engine struct {
 	mapper meta.RESTMapper
 	binder *kubeutil.Binder
 	opts   Options
-	guests guestClients
+	// waiting tracks phase requests the connector has not answered yet.
+	waiting waitingSince
 }
 
 // NewEngine is the engine over the management cluster's client.
@@ -212,8 +216,13 @@ func (e *Engine) Reconcile(ctx context.Context, req reconcile.Request) (reconcil
 	var desired []extension.ObjectRef
 	for _, phase := range plan {
 		p.phase = phase.Name
-		target, err := e.targetFor(ctx, cm.Namespace, phase.Class)
-		if err != nil {
+		target, err := e.phaseTarget(ctx, cm, release, phase)
+		var waiting *errWaiting
+		switch {
+		case errors.As(err, &waiting):
+			p.reason, p.message = "", waiting.msg
+			return reconcile.Result{RequeueAfter: e.opts.ProbeInterval}, e.write(ctx, cm, p)
+		case err != nil:
 			p.state, p.reason, p.message = v1alpha1.ExtensionStateFailed, extension.ReasonHostedClusterUnreachable, err.Error()
 			return reconcile.Result{RequeueAfter: e.opts.ProbeInterval}, e.write(ctx, cm, p)
 		}
@@ -249,7 +258,7 @@ func (e *Engine) Reconcile(ctx context.Context, req reconcile.Request) (reconcil
 	// Every phase is available: delete what the revision dropped, the
 	// later phases' objects first.
 	for _, group := range extension.TeardownPhases(extension.Removed(p.applied, desired)) {
-		gone, err := e.deleteGroup(ctx, cm.Namespace, group, false)
+		gone, err := e.deleteGroup(ctx, cm, group, false)
 		if err != nil {
 			p.reason, p.message = extension.ReasonApplyFailed, "deleting objects dropped from the extension: "+err.Error()
 			return reconcile.Result{RequeueAfter: e.opts.ProbeInterval}, e.write(ctx, cm, p)
@@ -258,6 +267,9 @@ func (e *Engine) Reconcile(ctx context.Context, req reconcile.Request) (reconcil
 		if len(gone) < len(group) {
 			return reconcile.Result{RequeueAfter: e.opts.ProbeInterval}, e.write(ctx, cm, p)
 		}
+	}
+	if err := e.forgetRequests(ctx, cm, phaseNames(plan)); err != nil {
+		return reconcile.Result{}, err
 	}
 	p.state, p.phase, p.reason, p.message, p.object = v1alpha1.ExtensionStateAvailable, "", "", "", ""
 	return reconcile.Result{RequeueAfter: e.opts.Resync}, e.write(ctx, cm, p)
@@ -288,6 +300,9 @@ func pendingObjects(plan []extension.PlannedPhase) []v1alpha1.ExtensionObjectSta
 
 // applyOne applies one object and probes it.
 func (e *Engine) applyOne(ctx context.Context, t *target, o extension.Object, release extension.Release) (v1alpha1.ExtensionObjectState, string, string) {
+	if t.remote != nil {
+		return t.remote.state(o) // the connector applied it
+	}
 	if t.clusterScoped(o.Ref) && t.class == v1alpha1.PhaseClassControlPlane {
 		return v1alpha1.ObjectStateRefused, extension.ReasonObjectRefused, "cluster-scoped objects may not be written on the management cluster"
 	}
@@ -332,7 +347,7 @@ func (e *Engine) teardown(ctx context.Context, cm *corev1.ConfigMap, hc *hostedC
 		return reconcile.Result{}, nil
 	}
 	revision, _ := strconv.ParseInt(cm.Data[extension.KeyObservedRevision], 10, 64)
-	p := progress{revision: revision, state: v1alpha1.ExtensionStateRemoving, applied: applied}
+	p := progress{revision: revision, state: v1alpha1.ExtensionStateRemoving, applied: e.withReported(ctx, cm, applied)}
 	abandonGuest := hc.gone || hc.deleting || time.Since(cm.DeletionTimestamp.Time) > e.opts.GuestTeardownTimeout
 	for _, group := range extension.TeardownPhases(extension.Teardown(applied)) {
 		p.phase = group[0].Phase
@@ -344,7 +359,7 @@ func (e *Engine) teardown(ctx context.Context, cm *corev1.ConfigMap, hc *hostedC
 			p.applied = extension.Without(p.applied, group...)
 			continue
 		}
-		gone, err := e.deleteGroup(ctx, cm.Namespace, group, true)
+		gone, err := e.deleteGroup(ctx, cm, group, true)
 		p.applied = extension.Without(p.applied, gone...)
 		if err != nil || len(gone) < len(group) {
 			if err != nil {
@@ -357,7 +372,9 @@ func (e *Engine) teardown(ctx context.Context, cm *corev1.ConfigMap, hc *hostedC
 	if err := e.write(ctx, cm, p); err != nil {
 		return reconcile.Result{}, err
 	}
-	e.guests.forget(cm.Namespace)
+	if err := e.forgetRequests(ctx, cm, nil); err != nil {
+		return reconcile.Result{}, err
+	}
 	if err := kubeutil.RemoveFinalizer(ctx, e.client, cm, extension.Finalizer); client.IgnoreNotFound(err) != nil {
 		return reconcile.Result{}, err
 	}
@@ -375,12 +392,19 @@ func (e *Engine) releaseBindingIfLast(ctx context.Context, ns string) error {
 	if len(heldReleases(releases.Items)) > 0 {
 		return nil
 	}
+	// The connector goes while the engine still holds its grants here.
+	if err := e.removeConnector(ctx, ns); err != nil {
+		return err
+	}
 	return kubeutil.HoldBinding(ctx, e.client, ns, ClusterRole, extension.Finalizer, false)
 }
 
 // deleteGroup deletes the objects of one phase and returns those gone.
-func (e *Engine) deleteGroup(ctx context.Context, ns string, group []extension.ObjectRef, _ bool) ([]extension.ObjectRef, error) {
-	t, err := e.targetFor(ctx, ns, group[0].Class)
+func (e *Engine) deleteGroup(ctx context.Context, cm *corev1.ConfigMap, group []extension.ObjectRef, teardown bool) ([]extension.ObjectRef, error) {
+	if group[0].Class == v1alpha1.PhaseClassHostedCluster {
+		return e.remoteDelete(ctx, cm, group, teardown)
+	}
+	t, err := e.targetFor(ctx, cm.Namespace, group[0].Class)
 	if err != nil {
 		return nil, err
 	}

@@ -22,13 +22,25 @@ import (
 
 	addonagent "github.com/hcp-fleet/hcp-fleet/pkg/addon/agent"
 	"github.com/hcp-fleet/hcp-fleet/pkg/extension"
+	"github.com/hcp-fleet/hcp-fleet/pkg/extension/connector"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 )
 
 // Feature is the extension engine as an agent feature.
 func Feature(opts Options) addonagent.Feature {
 	return addonagent.Feature{Name: "extensions",
-		Setup: func(mgr ctrl.Manager, _ *addonagent.Env) error { return Setup(mgr, opts) },
+		Setup: func(mgr ctrl.Manager, env *addonagent.Env) error {
+			o := opts
+			if o.AgentNamespace == "" {
+				o.AgentNamespace = env.Options.AddonNamespace
+			}
+			return Setup(mgr, o)
+		},
+		// The connector the engine deploys into control-plane namespaces
+		// runs the agent's image with this subcommand.
+		Commands: []addonagent.Command{{Name: connector.Command,
+			Summary: "run hosted-cluster extension phases from a hosted control-plane namespace (deployed there by the agent)",
+			Main:    connector.Main}},
 		Cleanup: func(ctx context.Context, env *addonagent.Env) error {
 			c, err := client.New(env.Managed, client.Options{Scheme: addonagent.Scheme})
 			if err != nil {

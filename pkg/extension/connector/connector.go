@@ -1,0 +1,211 @@
+package connector
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"path/filepath"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/pkg/extension"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
+)
+
+// Options tune the connector.
+type Options struct {
+	// Namespace is the control-plane namespace it works in.
+	Namespace string
+	// Kubeconfig is the management cluster, as the connector's
+	// ServiceAccount; empty means in-cluster.
+	Kubeconfig string
+	// GuestKubeconfig is the mounted service-network kubeconfig file.
+	GuestKubeconfig string
+	// DialContext opens connections to the hosted cluster; nil means
+	// net.Dialer's, as in a pod, whose resolver finds the kube-apiserver
+	// Service (the local fleet hands in its pod network instead).
+	DialContext func(ctx context.Context, network, address string) (net.Conn, error)
+	// ProbeInterval is how often a phase not yet available (or a deletion
+	// not yet done) is worked on again.
+	ProbeInterval time.Duration
+	// Resync is how often an available phase is applied again (drift).
+	Resync time.Duration
+}
+
+// Main is the agent subcommand: flags --namespace, --kubeconfig and
+// --guest-kubeconfig.
+func Main(ctx context.Context, args []string, stderr io.Writer) error {
+	return Program(Options{})(ctx, args, stderr)
+}
+
+// Program is Main with base options (DialContext, intervals) the flags do
+// not set.
+func Program(base Options) func(ctx context.Context, args []string, stderr io.Writer) error {
+	return func(ctx context.Context, args []string, stderr io.Writer) error {
+		opts := base
+		fs := flag.NewFlagSet("hcp-fleet-agent "+Command, flag.ContinueOnError)
+		fs.SetOutput(stderr)
+		fs.StringVar(&opts.Namespace, "namespace", "", "the hosted control-plane namespace the connector works in")
+		fs.StringVar(&opts.Kubeconfig, "kubeconfig", "", "the management cluster's kubeconfig (default: in-cluster)")
+		fs.StringVar(&opts.GuestKubeconfig, "guest-kubeconfig", filepath.Join(MountPath, hosting.KubeconfigKey), "the mounted service-network-admin-kubeconfig")
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		if fs.NArg() > 0 || opts.Namespace == "" {
+			return fmt.Errorf("%s: --namespace is required and takes no arguments (got %q)", Command, fs.Args())
+		}
+		return Run(ctx, opts)
+	}
+}
+
+// Run works on the phase requests of opts.Namespace until ctx ends.
+func Run(ctx context.Context, opts Options) error {
+	if opts.ProbeInterval == 0 {
+		opts.ProbeInterval = 2 * time.Second
+	}
+	if opts.Resync == 0 {
+		opts.Resync = 10 * time.Minute
+	}
+	if opts.DialContext == nil {
+		opts.DialContext = (&net.Dialer{}).DialContext
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", opts.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	cfg.UserAgent = "hcp-fleet-" + Command
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return err
+	}
+	// Its grant is in this namespace only, and it reads only the phase
+	// requests there.
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme,
+		Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
+		Cache: cache.Options{DefaultNamespaces: map[string]cache.Config{opts.Namespace: {}},
+			ByObject: map[client.Object]cache.ByObject{&corev1.ConfigMap{}: {
+				Label: labels.SelectorFromSet(labels.Set{LabelPhaseRequest: "true"})}}},
+		// One per namespace, several in the local fleet's one process.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		return err
+	}
+	r := &reconciler{client: mgr.GetClient(), opts: opts, guests: &guests{path: opts.GuestKubeconfig, dial: opts.DialContext}}
+	if err := ctrl.NewControllerManagedBy(mgr).Named("extension-connector").
+		For(&corev1.ConfigMap{}, builderPredicates()...).Complete(r); err != nil {
+		return err
+	}
+	if err := mgr.Start(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return nil
+}
+
+// builderPredicates: the connector's own report writes change no request.
+func builderPredicates() []builderOption {
+	return []builderOption{withPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, requestChanged{}))}
+}
+
+type reconciler struct {
+	client client.Client
+	opts   Options
+	guests *guests
+}
+
+// Reconcile works on one phase request and writes the report.
+func (r *reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	cm := &corev1.ConfigMap{}
+	if err := r.client.Get(ctx, req.NamespacedName, cm); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	rep, again := r.work(ctx, cm)
+	rep.RequestHash = Hash(cm.Data[KeyRequest], cm.Data[KeyDelete])
+	if err := r.report(ctx, cm, rep); err != nil {
+		return reconcile.Result{}, err
+	}
+	if again {
+		return reconcile.Result{RequeueAfter: r.opts.ProbeInterval}, nil
+	}
+	return reconcile.Result{RequeueAfter: r.opts.Resync}, nil
+}
+
+// work applies and deletes what cm asks; again says whether to look again
+// soon (an object not available, a deletion not done, a failure).
+func (r *reconciler) work(ctx context.Context, cm *corev1.ConfigMap) (Report, bool) {
+	var req Request
+	if err := json.Unmarshal([]byte(cm.Data[KeyRequest]), &req); err != nil {
+		return Report{Reason: extension.ReasonObjectRefused, Message: "the phase request does not parse: " + err.Error()}, false
+	}
+	var deletes []extension.ObjectRef
+	if raw := cm.Data[KeyDelete]; raw != "" {
+		if err := json.Unmarshal([]byte(raw), &deletes); err != nil {
+			return Report{Reason: extension.ReasonObjectRefused, Message: "the delete list does not parse: " + err.Error()}, false
+		}
+	}
+	// It trusts a request no more than the engine trusts a release.
+	if req.Phase.Class != v1alpha1.PhaseClassHostedCluster {
+		return Report{Reason: extension.ReasonObjectRefused, Message: fmt.Sprintf("phase %s is not a hosted-cluster phase; the connector runs only those", req.Phase.Name)}, false
+	}
+	if problems := extension.Validate([]v1alpha1.ExtensionPhase{req.Phase}); len(problems) > 0 {
+		return Report{Reason: extension.ReasonObjectRefused, Message: problems[0].Error()}, false
+	}
+	g, err := r.guests.get()
+	if err == nil {
+		err = g.reachable()
+	}
+	if err != nil {
+		return Report{Reason: extension.ReasonHostedClusterUnreachable, Message: err.Error()}, true
+	}
+	var rep Report
+	again := false
+	for _, o := range extension.Plan([]v1alpha1.ExtensionPhase{req.Phase})[0].Objects {
+		or := g.apply(ctx, g.place(o), &req)
+		again = again || or.State != v1alpha1.ObjectStateAvailable
+		rep.Objects = append(rep.Objects, or)
+	}
+	for _, ref := range deletes {
+		gone, err := g.remove(ctx, ref)
+		if err != nil {
+			rep.Reason, rep.Message = extension.ReasonApplyFailed, fmt.Sprintf("deleting %s: %v", ref, err)
+		}
+		if gone {
+			rep.Deleted = append(rep.Deleted, ref)
+		} else {
+			again = true
+		}
+	}
+	return rep, again
+}
+
+// report server-side applies the report key when it changed.
+func (r *reconciler) report(ctx context.Context, cm *corev1.ConfigMap, rep Report) error {
+	text := Marshal(rep)
+	if cm.Data[KeyReport] == text {
+		return nil
+	}
+	apply := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": cm.Name, "namespace": cm.Namespace, "uid": string(cm.UID)},
+		"data":     map[string]any{KeyReport: text}}}
+	err := r.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(apply), client.FieldOwner(FieldManager), client.ForceOwnership)
+	return client.IgnoreNotFound(err)
+}
