@@ -41,8 +41,8 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	"github.com/hcp-fleet/hcp-fleet/pkg/capi/proxy"
 	agentcmd "github.com/hcp-fleet/hcp-fleet/pkg/cmd/agent"
-	"github.com/hcp-fleet/hcp-fleet/pkg/extension/connector"
 	"github.com/hcp-fleet/hcp-fleet/pkg/cmd/hub"
+	"github.com/hcp-fleet/hcp-fleet/pkg/extension/connector"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/agent/operator"
 )
 

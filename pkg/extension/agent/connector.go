@@ -63,7 +63,9 @@ func (e *Engine) ensureConnector(ctx context.Context, ns string, request string)
 	if err != nil {
 		return err
 	}
-	meta := func() metav1.ObjectMeta { return metav1.ObjectMeta{Name: connector.Name, Namespace: ns, Labels: connectorLabels} }
+	meta := func() metav1.ObjectMeta {
+		return metav1.ObjectMeta{Name: connector.Name, Namespace: ns, Labels: connectorLabels}
+	}
 	sa := &corev1.ServiceAccount{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"}, ObjectMeta: meta()}
 	role := &rbacv1.Role{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"}, ObjectMeta: meta(),
 		Rules: connectorRules(names)}
@@ -123,7 +125,7 @@ func connectorDeployment(ns, image string, command []string) *appsv1.Deployment 
 				Spec: corev1.PodSpec{ServiceAccountName: connector.Name,
 					SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
 					Containers: []corev1.Container{{Name: "connector", Image: image, Command: command,
-						Args: []string{connector.Command, "--namespace=" + ns},
+						Args:         []string{connector.Command, "--namespace=" + ns},
 						VolumeMounts: []corev1.VolumeMount{{Name: "guest-kubeconfig", MountPath: connector.MountPath, ReadOnly: true}},
 						SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: ptr.To(false), ReadOnlyRootFilesystem: ptr.To(true),
 							Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}},

@@ -99,10 +99,10 @@ type Report struct {
 
 // ObjectReport is one object's state.
 type ObjectReport struct {
-	Ref     extension.ObjectRef          `json:"ref"`
+	Ref     extension.ObjectRef           `json:"ref"`
 	State   v1alpha1.ExtensionObjectState `json:"state"`
-	Reason  string                       `json:"reason,omitempty"`
-	Message string                       `json:"message,omitempty"`
+	Reason  string                        `json:"reason,omitempty"`
+	Message string                        `json:"message,omitempty"`
 }
 
 // Hash identifies a request and delete list as written (the ConfigMap's
