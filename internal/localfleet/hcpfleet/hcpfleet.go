@@ -42,7 +42,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/pkg/capi/proxy"
 	agentcmd "github.com/hcp-fleet/hcp-fleet/pkg/cmd/agent"
 	"github.com/hcp-fleet/hcp-fleet/pkg/cmd/hub"
-	"github.com/hcp-fleet/hcp-fleet/pkg/extension/connector"
+	"github.com/hcp-fleet/hcp-fleet/pkg/extension/agent/connector"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/agent/operator"
 )
 

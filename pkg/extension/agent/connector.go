@@ -18,7 +18,7 @@ import (
 
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	"github.com/hcp-fleet/hcp-fleet/pkg/extension"
-	"github.com/hcp-fleet/hcp-fleet/pkg/extension/connector"
+	"github.com/hcp-fleet/hcp-fleet/pkg/extension/agent/connector"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 )
 

@@ -16,7 +16,7 @@ import (
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/pkg/extension"
-	"github.com/hcp-fleet/hcp-fleet/pkg/extension/connector"
+	"github.com/hcp-fleet/hcp-fleet/pkg/extension/agent/connector"
 )
 
 // connectorGrace is how long the engine waits for the connector's first
