@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"path"
 	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -125,7 +126,8 @@ func connectorDeployment(ns, image string, command []string) *appsv1.Deployment 
 				Spec: corev1.PodSpec{ServiceAccountName: connector.Name,
 					SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
 					Containers: []corev1.Container{{Name: "connector", Image: image, Command: command,
-						Args:         []string{connector.Command, "--namespace=" + ns},
+						Args: []string{connector.Command, "--namespace=" + ns,
+							"--guest-kubeconfig=" + path.Join(connector.MountPath, hosting.KubeconfigKey)},
 						VolumeMounts: []corev1.VolumeMount{{Name: "guest-kubeconfig", MountPath: connector.MountPath, ReadOnly: true}},
 						SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: ptr.To(false), ReadOnlyRootFilesystem: ptr.To(true),
 							Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}},
