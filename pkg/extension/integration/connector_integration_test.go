@@ -5,6 +5,7 @@ package integration_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -17,11 +18,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apiserver/pkg/authentication/serviceaccount"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hypershiftsim"
+	"github.com/hcp-fleet/hcp-fleet/internal/rbacmatrix"
 	"github.com/hcp-fleet/hcp-fleet/pkg/extension"
 	"github.com/hcp-fleet/hcp-fleet/pkg/extension/agent/connector"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
@@ -131,6 +135,7 @@ func TestConnectorUnreachableGuestAndTakeover(t *testing.T) {
 		t.Fatalf("the ClusterRole is not in the guest: %v", err)
 	}
 	checkConnector(t, cpNS, true)
+	t.Run("the connector's grant is docs/security.md's", func(t *testing.T) { checkConnectorRBAC(t, cpNS) })
 
 	if err := hubc.Delete(ctx, e); err != nil {
 		t.Fatal(err)
@@ -179,4 +184,55 @@ func jsonValue(v any) string {
 		return "null"
 	}
 	return fmt.Sprintf("%q", v)
+}
+
+// checkConnectorRBAC asks the API server about every cell of verbs ×
+// resources × namespaces × names for the connector's ServiceAccount and
+// compares with docs/security.md's table.
+func checkConnectorRBAC(t *testing.T, cpNS string) {
+	requests := &corev1.ConfigMapList{}
+	if err := mgmt.List(context.Background(), requests, client.InNamespace(cpNS), client.MatchingLabels{connector.LabelPhaseRequest: "true"}); err != nil || len(requests.Items) == 0 {
+		t.Fatalf("phase requests: %d (%v)", len(requests.Items), err)
+	}
+	var names []string
+	for _, r := range requests.Items {
+		names = append(names, r.Name)
+	}
+	doc, err := os.ReadFile("../../../docs/security.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	table, err := rbacmatrix.Parse(strings.NewReader(string(doc)), "### The extension connector",
+		map[string]string{"<extension namespace>": cpNS, "<phase requests>": strings.Join(names, ",")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var resources []rbacmatrix.Resource
+	for _, r := range []string{"configmaps", "secrets", "serviceaccounts", "serviceaccounts/token", "pods", "events", "coordination.k8s.io/leases",
+		"apps/deployments", "rbac.authorization.k8s.io/roles", "rbac.authorization.k8s.io/rolebindings"} {
+		group, res := rbacmatrix.SplitResource(r)
+		res, sub, _ := strings.Cut(res, "/")
+		resources = append(resources, rbacmatrix.Resource{Group: group, Resource: res, Subresource: sub, Namespaced: true})
+	}
+	for _, r := range []string{"namespaces", "nodes", "rbac.authorization.k8s.io/clusterroles", "apiextensions.k8s.io/customresourcedefinitions"} {
+		group, res := rbacmatrix.SplitResource(r)
+		resources = append(resources, rbacmatrix.Resource{Group: group, Resource: res})
+	}
+	matrix := rbacmatrix.Matrix{Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection", "bind", "escalate", "impersonate"},
+		Resources: resources, Namespaces: []string{cpNS, "default", "kube-system", v1alpha1.DefaultHostingNamespace},
+		Names: []string{"probe-foreign-name", extension.GuestKubeconfigSecret, connector.Name}}
+	id := rbacmatrix.Identity{User: serviceaccount.MakeUsername(cpNS, connector.Name),
+		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + cpNS, "system:authenticated"}}
+	cells := matrix.Cells(table)
+	broader, narrower, err := rbacmatrix.Diff(context.Background(), kubernetes.NewForConfigOrDie(env.Fleet.Managed[0].Config()), id, table, cells)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d cells asked", len(cells))
+	if len(broader) > 0 {
+		t.Errorf("the connector may do more than docs/security.md says:\n  %s", strings.Join(rbacmatrix.Summarize(broader), "\n  "))
+	}
+	if len(narrower) > 0 {
+		t.Errorf("docs/security.md promises what the connector may not do:\n  %s", strings.Join(rbacmatrix.Summarize(narrower), "\n  "))
+	}
 }
