@@ -23,7 +23,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
@@ -112,18 +111,13 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	r := &reconciler{client: mgr.GetClient(), opts: opts, guests: &guests{path: opts.GuestKubeconfig, dial: opts.DialContext}}
 	if err := ctrl.NewControllerManagedBy(mgr).Named("extension-connector").
-		For(&corev1.ConfigMap{}, builderPredicates()...).Complete(r); err != nil {
+		For(&corev1.ConfigMap{}, withPredicates(requestChanged{})).Complete(r); err != nil {
 		return err
 	}
 	if err := mgr.Start(ctx); err != nil && !errors.Is(err, context.Canceled) {
 		return err
 	}
 	return nil
-}
-
-// builderPredicates: the connector's own report writes change no request.
-func builderPredicates() []builderOption {
-	return []builderOption{withPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, requestChanged{}))}
 }
 
 type reconciler struct {
