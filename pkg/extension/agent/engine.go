@@ -2,8 +2,10 @@
 // the releases the hub delivers (release ConfigMaps in hosted control-plane
 // namespaces, pkg/extension) phase after phase with server-side apply under
 // its own field manager — phases without class into that control-plane
-// namespace, hosted-cluster phases into the hosted cluster through
-// HyperShift's service-network admin kubeconfig — stops at the first phase
+// namespace itself, hosted-cluster phases through the extension connector
+// it deploys there (connector.go, remote.go; package connector), which
+// reaches the hosted cluster with HyperShift's service-network admin
+// kubeconfig as written — stops at the first phase
 // whose availability probes fail, deletes what a new revision dropped, and
 // on removal tears everything down in reverse phase order. It writes its
 // progress into the release ConfigMap's status keys, which come back to the
