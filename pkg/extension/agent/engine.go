@@ -349,7 +349,8 @@ func (e *Engine) teardown(ctx context.Context, cm *corev1.ConfigMap, hc *hostedC
 		return reconcile.Result{}, nil
 	}
 	revision, _ := strconv.ParseInt(cm.Data[extension.KeyObservedRevision], 10, 64)
-	p := progress{revision: revision, state: v1alpha1.ExtensionStateRemoving, applied: e.withReported(ctx, cm, applied)}
+	applied = e.withReported(ctx, cm, applied)
+	p := progress{revision: revision, state: v1alpha1.ExtensionStateRemoving, applied: applied}
 	abandonGuest := hc.gone || hc.deleting || time.Since(cm.DeletionTimestamp.Time) > e.opts.GuestTeardownTimeout
 	for _, group := range extension.TeardownPhases(extension.Teardown(applied)) {
 		p.phase = group[0].Phase
