@@ -103,7 +103,7 @@ func (g *guest) reachable() error {
 // names, "default" when it names none, or none for cluster-scoped kinds —
 // as the engine placed them before connectors existed.
 func (g *guest) place(o extension.Object) extension.Object {
-	out := extension.Object{Ref: o.Ref, Object: o.Object.DeepCopy()}
+	out := extension.Object{Ref: o.Ref, Object: o.Object.DeepCopy(), Collision: o.Collision}
 	m, err := g.mapper.RESTMapping(schema.GroupKind{Group: o.Ref.Group, Kind: o.Ref.Kind}, o.Ref.Version)
 	switch {
 	case err == nil && m.Scope.Name() == meta.RESTScopeNameRoot:
