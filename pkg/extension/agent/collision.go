@@ -6,7 +6,7 @@ import (
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/pkg/extension"
-	"github.com/hcp-fleet/hcp-fleet/pkg/extension/objects"
+	"github.com/hcp-fleet/hcp-fleet/pkg/extension/agent/objects"
 )
 
 // claim is collision protection's verdict on one object before anything is

@@ -6,7 +6,7 @@
 // it deploys there (connector.go, remote.go; package connector), which
 // reaches the hosted cluster with HyperShift's service-network admin
 // kubeconfig as written; both apply, claim (collision protection) and
-// delete with pkg/extension/objects — stops at the first phase
+// delete with pkg/extension/agent/objects — stops at the first phase
 // whose availability probes fail, deletes what a new revision dropped, and
 // on removal tears everything down in reverse phase order. It writes its
 // progress into the release ConfigMap's status keys, which come back to the
@@ -40,7 +40,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	"github.com/hcp-fleet/hcp-fleet/pkg/extension"
-	"github.com/hcp-fleet/hcp-fleet/pkg/extension/objects"
+	"github.com/hcp-fleet/hcp-fleet/pkg/extension/agent/objects"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 	"github.com/hcp-fleet/hcp-fleet/pkg/kubeutil"
 )

@@ -17,7 +17,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/pkg/extension"
 	"github.com/hcp-fleet/hcp-fleet/pkg/extension/agent/connector"
-	"github.com/hcp-fleet/hcp-fleet/pkg/extension/objects"
+	"github.com/hcp-fleet/hcp-fleet/pkg/extension/agent/objects"
 )
 
 // connectorGrace is how long the engine waits for the connector's first

@@ -16,7 +16,7 @@ import (
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/pkg/extension"
-	"github.com/hcp-fleet/hcp-fleet/pkg/extension/objects"
+	"github.com/hcp-fleet/hcp-fleet/pkg/extension/agent/objects"
 	"github.com/hcp-fleet/hcp-fleet/pkg/kubeutil"
 )
 

@@ -20,7 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/hcp-fleet/hcp-fleet/pkg/extension"
-	"github.com/hcp-fleet/hcp-fleet/pkg/extension/objects"
+	"github.com/hcp-fleet/hcp-fleet/pkg/extension/agent/objects"
 )
 
 // guestTimeout bounds one request to the hosted cluster's API server.
