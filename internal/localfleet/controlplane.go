@@ -127,7 +127,7 @@ func (c *Cluster) CAData() []byte { return c.ca.certPEM }
 
 // startCluster starts a cluster's apiserver (on port, or a free port when 0)
 // and controller manager and waits until both serve.
-func startCluster(ctx context.Context, binDir, dir, name, etcdURL string, port, nice int) (*Cluster, error) {
+func startCluster(ctx context.Context, binDir, dir, name, etcdURL string, port, nice int, servingNames ...string) (*Cluster, error) {
 	apiserverName := "kube-apiserver (" + name + ")"
 	if port == 0 {
 		p, err := freePort()
@@ -142,7 +142,7 @@ func startCluster(ctx context.Context, binDir, dir, name, etcdURL string, port, 
 	if err != nil {
 		return nil, err
 	}
-	serving, err := ca.issueServing("kube-apiserver")
+	serving, err := ca.issueServing("kube-apiserver", servingNames...)
 	if err != nil {
 		return nil, err
 	}

@@ -11,8 +11,10 @@ import (
 // kube-apiserver and kube-controller-manager on the fleet's etcd, under its
 // own prefix, named name (unique within the fleet; it names the etcd prefix,
 // the state directory and the log files). It returns the running one if
-// name is already started.
-func (f *Fleet) StartGuest(ctx context.Context, name string) (*Cluster, error) {
+// name is already started. servingNames are more DNS names its serving
+// certificate carries (the in-cluster Service names a hosted control plane
+// is reached by); they take effect only when it starts.
+func (f *Fleet) StartGuest(ctx context.Context, name string, servingNames ...string) (*Cluster, error) {
 	f.mu.Lock()
 	if c, ok := f.guests[name]; ok {
 		f.mu.Unlock()
@@ -29,7 +31,7 @@ func (f *Fleet) StartGuest(ctx context.Context, name string) (*Cluster, error) {
 	f.mu.Lock()
 	nice := f.opts.ManagementClusterNice // ReniceManagementClusters changes it
 	f.mu.Unlock()
-	c, err := startCluster(ctx, binDir, filepath.Join(f.Dir, name), name, f.etcd.clientURL, 0, nice)
+	c, err := startCluster(ctx, binDir, filepath.Join(f.Dir, name), name, f.etcd.clientURL, 0, nice, servingNames...)
 	if err != nil {
 		return nil, err
 	}

@@ -59,12 +59,15 @@ type keyPair struct {
 	KeyPEM  []byte
 }
 
-// issueServing issues a serving certificate for the loopback addresses.
-func (ca *certificateAuthority) issueServing(commonName string) (keyPair, error) {
+// issueServing issues a serving certificate for the loopback addresses and
+// the in-cluster names, plus names (a guest's: the Service names its hosted
+// control plane is reached by, as HyperShift's kube-apiserver certificate
+// carries them).
+func (ca *certificateAuthority) issueServing(commonName string, names ...string) (keyPair, error) {
 	return ca.issue(&x509.Certificate{
 		Subject:     pkix.Name{CommonName: commonName},
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		DNSNames:    []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"},
+		DNSNames:    append([]string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"}, names...),
 		IPAddresses: []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("10.0.0.1")},
 	})
 }

@@ -50,7 +50,9 @@ func guestName(hc *hyperv1.HostedCluster) string { return "guest-" + string(hc.U
 
 // Ensure implements hypershiftsim.ControlPlanes.
 func (g GuestControlPlanes) Ensure(ctx context.Context, hc *hyperv1.HostedCluster) (hypershiftsim.ControlPlane, error) {
-	c, err := g.Fleet.StartGuest(ctx, guestName(hc))
+	// Its serving certificate carries the in-cluster Service names, as
+	// HyperShift's kube-apiserver certificate does.
+	c, err := g.Fleet.StartGuest(ctx, guestName(hc), hypershiftsim.KubeAPIServerServiceNames(hypershiftsim.ControlPlaneNamespace(hc))...)
 	if err != nil {
 		return hypershiftsim.ControlPlane{}, err
 	}

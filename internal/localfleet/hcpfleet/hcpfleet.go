@@ -34,6 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet"
+	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/clusterdns"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hypershiftsim"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/kubeletsim"
 	"github.com/hcp-fleet/hcp-fleet/manifests"
@@ -41,6 +42,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/pkg/capi/proxy"
 	agentcmd "github.com/hcp-fleet/hcp-fleet/pkg/cmd/agent"
 	"github.com/hcp-fleet/hcp-fleet/pkg/cmd/hub"
+	"github.com/hcp-fleet/hcp-fleet/pkg/extension/agent/connector"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/agent/operator"
 )
 
@@ -193,13 +195,23 @@ func Start(fleet *localfleet.Fleet, opts Options) (*Product, error) {
 			p.StartHub()
 		}
 	}
-	// The HyperShift operator cannot run here; its stand-in plays it.
-	hyperShift := hypershiftsim.Program(opts.HyperShift)
-	images := func(cluster string) kubeletsim.Images {
+	images := func(cluster string, dns *clusterdns.Table) kubeletsim.Images {
+		// The HyperShift operator cannot run here; its stand-in plays it,
+		// routing each control plane's kube-apiserver Service in this
+		// cluster's DNS stand-in.
+		hyperShiftOpts := opts.HyperShift
+		hyperShiftOpts.ClusterDNS = dns
+		hyperShift := hypershiftsim.Program(hyperShiftOpts)
 		return kubeletsim.Images{
 			// The local fleet gives every in-process program the same network
 			// namespace: no fixed ports.
 			kubeletsim.Repository(AgentImage): func(ctx context.Context, args []string) error {
+				if len(args) > 0 && args[0] == connector.Command {
+					// The extension connector, in its pod's network: the
+					// kube-apiserver Service of its namespace resolves
+					// (clusterdns), as in a real pod.
+					return connector.Program(connector.Options{DialContext: kubeletsim.DialerFrom(ctx)})(ctx, args[1:], os.Stderr)
+				}
 				if len(args) > 0 && args[0] == proxy.SidecarCommand {
 					// The CAPI API proxy sidecar the migration adds to CAPI
 					// workloads (the agent's image): a free loopback port
@@ -219,11 +231,14 @@ func Start(fleet *localfleet.Fleet, opts Options) (*Product, error) {
 		}
 	}
 	for _, m := range fleet.Managed {
-		k, err := kubeletsim.New(m.Config(), images(m.Name), filepath.Join(m.Dir, "kubelet"))
+		// Each management cluster has its own Service network.
+		dns := &clusterdns.Table{}
+		k, err := kubeletsim.New(m.Config(), images(m.Name, dns), filepath.Join(m.Dir, "kubelet"))
 		if err != nil {
 			cancel()
 			return nil, err
 		}
+		k.SetNetwork(func(namespace string) kubeletsim.DialFunc { return dns.Dialer(namespace, nil) })
 		nodes := kubeletsim.DefaultNodes()
 		if opts.Nodes != nil {
 			nodes = opts.Nodes(m.Name)

@@ -100,7 +100,7 @@ func (r *hostedClusterReconciler) Reconcile(ctx context.Context, req reconcile.R
 		if err := r.ensureKubeconfig(ctx, hc, cp.Kubeconfig); err != nil {
 			return reconcile.Result{}, err
 		}
-		if err := r.ensureServiceNetworkKubeconfig(ctx, hc, cp.Kubeconfig); err != nil {
+		if err := r.ensureServiceNetworkKubeconfig(ctx, hc, cp); err != nil {
 			return reconcile.Result{}, err
 		}
 		status.ControlPlaneEndpoint = hyperv1.APIEndpoint{Host: cp.Host, Port: cp.Port}
@@ -328,31 +328,8 @@ func (r *hostedClusterReconciler) ensureKubeconfig(ctx context.Context, hc *hype
 
 // ServiceNetworkKubeconfigSecret is the Secret, in the control-plane
 // namespace, with an admin kubeconfig for components running next to the
-// control plane (HyperShift points it at the kube-apiserver Service; the
-// stand-in at the same endpoint as the admin kubeconfig, which the
-// in-process agents reach).
+// control plane: it points at the kube-apiserver Service (kasservice.go).
 const ServiceNetworkKubeconfigSecret = "service-network-admin-kubeconfig"
-
-// ensureServiceNetworkKubeconfig writes ServiceNetworkKubeconfigSecret
-// (key "kubeconfig") into the control-plane namespace when it is missing or
-// differs; it goes with the namespace.
-func (r *hostedClusterReconciler) ensureServiceNetworkKubeconfig(ctx context.Context, hc *hyperv1.HostedCluster, kubeconfig []byte) error {
-	key := types.NamespacedName{Namespace: ControlPlaneNamespace(hc), Name: ServiceNetworkKubeconfigSecret}
-	live := &corev1.Secret{}
-	err := r.reader.Get(ctx, key, live)
-	switch {
-	case err == nil && string(live.Data[KubeconfigKey]) == string(kubeconfig):
-		return nil
-	case err == nil:
-		live.Data = map[string][]byte{KubeconfigKey: kubeconfig}
-		return r.client.Update(ctx, live)
-	case apierrors.IsNotFound(err):
-		return r.client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name},
-			Data: map[string][]byte{KubeconfigKey: kubeconfig}})
-	default:
-		return err
-	}
-}
 
 // delete plays the operator's teardown: after the rollout duration, delete
 // the NodePools, the kubeconfig Secret and the control-plane namespace, and
@@ -404,6 +381,9 @@ func (r *hostedClusterReconciler) delete(ctx context.Context, hc *hyperv1.Hosted
 		return reconcile.Result{RequeueAfter: time.Second}, nil
 	}
 	r.catalogs.remove(hc.UID)
+	if r.opts.ClusterDNS != nil {
+		r.opts.ClusterDNS.Remove(ControlPlaneNamespace(hc), KubeAPIServerService)
+	}
 	if err := r.opts.ControlPlanes.Remove(ctx, hc); err != nil {
 		return reconcile.Result{}, err
 	}

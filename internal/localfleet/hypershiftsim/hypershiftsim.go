@@ -12,9 +12,13 @@
 //     HyperShift's reasons), version (desired, history newest first going
 //     Partial → Completed, observedGeneration), controlPlaneEndpoint and
 //     kubeconfig, with the admin kubeconfig Secret <name>-admin-kubeconfig
-//     (key "kubeconfig") in the HostedCluster's namespace, and the same
-//     kubeconfig as service-network-admin-kubeconfig in the control-plane
-//     namespace, for components next to the control plane. A rollout (the
+//     (key "kubeconfig") in the HostedCluster's namespace and as
+//     admin-kubeconfig in the control-plane namespace, both at the external
+//     address; and there, for components next to the control plane, the
+//     kube-apiserver Service and service-network-admin-kubeconfig at its
+//     in-cluster address https://kube-apiserver:6443, which programs of
+//     that namespace reach through Options.ClusterDNS (kasservice.go;
+//     annotation service-network-down below breaks it). A rollout (the
 //     first one or an upgrade after spec.release.image changed) is
 //     Progressing for Options.RolloutDuration, then Completed. The OpenShift
 //     version is read from the release image tag
@@ -40,6 +44,8 @@
 //   - hypershiftsim.hcpfleet.io/degraded: Degraded=True (UnavailableReplicas);
 //   - hypershiftsim.hcpfleet.io/rollout-duration: a Go duration ("30s")
 //     replacing Options.RolloutDuration for this HostedCluster.
+//   - hypershiftsim.hcpfleet.io/service-network-down: the kube-apiserver
+//     Service no longer answers inside the control-plane namespace;
 //   - hypershiftsim.hcpfleet.io/catalogs-down: OLM catalogs
 //     ("redhat-marketplace,community-operators", namespace/name outside
 //     openshift-marketplace) whose catalog servers are stopped (with guest
@@ -89,6 +95,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/clusterdns"
 )
 
 // SupportedVersions are the OpenShift minor versions the stand-in claims to
@@ -124,6 +132,10 @@ type Options struct {
 	OperatorFailure string
 	// ControlPlanes runs the hosted control planes; nil means EndpointOnly.
 	ControlPlanes ControlPlanes
+	// ClusterDNS, when set, is the management cluster's Service network:
+	// the kube-apiserver Service of each control-plane namespace is routed
+	// to its control plane's real listener there (kasservice.go).
+	ClusterDNS *clusterdns.Table
 }
 
 func (o Options) withDefaults() Options {

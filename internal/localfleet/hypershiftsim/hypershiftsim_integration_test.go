@@ -287,10 +287,35 @@ func TestHostedClusterCreateUpgradeDelete(t *testing.T) {
 	if _, err := kube.CoreV1().Namespaces().Get(ctx, "clusters-lifecycle", metav1.GetOptions{}); err != nil {
 		t.Errorf("control-plane namespace: %v", err)
 	}
-	// Components next to the control plane get the same admin kubeconfig.
+	// Components next to the control plane get the same credentials at the
+	// in-cluster address of the kube-apiserver Service (as HyperShift's
+	// InClusterKASURL); only admin-kubeconfig carries the external one.
 	serviceNetwork, err := kube.CoreV1().Secrets("clusters-lifecycle").Get(ctx, hypershiftsim.ServiceNetworkKubeconfigSecret, metav1.GetOptions{})
-	if err != nil || string(serviceNetwork.Data["kubeconfig"]) != string(secret.Data["kubeconfig"]) {
-		t.Errorf("service-network kubeconfig in the control-plane namespace: %v", err)
+	if err != nil {
+		t.Fatalf("service-network kubeconfig in the control-plane namespace: %v", err)
+	}
+	snkc, err := clientcmd.Load(serviceNetwork.Data["kubeconfig"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range snkc.Clusters {
+		if c.Server != "https://kube-apiserver:6443" {
+			t.Errorf("service-network kubeconfig cluster %s: server %q, want https://kube-apiserver:6443", name, c.Server)
+		}
+	}
+	if ai := snkc.AuthInfos[snkc.Contexts[snkc.CurrentContext].AuthInfo]; ai == nil || ai.Token != kc.AuthInfos[kc.Contexts[kc.CurrentContext].AuthInfo].Token {
+		t.Error("the service-network kubeconfig does not carry the admin credentials")
+	}
+	cpAdmin, err := kube.CoreV1().Secrets("clusters-lifecycle").Get(ctx, "admin-kubeconfig", metav1.GetOptions{})
+	if err != nil || string(cpAdmin.Data["kubeconfig"]) != string(secret.Data["kubeconfig"]) {
+		t.Errorf("admin-kubeconfig in the control-plane namespace (the external address): %v", err)
+	}
+	svc, err := kube.CoreV1().Services("clusters-lifecycle").Get(ctx, "kube-apiserver", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("kube-apiserver Service: %v", err)
+	}
+	if len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].Port != 6443 || svc.Spec.Type != corev1.ServiceTypeClusterIP || svc.Spec.ClusterIP == "" {
+		t.Errorf("kube-apiserver Service: %+v", svc.Spec)
 	}
 
 	// A NodePool gets its replicas and version.

@@ -10,7 +10,10 @@
 //     point into a mount are rewritten to the materialized path);
 //   - restarted with back-off when it fails, replaced when the pod template
 //     changes (a rollout), stopped when the Deployment goes away;
-//   - Jobs run to completion and get Complete or Failed status.
+//   - Jobs run to completion and get Complete or Failed status;
+//   - with its pod's network (SetNetwork): the program finds, with
+//     DialerFrom, a dialer that resolves cluster Service names from its
+//     namespace as its pod's resolver would (clusterdns).
 //
 // It writes Deployment and Job status the way the kube-controller-manager and
 // kubelet together would, so OCM health probes and work feedback see real
@@ -87,6 +90,7 @@ type Kubelet struct {
 	dir    string
 
 	mu      sync.Mutex
+	network func(namespace string) DialFunc
 	running map[string]*pod // by "kind/namespace/name"
 	wg      sync.WaitGroup
 	restart chan struct{}
@@ -383,6 +387,12 @@ func (k *Kubelet) runOnce(ctx context.Context, podDir, namespace string, spec co
 	args = expandEnv(args, podEnv(namespace, podName(podDir), container.Env))
 	args = rewriteMountPaths(args, mounts)
 	args = append(args, "--kubeconfig="+kubeconfig)
+	k.mu.Lock()
+	network := k.network
+	k.mu.Unlock()
+	if network != nil {
+		ctx = context.WithValue(ctx, dialerKey{}, network(namespace))
+	}
 	return program(ctx, args)
 }
 

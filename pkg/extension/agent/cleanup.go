@@ -111,5 +111,15 @@ func cleanup(ctx context.Context, c client.Client, grace, poll time.Duration) er
 	if blocked != nil {
 		return blocked
 	}
+	// Connectors the engine did not get to remove (releases let go above).
+	namespaces, err := kubeutil.BoundNamespaces(ctx, c, ClusterRole)
+	if err != nil {
+		return err
+	}
+	for _, ns := range namespaces {
+		if err := removeConnector(ctx, c, ns); err != nil {
+			return err
+		}
+	}
 	return kubeutil.UnbindSelf(ctx, c, ClusterRole)
 }

@@ -2,8 +2,11 @@
 // the releases the hub delivers (release ConfigMaps in hosted control-plane
 // namespaces, pkg/extension) phase after phase with server-side apply under
 // its own field manager — phases without class into that control-plane
-// namespace, hosted-cluster phases into the hosted cluster through
-// HyperShift's service-network admin kubeconfig — stops at the first phase
+// namespace itself, hosted-cluster phases through the extension connector
+// it deploys there (connector.go, remote.go; package connector), which
+// reaches the hosted cluster with HyperShift's service-network admin
+// kubeconfig as written; both apply, claim (collision protection) and
+// delete with pkg/extension/agent/objects — stops at the first phase
 // whose availability probes fail, deletes what a new revision dropped, and
 // on removal tears everything down in reverse phase order. It writes its
 // progress into the release ConfigMap's status keys, which come back to the
@@ -30,7 +33,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -38,6 +40,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	"github.com/hcp-fleet/hcp-fleet/pkg/extension"
+	"github.com/hcp-fleet/hcp-fleet/pkg/extension/agent/objects"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 	"github.com/hcp-fleet/hcp-fleet/pkg/kubeutil"
 )
@@ -63,6 +66,9 @@ type Options struct {
 	ProbeInterval time.Duration
 	// Resync is how often an available release is applied again (drift).
 	Resync time.Duration
+	// AgentNamespace is where the agent's Deployment is, whose image the
+	// extension connector runs (connector.go).
+	AgentNamespace string
 }
 
 func (o Options) withDefaults() Options {
@@ -85,10 +91,11 @@ type Engine struct {
 	mapper meta.RESTMapper
 	binder *kubeutil.Binder
 	opts   Options
-	guests guestClients
-	// watches report changes of applied objects (nil: only the periodic
-	// looks, as in unit tests).
+	// watches report changes of applied control-plane objects (nil: only
+	// the periodic looks, as in unit tests).
 	watches *appliedWatches
+	// waiting tracks phase requests the connector has not answered yet.
+	waiting waitingSince
 }
 
 // NewEngine is the engine over the management cluster's client.
@@ -223,8 +230,16 @@ func (e *Engine) Reconcile(ctx context.Context, req reconcile.Request) (reconcil
 	var desired []extension.ObjectRef
 	for _, phase := range plan {
 		p.phase = phase.Name
-		target, err := e.targetFor(ctx, cm.Namespace, phase.Class)
-		if err != nil {
+		target, err := e.phaseTarget(ctx, cm, release, phase)
+		var waiting *errWaiting
+		switch {
+		case errors.As(err, &waiting):
+			// The engine watches the phase requests (watch.go): the report
+			// brings it back; this requeue only notices a connector that
+			// never answers.
+			p.reason, p.message = "", waiting.msg
+			return reconcile.Result{RequeueAfter: connectorGrace}, e.write(ctx, cm, p)
+		case err != nil:
 			p.state, p.reason, p.message = v1alpha1.ExtensionStateFailed, extension.ReasonHostedClusterUnreachable, err.Error()
 			return reconcile.Result{RequeueAfter: e.opts.ProbeInterval}, e.write(ctx, cm, p)
 		}
@@ -232,13 +247,13 @@ func (e *Engine) Reconcile(ctx context.Context, req reconcile.Request) (reconcil
 		// object that is not this extension's (and may not be adopted) is
 		// neither applied nor recorded, so no removal ever deletes it.
 		placed := make([]extension.Object, len(phase.Objects))
-		verdicts := make([]claim, len(phase.Objects))
+		verdicts := make([]objects.Verdict, len(phase.Objects))
 		var refs []extension.ObjectRef
 		for i, o := range phase.Objects {
 			placed[i] = target.place(o)
 			desired = append(desired, placed[i].Ref)
 			verdicts[i] = e.claim(ctx, target, placed[i], release.UID)
-			if verdicts[i].state == "" {
+			if verdicts[i].State == "" {
 				refs = append(refs, placed[i].Ref)
 			}
 		}
@@ -252,10 +267,11 @@ func (e *Engine) Reconcile(ctx context.Context, req reconcile.Request) (reconcil
 		}
 		failed := false
 		for i, o := range placed {
-			state, reason, msg := verdicts[i].state, verdicts[i].reason, verdicts[i].message
-			if state == "" {
-				state, reason, msg = e.applyOne(ctx, target, o, release)
+			v := verdicts[i]
+			if v.State == "" {
+				v = e.applyOne(ctx, target, o, release)
 			}
+			state, reason, msg := v.State, v.Reason, v.Message
 			p.objects[index].State, p.objects[index].Namespace = state, o.Ref.Namespace
 			index++
 			if state != v1alpha1.ObjectStateAvailable && !failed {
@@ -273,7 +289,14 @@ func (e *Engine) Reconcile(ctx context.Context, req reconcile.Request) (reconcil
 	// Every phase is available: delete what the revision dropped, the
 	// later phases' objects first.
 	for _, group := range extension.TeardownPhases(extension.Removed(p.applied, desired)) {
-		gone, _, err := e.deleteGroup(ctx, cm.Namespace, release.UID, group)
+		gone, _, err := e.deleteGroup(ctx, cm, release.UID, group, false)
+		var waiting *errWaiting
+		if errors.As(err, &waiting) {
+			// The connector has not reported on the deletion yet; its
+			// report wakes the release (watch.go).
+			p.reason, p.message = "", waiting.msg
+			return reconcile.Result{RequeueAfter: connectorGrace}, e.write(ctx, cm, p)
+		}
 		if err != nil {
 			p.reason, p.message = extension.ReasonApplyFailed, "deleting objects dropped from the extension: "+err.Error()
 			return reconcile.Result{RequeueAfter: e.opts.ProbeInterval}, e.write(ctx, cm, p)
@@ -282,6 +305,9 @@ func (e *Engine) Reconcile(ctx context.Context, req reconcile.Request) (reconcil
 		if len(gone) < len(group) {
 			return reconcile.Result{RequeueAfter: e.opts.ProbeInterval}, e.write(ctx, cm, p)
 		}
+	}
+	if err := e.forgetRequests(ctx, cm, phaseNames(plan)); err != nil {
+		return reconcile.Result{}, err
 	}
 	p.state, p.phase, p.reason, p.message, p.object = v1alpha1.ExtensionStateAvailable, "", "", "", ""
 	// Available: from now on a change of an applied object (a probe that
@@ -314,149 +340,13 @@ func pendingObjects(plan []extension.PlannedPhase) []v1alpha1.ExtensionObjectSta
 	return out
 }
 
-// applyOne applies one object claim allowed and probes it.
-func (e *Engine) applyOne(ctx context.Context, t *target, o extension.Object, release extension.Release) (v1alpha1.ExtensionObjectState, string, string) {
-	live := &unstructured.Unstructured{}
-	live.SetGroupVersionKind(o.Ref.GroupVersionKind())
-	desired := o.Object.DeepCopy()
-	delete(desired.Object, "status")
-	labels := desired.GetLabels()
-	if labels == nil {
-		labels = map[string]string{}
+// applyOne applies one object claim allowed and probes it (objects.Apply,
+// which the connector uses for hosted-cluster objects).
+func (e *Engine) applyOne(ctx context.Context, t *target, o extension.Object, release extension.Release) objects.Verdict {
+	if t.remote != nil {
+		return t.remote.state(o) // the connector claimed, applied and probed it
 	}
-	labels[extension.LabelExtension] = release.Extension[strings.Index(release.Extension, "/")+1:]
-	labels[extension.LabelExtensionUID] = release.UID
-	desired.SetLabels(labels)
-	if err := t.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(desired), client.FieldOwner(extension.FieldManager), client.ForceOwnership); err != nil {
-		return v1alpha1.ObjectStateFailed, extension.ReasonApplyFailed, "applying it: " + err.Error()
-	}
-	if err := t.client.Get(ctx, types.NamespacedName{Namespace: o.Ref.Namespace, Name: o.Ref.Name}, live); err != nil {
-		return v1alpha1.ObjectStateFailed, extension.ReasonApplyFailed, "reading it back: " + err.Error()
-	}
-	if msg := extension.Probe(release.AvailabilityProbes, live); msg != "" {
-		return v1alpha1.ObjectStateUnavailable, extension.ReasonProbeFailure, msg
-	}
-	return v1alpha1.ObjectStateAvailable, "", ""
-}
-
-// teardown removes the release's objects in reverse phase order, each phase
-// gone before the next, then lets the ConfigMap go. Only objects carrying
-// this extension's UID are deleted. Hosted-cluster objects are left behind
-// when the hosted cluster is going away (its API server with it) or its API
-// server has not answered for GuestTeardownTimeout (reported as
-// HostedClusterUnreachable meanwhile); a guest that answers is waited for,
-// however long its objects take to go.
-func (e *Engine) teardown(ctx context.Context, cm *corev1.ConfigMap, hc *hostedCluster, applied []extension.ObjectRef) (reconcile.Result, error) {
-	if !controllerutil.ContainsFinalizer(cm, extension.Finalizer) {
-		return reconcile.Result{}, nil
-	}
-	revision, _ := strconv.ParseInt(cm.Data[extension.KeyObservedRevision], 10, 64)
-	p := progress{revision: revision, state: v1alpha1.ExtensionStateRemoving, applied: applied,
-		unreachableSince: cm.Data[extension.KeyGuestUnreachableSince]}
-	uid := cm.Labels[extension.LabelExtensionUID]
-	for _, group := range extension.TeardownPhases(extension.Teardown(applied)) {
-		p.phase = group[0].Phase
-		guest := group[0].Class == v1alpha1.PhaseClassHostedCluster
-		if guest && (hc.gone || hc.deleting) {
-			p.applied = extension.Without(p.applied, group...)
-			continue
-		}
-		if guest && e.unreachableTooLong(p.unreachableSince) {
-			ctrl.LoggerFrom(ctx).Info("the hosted cluster's API server did not answer during the extension's teardown; its objects are left behind",
-				"namespace", cm.Namespace, "release", cm.Name, "phase", p.phase, "since", p.unreachableSince)
-			p.applied = extension.Without(p.applied, group...)
-			continue
-		}
-		if group[0].Class == v1alpha1.PhaseClassControlPlane && (hc.gone || cm.Namespace == "") {
-			p.applied = extension.Without(p.applied, group...)
-			continue
-		}
-		gone, answered, err := e.deleteGroup(ctx, cm.Namespace, uid, group)
-		p.applied = extension.Without(p.applied, gone...)
-		if guest {
-			switch {
-			case answered:
-				p.unreachableSince = ""
-			case p.unreachableSince == "":
-				p.unreachableSince = time.Now().UTC().Format(time.RFC3339)
-			}
-		}
-		if err != nil || len(gone) < len(group) {
-			p.reason, p.message = "", fmt.Sprintf("waiting for %d objects of phase %s to be deleted", len(group)-len(gone), p.phase)
-			if guest && !answered {
-				p.reason = extension.ReasonHostedClusterUnreachable
-				p.message = fmt.Sprintf("the hosted cluster's API server does not answer (since %s); its objects are left behind after %s: %v",
-					p.unreachableSince, e.opts.GuestTeardownTimeout, err)
-			} else if err != nil {
-				p.reason, p.message = extension.ReasonApplyFailed, "deleting: "+err.Error()
-			}
-			return reconcile.Result{RequeueAfter: e.opts.ProbeInterval}, e.write(ctx, cm, p)
-		}
-	}
-	p.applied = nil
-	if err := e.write(ctx, cm, p); err != nil {
-		return reconcile.Result{}, err
-	}
-	e.guests.forget(cm.Namespace)
-	e.stopWatching(cm)
-	if err := kubeutil.RemoveFinalizer(ctx, e.client, cm, extension.Finalizer); client.IgnoreNotFound(err) != nil {
-		return reconcile.Result{}, err
-	}
-	return reconcile.Result{}, e.releaseBindingIfLast(ctx, cm.Namespace)
-}
-
-// releaseBindingIfLast takes the hold off the engine's RoleBinding in ns once
-// no release there keeps its finalizer. Reconciles run one at a time, so no
-// release gains a finalizer between the list and the release.
-func (e *Engine) releaseBindingIfLast(ctx context.Context, ns string) error {
-	releases := &corev1.ConfigMapList{}
-	if err := e.reader.List(ctx, releases, client.InNamespace(ns), client.MatchingLabels{extension.LabelRelease: "true"}); err != nil {
-		return err
-	}
-	if len(heldReleases(releases.Items)) > 0 {
-		return nil
-	}
-	return kubeutil.HoldBinding(ctx, e.client, ns, ClusterRole, extension.Finalizer, false)
-}
-
-// deleteGroup deletes the objects of one phase that carry the extension's
-// UID and returns those gone: deleted, absent, or not the extension's (then
-// dropped from the record, never deleted: collision protection). answered:
-// the target's API server answered at least one request, so a failure is not
-// the guest being unreachable.
-func (e *Engine) deleteGroup(ctx context.Context, ns, uid string, group []extension.ObjectRef) (gone []extension.ObjectRef, answered bool, err error) {
-	t, err := e.targetFor(ctx, ns, group[0].Class)
-	if err != nil {
-		return nil, false, err
-	}
-	var errs []error
-	for _, ref := range group {
-		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(ref.GroupVersionKind())
-		err := t.client.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, u)
-		answered = answered || answers(err)
-		switch {
-		case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
-			gone = append(gone, ref)
-			continue
-		case err != nil:
-			errs = append(errs, err)
-			continue
-		}
-		if uid == "" || u.GetLabels()[extension.LabelExtensionUID] != uid {
-			// Not this extension's (any more, or ever: another extension's
-			// object it was refused): never delete someone else's object.
-			gone = append(gone, ref)
-			continue
-		}
-		if u.GetDeletionTimestamp() == nil {
-			objUID := u.GetUID()
-			if err := t.client.Delete(ctx, u, client.Preconditions{UID: &objUID}, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
-				errs = append(errs, err)
-			}
-		}
-	}
-	return gone, answered, errors.Join(errs...)
+	return objects.Apply(ctx, t.client, o, release.Extension, release.UID, release.AvailabilityProbes)
 }
 
 // write server-side applies the engine's status keys of the ConfigMap.

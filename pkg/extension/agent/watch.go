@@ -22,13 +22,25 @@ import (
 
 	addonagent "github.com/hcp-fleet/hcp-fleet/pkg/addon/agent"
 	"github.com/hcp-fleet/hcp-fleet/pkg/extension"
+	"github.com/hcp-fleet/hcp-fleet/pkg/extension/agent/connector"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 )
 
 // Feature is the extension engine as an agent feature.
 func Feature(opts Options) addonagent.Feature {
 	return addonagent.Feature{Name: "extensions",
-		Setup: func(mgr ctrl.Manager, _ *addonagent.Env) error { return Setup(mgr, opts) },
+		Setup: func(mgr ctrl.Manager, env *addonagent.Env) error {
+			o := opts
+			if o.AgentNamespace == "" {
+				o.AgentNamespace = env.Options.AddonNamespace
+			}
+			return Setup(mgr, o)
+		},
+		// The connector the engine deploys into control-plane namespaces
+		// runs the agent's image with this subcommand.
+		Commands: []addonagent.Command{{Name: connector.Command,
+			Summary: "run hosted-cluster extension phases from a hosted control-plane namespace (deployed there by the agent)",
+			Main:    connector.Main}},
 		Cleanup: func(ctx context.Context, env *addonagent.Env) error {
 			c, err := client.New(env.Managed, client.Options{Scheme: addonagent.Scheme})
 			if err != nil {
@@ -64,7 +76,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		WatchesRawSource(addonagent.WatchMetadataWhenServed(mgr, hostedClusterGVK, controlPlaneNamespace)).
 		// Changes of applied objects, from the watches the engine keeps on
 		// them (objectwatch.go), as requests of their release.
-		WatchesRawSource(source.Channel(e.watches.events, &handler.EnqueueRequestForObject{})).
+		WatchesRawSource(source.Channel(e.watches.Events, &handler.EnqueueRequestForObject{})).
 		Build(r)
 	if err != nil {
 		return err
@@ -74,7 +86,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		ns.mu.Lock()
 		ns.ctx = ctx
 		ns.mu.Unlock()
-		e.watches.start(ctx)
+		e.watches.Start(ctx)
 		<-ctx.Done()
 		return nil
 	}))
@@ -145,23 +157,43 @@ func (n *namespaces) ensure(ctx context.Context, e *Engine, ns string, hc types.
 	if err := e.binder.Ensure(ctx, ns); err != nil {
 		return reconcile.Result{}, err
 	}
-	c, err := cache.New(n.mgr.GetConfig(), cache.Options{Scheme: n.mgr.GetScheme(), Mapper: n.mgr.GetRESTMapper(),
-		DefaultNamespaces: map[string]cache.Config{ns: {}},
-		ByObject: map[client.Object]cache.ByObject{
-			&corev1.ConfigMap{}: {Label: labels.SelectorFromSet(labels.Set{extension.LabelRelease: "true"})}}})
-	if err != nil {
-		return reconcile.Result{}, err
-	}
 	wctx, stop := context.WithCancel(n.ctx)
-	go func() {
-		if err := c.Start(wctx); err != nil {
-			ctrl.Log.WithName("extension-engine").Error(err, "watching release ConfigMaps", "namespace", ns)
+	// Release ConfigMaps, and the phase requests, whose reports the
+	// connector writes: a report wakes its release at once (no polling
+	// while the connector works). Two label selectors, two caches.
+	for _, w := range []struct {
+		selector labels.Set
+		handler  handler.TypedEventHandler[*corev1.ConfigMap, reconcile.Request]
+	}{
+		{labels.Set{extension.LabelRelease: "true"}, &handler.TypedEnqueueRequestForObject[*corev1.ConfigMap]{}},
+		{labels.Set{connector.LabelPhaseRequest: "true"}, handler.TypedEnqueueRequestsFromMapFunc(releaseOfRequest)},
+	} {
+		c, err := cache.New(n.mgr.GetConfig(), cache.Options{Scheme: n.mgr.GetScheme(), Mapper: n.mgr.GetRESTMapper(),
+			DefaultNamespaces: map[string]cache.Config{ns: {}},
+			ByObject:          map[client.Object]cache.ByObject{&corev1.ConfigMap{}: {Label: labels.SelectorFromSet(w.selector)}}})
+		if err != nil {
+			stop()
+			return reconcile.Result{}, err
 		}
-	}()
-	if err := n.ctrl.Watch(source.Kind(c, &corev1.ConfigMap{}, &handler.TypedEnqueueRequestForObject[*corev1.ConfigMap]{})); err != nil {
-		stop()
-		return reconcile.Result{}, err
+		go func() {
+			if err := c.Start(wctx); err != nil {
+				ctrl.Log.WithName("extension-engine").Error(err, "watching ConfigMaps", "namespace", ns, "selector", w.selector.String())
+			}
+		}()
+		if err := n.ctrl.Watch(source.Kind(c, &corev1.ConfigMap{}, w.handler)); err != nil {
+			stop()
+			return reconcile.Result{}, err
+		}
 	}
 	n.watching[ns] = stop
 	return reconcile.Result{}, nil
+}
+
+// releaseOfRequest maps a phase request to its release ConfigMap.
+func releaseOfRequest(_ context.Context, cm *corev1.ConfigMap) []reconcile.Request {
+	name := cm.Labels[connector.LabelRelease]
+	if name == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: cm.Namespace, Name: name}}}
 }

@@ -40,7 +40,7 @@ func pkoCluster(t *testing.T) (cpNS string, guest client.Client) {
 	}
 	waitAvailable(t, pkoNS, pkoHCD)
 	cpNS = extension.ControlPlaneNamespace(v1alpha1.DefaultHostingNamespace, pkoHCD)
-	return cpNS, guestClient(t, cpNS)
+	return cpNS, guestClient(t, pkoHCD)
 }
 
 func pkoSpec(phases ...any) map[string]any {

@@ -205,11 +205,15 @@ func stateIs(state v1alpha1.ExtensionState) func(s v1alpha1.ExtensionHostedClust
 	}
 }
 
-// guestClient reaches the hosted cluster's API server as the engine does.
-func guestClient(t *testing.T, controlPlaneNamespace string) client.Client {
+// guestClient reaches the hosted cluster's API server from outside, as its
+// admin would: through the HostedCluster's admin kubeconfig (the external
+// address). service-network-admin-kubeconfig points at the kube-apiserver
+// Service, which only the control-plane namespace's pods (the connector)
+// resolve.
+func guestClient(t *testing.T, hostedCluster string) client.Client {
 	t.Helper()
 	s := &corev1.Secret{}
-	if err := mgmt.Get(context.Background(), types.NamespacedName{Namespace: controlPlaneNamespace, Name: extension.GuestKubeconfigSecret}, s); err != nil {
+	if err := mgmt.Get(context.Background(), types.NamespacedName{Namespace: v1alpha1.DefaultHostingNamespace, Name: hostedCluster + "-admin-kubeconfig"}, s); err != nil {
 		t.Fatal(err)
 	}
 	cfg, err := clientcmd.RESTConfigFromKubeConfig(s.Data[hosting.KubeconfigKey])
@@ -298,7 +302,7 @@ func TestExtensionOnRealGuest(t *testing.T) {
 	createHCD(t, ns, "guest-a")
 	h := waitAvailable(t, ns, "guest-a")
 	cpNS := extension.ControlPlaneNamespace(v1alpha1.DefaultHostingNamespace, "guest-a")
-	guest := guestClient(t, cpNS)
+	guest := guestClient(t, "guest-a")
 	// A ConfigMap HyperShift (or anyone else) owns in the control-plane
 	// namespace, which an extension must not take over.
 	foreign := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "foreign", Namespace: cpNS}, Data: map[string]string{"owner": "hypershift"}}
@@ -350,6 +354,10 @@ func TestExtensionOnRealGuest(t *testing.T) {
 		t.Fatalf("phase guest-config not applied after the fix: %v", err)
 	}
 	fmt.Printf("three phases available after %s\n", time.Since(started).Round(100*time.Millisecond))
+	// The hosted-cluster phases ran in the connector, which reached the guest
+	// through service-network-admin-kubeconfig as written: the in-cluster
+	// Service address.
+	checkConnector(t, cpNS, true)
 
 	// A new revision replaces the guest ConfigMap: the old one goes.
 	applyExtension(t, ns, "audit", spec(guestConfig2))
@@ -423,6 +431,8 @@ func TestExtensionOnRealGuest(t *testing.T) {
 			t.Fatalf("%s audit-operator left in the control-plane namespace (%v)", kind, err)
 		}
 	}
+	// The namespace's last release is gone: so is the connector.
+	checkConnector(t, cpNS, false)
 	var works workv1.ManifestWorkList
 	if err := hubc.List(ctx, &works, client.InNamespace(h.Status.HostingCluster), client.MatchingLabels{extension.LabelExtension: "audit"}); err != nil || len(works.Items) != 0 {
 		t.Fatalf("works left: %d (%v)", len(works.Items), err)
