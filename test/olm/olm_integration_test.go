@@ -56,6 +56,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hcpfleet"
+	"github.com/hcp-fleet/hcp-fleet/internal/poll"
 	"github.com/hcp-fleet/hcp-fleet/manifests"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 )
@@ -130,9 +131,23 @@ func TestInstalledByOLM(t *testing.T) {
 	if err := applier.Apply(ctx, crds...); err != nil {
 		t.Fatal(err)
 	}
+	// The monitoring kinds an OpenShift hub serves, which the bundle's
+	// ServiceMonitor and PrometheusRule need.
+	monitoring, err := localfleet.ReadManifestDir(os.DirFS("."), "testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := applier.Apply(ctx, monitoring...); err != nil {
+		t.Fatal(err)
+	}
+	poll.Until(t, time.Minute, "monitoring.coreos.com served", func(ctx context.Context) error {
+		rules := &unstructured.UnstructuredList{}
+		rules.SetGroupVersionKind(schema.GroupVersionKind{Group: "monitoring.coreos.com", Version: "v1", Kind: "PrometheusRuleList"})
+		return hub.List(ctx, rules)
+	})
 	createNamespace(t, hub, olmNamespace)
 	olm := startOLMOperator(t, filepath.Join(olmDir, "olm"), fleet)
-	phase("OLM CRDs and olm-operator")
+	phase("OLM CRDs, the monitoring CRDs and olm-operator")
 
 	// What the cluster administrator does: a namespace and an OperatorGroup
 	// that the CSV's install modes allow; then what OLM's catalog-operator
