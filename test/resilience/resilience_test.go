@@ -141,7 +141,7 @@ type recordingT struct {
 }
 
 func (x recordingT) Fatalf(format string, args ...any) {
-	x.TB.Helper()
+	x.Helper()
 	if x.r != nil {
 		x.r.figure("FAILED: "+format, args...)
 	}

@@ -211,8 +211,10 @@ func (e *Engine) request(ctx context.Context, cm *corev1.ConfigMap, phase string
 		return connector.Report{}, false, nil
 	}
 	var rep connector.Report
-	if err := json.Unmarshal([]byte(live.Data[connector.KeyReport]), &rep); err != nil || rep.RequestHash != connector.Hash(requestText, deleteText) {
-		return connector.Report{}, false, nil
+	// No report yet, a partial one, or one about an older request: the
+	// connector has not answered this request.
+	if json.Unmarshal([]byte(live.Data[connector.KeyReport]), &rep) != nil || rep.RequestHash != connector.Hash(requestText, deleteText) {
+		return connector.Report{}, false, nil //nolint:nilerr // not answered yet, not a failure
 	}
 	e.waiting.done(cm.Namespace + "/" + name + "/" + rep.RequestHash)
 	return rep, true, nil
