@@ -10,9 +10,10 @@ import (
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/pkg/extension"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 )
 
-var hostedClusterGVK = schema.GroupVersionKind{Group: "hypershift.openshift.io", Version: "v1beta1", Kind: "HostedCluster"}
+var hostedClusterGVK = hosting.HostedClusterGVK
 
 // target is where a phase's objects go: the control-plane namespace, which
 // the engine writes itself, or the hosted cluster, which the extension

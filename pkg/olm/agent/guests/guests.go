@@ -23,7 +23,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
@@ -42,7 +41,7 @@ import (
 const Timeout = 10 * time.Second
 
 // HostedClusterGVR is HyperShift's HostedCluster.
-var HostedClusterGVR = schema.GroupVersionResource{Group: "hypershift.openshift.io", Version: "v1beta1", Resource: "hostedclusters"}
+var HostedClusterGVR = hosting.HostedClusterGVR
 
 // Visitor visits the delivered hosted clusters' guests. Not safe for
 // concurrent use: one controller (one worker) owns it.
