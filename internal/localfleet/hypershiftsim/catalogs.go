@@ -30,8 +30,6 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-
-	"github.com/hcp-fleet/hcp-fleet/pkg/olm"
 )
 
 // The HyperShift stand-in plays, for OLM's default catalogs of a hosted
@@ -86,6 +84,11 @@ var defaultCatalogs = []defaultCatalog{
 
 // catalogPort is where HyperShift's catalog Services listen.
 const catalogPort = 50051
+
+// marketplaceNamespace is OLM's namespace of the default catalogs in an
+// OpenShift cluster, declared here rather than taken from hcp-fleet's
+// pkg/olm: the stand-in follows upstream, not the product.
+const marketplaceNamespace = "openshift-marketplace"
 
 // healthTimeout bounds one health check of a catalog server.
 const healthTimeout = time.Second
@@ -290,9 +293,9 @@ func (r *hostedClusterReconciler) reconcileCatalogs(ctx context.Context, hc *hyp
 	if err != nil {
 		return err
 	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: olm.CatalogNamespace}}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: marketplaceNamespace}}
 	if err := guest.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating namespace %s in the guest: %w", olm.CatalogNamespace, err)
+		return fmt.Errorf("creating namespace %s in the guest: %w", marketplaceNamespace, err)
 	}
 	if c := hc.Spec.Configuration; c != nil && c.OperatorHub != nil && c.OperatorHub.DisableAllDefaultSources {
 		// No catalog Deployments (the control-plane operator's predicate),
@@ -302,7 +305,7 @@ func (r *hostedClusterReconciler) reconcileCatalogs(ctx context.Context, hc *hyp
 		var errs []error
 		for _, dc := range defaultCatalogs {
 			r.catalogs.drop(hc.UID, dc.name)
-			cs := &operatorsv1alpha1.CatalogSource{ObjectMeta: metav1.ObjectMeta{Namespace: olm.CatalogNamespace, Name: dc.name}}
+			cs := &operatorsv1alpha1.CatalogSource{ObjectMeta: metav1.ObjectMeta{Namespace: marketplaceNamespace, Name: dc.name}}
 			if err := guest.Delete(ctx, cs); client.IgnoreNotFound(err) != nil {
 				errs = append(errs, fmt.Errorf("deleting CatalogSource %s: %w", dc.name, err))
 			}
@@ -315,7 +318,7 @@ func (r *hostedClusterReconciler) reconcileCatalogs(ctx context.Context, hc *hyp
 	down := catalogsDown(hc.Annotations)
 	var errs []error
 	for _, dc := range defaultCatalogs {
-		cs := &operatorsv1alpha1.CatalogSource{ObjectMeta: metav1.ObjectMeta{Namespace: olm.CatalogNamespace, Name: dc.name}}
+		cs := &operatorsv1alpha1.CatalogSource{ObjectMeta: metav1.ObjectMeta{Namespace: marketplaceNamespace, Name: dc.name}}
 		if _, err := controllerutil.CreateOrUpdate(ctx, guest, cs, func() error {
 			hccoCatalogSource(cs, dc, management, guestCatalogImage(hc, dc.index))
 			return nil
@@ -387,7 +390,7 @@ func hccoCatalogSource(cs *operatorsv1alpha1.CatalogSource, dc defaultCatalog, m
 // nothing and takes the release's.)
 func guestCatalogImage(hc *hyperv1.HostedCluster, index string) string {
 	registry := "registry.redhat.io/redhat"
-	for _, pair := range strings.Split(hc.Annotations[olm.AnnotationCatalogRegistryOverrides], ",") {
+	for _, pair := range strings.Split(hc.Annotations[hyperv1.OLMCatalogsISRegistryOverridesAnnotation], ",") {
 		if src, dst, ok := strings.Cut(pair, "="); ok && src == registry && dst != "" {
 			registry = dst
 			break

@@ -12,8 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/hcp-fleet/hcp-fleet/pkg/olm"
 )
 
 // The stand-in also plays the guest's own OLM for every CatalogSource the
@@ -45,11 +43,11 @@ func (r *hostedClusterReconciler) guestCatalogOperator(ctx context.Context, gues
 	var errs []error
 	for i := range list.Items {
 		cs := &list.Items[i]
-		if management && cs.Namespace == olm.CatalogNamespace && isDefaultCatalog(cs.Name) {
+		if management && cs.Namespace == marketplaceNamespace && isDefaultCatalog(cs.Name) {
 			continue
 		}
 		key := cs.Namespace + "/" + cs.Name
-		stopped := slices.Contains(down, key) || (cs.Namespace == olm.CatalogNamespace && slices.Contains(down, cs.Name))
+		stopped := slices.Contains(down, key) || (cs.Namespace == marketplaceNamespace && slices.Contains(down, cs.Name))
 		var addr, state string
 		var err error
 		switch {
