@@ -34,7 +34,6 @@ func setupControllers(mgr ctrl.Manager, opts *Options) error {
 	if err := SetupScheduleAndDeliver(mgr, opts); err != nil {
 		return err
 	}
-	configNamespaces := scheduling.ConfigNamespaces{Hub: opts.Namespace, Allowed: opts.hostingConfigNamespaces()}
 	policy, err := importer.ParseLabelPolicy(opts.ImportedClusterLabels)
 	if err != nil {
 		return err
@@ -42,7 +41,7 @@ func setupControllers(mgr ctrl.Manager, opts *Options) error {
 	if err := importer.Setup(mgr, importer.Options{Labels: policy, NamePrefix: opts.ImportedClusterNamePrefix}); err != nil {
 		return err
 	}
-	if err := fleetmetrics.Setup(mgr, configNamespaces); err != nil {
+	if err := fleetmetrics.Setup(mgr, opts.configNamespaces()); err != nil {
 		return err
 	}
 	if err := extensionhub.Setup(mgr); err != nil {
@@ -61,8 +60,7 @@ func SetupScheduleAndDeliver(mgr ctrl.Manager, opts *Options) error {
 	if err := scheduling.AddIndexes(mgr); err != nil {
 		return err
 	}
-	// The same namespaces the add-on's render takes HostingConfigs from.
-	configNamespaces := scheduling.ConfigNamespaces{Hub: opts.Namespace, Allowed: opts.hostingConfigNamespaces()}
+	configNamespaces := opts.configNamespaces()
 	// A binding is written with the delivery's first status (one status
 	// write instead of two per hosted cluster).
 	if err := scheduling.Setup(mgr, scheduling.Options{Strategy: strategy, ConfigNamespaces: configNamespaces,
@@ -79,6 +77,13 @@ func SetupScheduleAndDeliver(mgr ctrl.Manager, opts *Options) error {
 		return err
 	}
 	return nil
+}
+
+// configNamespaces are the namespaces the add-on's render takes
+// HostingConfigs from, which the scheduler, the delivery and the fleet
+// metrics read them from too.
+func (o *Options) configNamespaces() scheduling.ConfigNamespaces {
+	return scheduling.ConfigNamespaces{Hub: o.Namespace, Allowed: o.hostingConfigNamespaces()}
 }
 
 // CacheOptions are the hub manager's cache options (what its controllers
