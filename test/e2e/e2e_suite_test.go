@@ -30,8 +30,6 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hcpfleet"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hypershiftsim"
 	"github.com/hcp-fleet/hcp-fleet/pkg/cmd/hub"
-	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/agent/namespacegc"
-	"github.com/hcp-fleet/hcp-fleet/pkg/olm/agent/operatorlimits"
 )
 
 func TestE2E(t *testing.T) {
@@ -54,12 +52,6 @@ var (
 )
 
 var _ = BeforeSuite(func(ctx SpecContext) {
-	// The agent's namespace janitor runs in-process: let it delete an empty
-	// hosting namespace after 2s instead of 30s.
-	namespacegc.GracePeriod = 2 * time.Second
-	// The agents run in this process: read the guests' operators often
-	// (the held upgrade waits for the report).
-	operatorlimits.ResyncPeriod = 2 * time.Second
 	var err error
 	fleet, err = localfleet.Start(ctx, localfleet.Options{
 		ManagementClusters: 2, StatusSyncInterval: time.Second, AddOnLeaseSyncInterval: time.Second,
@@ -73,7 +65,15 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	})
 	Expect(hcpfleet.Install(ctx, fleet)).To(Succeed())
 	// Hosted clusters get real kube-apiservers: their kubeconfigs work.
-	product, err = hcpfleet.Start(fleet, hcpfleet.Options{HyperShift: hypershiftsim.Options{ControlPlanes: hcpfleet.GuestControlPlanes{Fleet: fleet}}})
+	product, err = hcpfleet.Start(fleet, hcpfleet.Options{
+		HyperShift: hypershiftsim.Options{ControlPlanes: hcpfleet.GuestControlPlanes{Fleet: fleet}},
+		// The namespace janitor deletes an empty hosting namespace after 2s
+		// instead of 30s; the guests' operators are read often (the held
+		// upgrade waits for the report).
+		AgentArgs: func(string) []string {
+			return []string{"--namespace-gc-grace=2s", "--olm-operator-limits-resync=2s"}
+		},
+	})
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(func() { product.Stop() })
 

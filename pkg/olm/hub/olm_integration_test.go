@@ -27,8 +27,6 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/pkg/cmd/hub"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 	"github.com/hcp-fleet/hcp-fleet/pkg/olm"
-	"github.com/hcp-fleet/hcp-fleet/pkg/olm/agent/operatorlimits"
-	"github.com/hcp-fleet/hcp-fleet/pkg/olm/agent/subscriptiondefaults"
 	olmhub "github.com/hcp-fleet/hcp-fleet/pkg/olm/hub"
 )
 
@@ -43,12 +41,11 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	// The agents run in this process: read the guests' operators often.
-	operatorlimits.ResyncPeriod = time.Second
-	operatorlimits.GuestRetry = 2 * time.Second
-	subscriptiondefaults.ResyncPeriod = time.Second
-	subscriptiondefaults.GuestRetry = 2 * time.Second
-	opts := hcpfleet.Options{}
+	// Read the guests' operators often.
+	opts := hcpfleet.Options{AgentArgs: func(string) []string {
+		return []string{"--olm-operator-limits-resync=1s", "--olm-operator-limits-guest-retry=2s",
+			"--olm-subscription-defaults-resync=1s", "--olm-subscription-defaults-guest-retry=2s"}
+	}}
 	fleettest.MainWithGuests(m, 1, opts, func(e *fleettest.Env) {
 		env = e
 		var err error

@@ -11,7 +11,7 @@
 // CRDs exist). The kubeconfig Secrets are read one by one by name, uncached,
 // so the agent never caches the Secrets of a management cluster that runs
 // hundreds of control planes; a rotated kubeconfig is picked up on the next
-// HostedCluster change or, at the latest, after ResyncPeriod.
+// HostedCluster change or, at the latest, after the resync period.
 //
 // What it may do on the hub: get, apply and delete, by name, the exports of
 // the HostedClusterDeployments bound to its cluster — a Role the hub keeps
@@ -27,6 +27,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"flag"
 	"fmt"
 	"maps"
 	"slices"
@@ -57,15 +58,22 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/pkg/kubeutil"
 )
 
-// ResyncPeriod bounds how long a changed kubeconfig Secret (a rotation
-// without a HostedCluster change) takes to reach the hub.
-var ResyncPeriod = 30 * time.Second
+// DefaultResyncPeriod bounds how long a changed kubeconfig Secret (a
+// rotation without a HostedCluster change) takes to reach the hub
+// (--kubeconfig-export-resync).
+const DefaultResyncPeriod = 30 * time.Second
 
 var hostedClusterGVR = hosting.HostedClusterGVR
 
 // Feature is the kubeconfig export as an agent feature.
 func Feature() agent.Feature {
-	return agent.Feature{Name: "kubeconfig-export", Setup: setup, Cleanup: Cleanup}
+	resync := DefaultResyncPeriod
+	return agent.Feature{Name: "kubeconfig-export", Cleanup: Cleanup,
+		Flags: func(fs *flag.FlagSet) {
+			fs.DurationVar(&resync, "kubeconfig-export-resync", resync,
+				"How often the agent re-reads the hosted clusters' kubeconfig Secrets to export a rotation that changed no HostedCluster.")
+		},
+		Setup: func(mgr ctrl.Manager, env *agent.Env) error { return setup(mgr, env, resync) }}
 }
 
 // deliveredSelector selects the HostedClusters the hub delivered.
@@ -83,6 +91,7 @@ type reconciler struct {
 	// in a HostedCluster's namespace before it reads the kubeconfig there.
 	binder *kubeutil.Binder
 	hub    client.Client // uncached, the agent's hub identity
+	resync time.Duration
 
 	// written: the exports this agent applied since it started (by name).
 	written map[string]written
@@ -96,14 +105,14 @@ var (
 	hostedClusterGVK = hostedClusterGVR.GroupVersion().WithKind("HostedCluster")
 )
 
-func setup(mgr ctrl.Manager, env *agent.Env) error {
+func setup(mgr ctrl.Manager, env *agent.Env, resync time.Duration) error {
 	hub, err := client.New(env.Hub, client.Options{Scheme: agent.Scheme})
 	if err != nil {
 		return err
 	}
 	binder := &kubeutil.Binder{Client: mgr.GetClient(), ClusterRole: addon.AgentHostingNamespaceRole,
 		Probe: authorizationv1.ResourceAttributes{Verb: "get", Resource: "secrets"}}
-	r := &reconciler{env: env, mapper: mgr.GetRESTMapper(), managed: mgr.GetAPIReader(), binder: binder, hub: hub, written: map[string]written{}}
+	r := &reconciler{env: env, mapper: mgr.GetRESTMapper(), managed: mgr.GetAPIReader(), binder: binder, hub: hub, resync: resync, written: map[string]written{}}
 	export := agent.NewSingleRequest(exportKey)
 	export.Requeue() // the first pass
 	return export.Controller(mgr, "kubeconfig-export").
@@ -134,7 +143,7 @@ func (r *reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	if _, err := r.apply(ctx, desired); err != nil {
 		return reconcile.Result{}, err
 	}
-	return reconcile.Result{RequeueAfter: ResyncPeriod}, nil
+	return reconcile.Result{RequeueAfter: r.resync}, nil
 }
 
 // hostedClusters lists the delivered HostedClusters from the label-selected

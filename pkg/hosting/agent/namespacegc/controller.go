@@ -3,6 +3,7 @@ package namespacegc
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"sync"
 	"time"
@@ -33,11 +34,10 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/pkg/kubeutil"
 )
 
-// GracePeriod is how long a labelled namespace must stay empty before the
-// janitor deletes it: a new delivery into it creates its objects within
-// seconds. A variable so tests of the local fleet, which runs the agent
-// in-process, can shorten it before the agent starts.
-var GracePeriod = 30 * time.Second
+// DefaultGracePeriod is how long a labelled namespace must stay empty
+// before the janitor deletes it (--namespace-gc-grace): a new delivery into
+// it creates its objects within seconds.
+const DefaultGracePeriod = 30 * time.Second
 
 // resyncPeriod: how soon a labelled namespace that is not empty is looked at
 // again. HostedClusters, NodePools, AppliedManifestWorks and the namespace
@@ -72,7 +72,14 @@ var createdSelector = labels.SelectorFromSet(labels.Set{hosting.LabelCreatedName
 
 // Feature is the namespace janitor as an agent feature.
 func Feature() agent.Feature {
-	return agent.Feature{Name: "namespace-janitor", ConfigureCache: configureCache, Setup: setup, Cleanup: Cleanup}
+	grace := DefaultGracePeriod
+	return agent.Feature{Name: "namespace-janitor", ConfigureCache: configureCache,
+		Flags: func(fs *flag.FlagSet) {
+			fs.DurationVar(&grace, "namespace-gc-grace", grace,
+				"How long a hosting namespace hcp-fleet created must stay empty before the agent deletes it.")
+		},
+		Setup:   func(mgr ctrl.Manager, env *agent.Env) error { return setup(mgr, env, grace) },
+		Cleanup: func(ctx context.Context, env *agent.Env) error { return Cleanup(ctx, env, grace) }}
 }
 
 // configureCache: the agent caches only the namespaces hcp-fleet created.
@@ -105,9 +112,9 @@ type emptyMark struct {
 	since time.Time
 }
 
-func setup(mgr ctrl.Manager, env *agent.Env) error {
+func setup(mgr ctrl.Manager, env *agent.Env, grace time.Duration) error {
 	r := &reconciler{cached: mgr.GetClient(), live: boundReader{Reader: mgr.GetAPIReader(), binder: HostingNamespaceBinder(mgr.GetClient())},
-		writer: mgr.GetClient(), allowed: hostingNamespaceAllowed(env), grace: GracePeriod, now: time.Now, emptySince: map[string]emptyMark{}}
+		writer: mgr.GetClient(), allowed: hostingNamespaceAllowed(env), grace: grace, now: time.Now, emptySince: map[string]emptyMark{}}
 	byNamespace := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
 		w, ok := o.(*workv1.AppliedManifestWork)
 		if !ok {
@@ -330,16 +337,16 @@ func metadataPage(ctx context.Context, c client.Reader, gvk schema.GroupVersionK
 // are empty (the operator's cleanup, which runs before, has waited for the
 // hosted clusters to go). Like the controller it waits a grace period and
 // re-checks before deleting; namespaces that still hold something stay.
-func Cleanup(ctx context.Context, env *agent.Env) error {
+func Cleanup(ctx context.Context, env *agent.Env, grace time.Duration) error {
 	c, err := client.New(env.Managed, client.Options{Scheme: agent.Scheme})
 	if err != nil {
 		return err
 	}
-	err = cleanup(ctx, boundClient{Client: c, binder: HostingNamespaceBinder(c)}, GracePeriod, func(ctx context.Context) error {
+	err = cleanup(ctx, boundClient{Client: c, binder: HostingNamespaceBinder(c)}, grace, func(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(GracePeriod):
+		case <-time.After(grace):
 			return nil
 		}
 	})

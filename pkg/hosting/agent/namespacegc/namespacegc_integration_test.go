@@ -26,7 +26,6 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/fleettest"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hcpfleet"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
-	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/agent/namespacegc"
 )
 
 var (
@@ -34,13 +33,13 @@ var (
 	fleet *localfleet.Fleet
 )
 
-// grace is the janitor's grace period in these tests (the agent runs
-// in-process, so setting it before the fleet starts reaches it).
+// grace is the janitor's grace period in these tests (the agent's
+// --namespace-gc-grace).
 const grace = 2 * time.Second
 
 func TestMain(m *testing.M) {
-	namespacegc.GracePeriod = grace
-	fleettest.Main(m, 1, func(e *fleettest.Env) { env, fleet = e, e.Fleet })
+	opts := hcpfleet.Options{AgentArgs: func(string) []string { return []string{"--namespace-gc-grace=" + grace.String()} }}
+	fleettest.MainWith(m, 1, opts, func(e *fleettest.Env) { env, fleet = e, e.Fleet })
 }
 
 var (

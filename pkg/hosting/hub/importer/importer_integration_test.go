@@ -38,7 +38,6 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/fleettest"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hcpfleet"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
-	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/agent/kubeconfigexport"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/agent/operator"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/exportaccess"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hcdstatus"
@@ -58,10 +57,10 @@ var (
 var stopHubOnce sync.Once
 
 func TestMain(m *testing.M) {
-	// The agent runs in this process (kubelet stand-in): a short resync so
-	// a rotated kubeconfig reaches the hub within the test's patience.
-	kubeconfigexport.ResyncPeriod = 2 * time.Second
-	fleettest.Main(m, 1, func(e *fleettest.Env) { env, fleet = e, e.Fleet })
+	// A short resync so a rotated kubeconfig reaches the hub within the
+	// test's patience.
+	opts := hcpfleet.Options{AgentArgs: func(string) []string { return []string{"--kubeconfig-export-resync=2s"} }}
+	fleettest.MainWith(m, 1, opts, func(e *fleettest.Env) { env, fleet = e, e.Fleet })
 }
 
 var (

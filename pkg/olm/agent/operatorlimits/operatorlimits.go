@@ -49,10 +49,10 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/pkg/olm/agent/guests"
 )
 
-// ResyncPeriod is how often the hosted clusters' operators are read: a CSV
+// DefaultResyncPeriod is how often the hosted clusters' operators are read: a CSV
 // installed or removed in a hosted cluster reaches the hub within it (plus
-// the work agent's feedback interval).
-var ResyncPeriod = 15 * time.Second
+// the work agent's feedback interval). Flag --olm-operator-limits-resync.
+const DefaultResyncPeriod = 15 * time.Second
 
 var guestScheme = runtime.NewScheme()
 
@@ -64,16 +64,16 @@ func init() {
 
 // Feature is the operator-limits report as an agent feature.
 func Feature() agent.Feature {
-	return guests.Pass{Name: "olm-operator-limits", Scheme: guestScheme, Retry: &GuestRetry, Period: &ResyncPeriod,
+	return guests.Pass{Name: "olm-operator-limits", Scheme: guestScheme, Retry: DefaultGuestRetry, Period: DefaultResyncPeriod,
 		Failing: "reading hosted clusters' operators",
 		Visit:   func(v *guests.Visitor) guests.VisitFunc { return (&reporter{guests: v}).report }}.Feature()
 }
 
-// GuestRetry is how long a hosted cluster whose guest API server could not
+// DefaultGuestRetry is how long a hosted cluster whose guest API server could not
 // be read is left alone (its last report stands), so unreachable guests
 // (a control plane still coming up, a network problem) cost one attempt per
 // period instead of one per pass.
-var GuestRetry = time.Minute
+const DefaultGuestRetry = time.Minute
 
 type reporter struct {
 	guests *guests.Visitor

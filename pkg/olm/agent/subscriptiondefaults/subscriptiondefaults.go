@@ -54,13 +54,14 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/pkg/olm/agent/guests"
 )
 
-// ResyncPeriod is how often the hosted clusters' Subscriptions are visited:
+// DefaultResyncPeriod is how often the hosted clusters' Subscriptions are visited:
 // a Subscription created in a hosted cluster gets the defaults within it.
-var ResyncPeriod = 15 * time.Second
+// Flag --olm-subscription-defaults-resync.
+const DefaultResyncPeriod = 15 * time.Second
 
-// GuestRetry is how long a hosted cluster whose guest could not be read is
+// DefaultGuestRetry is how long a hosted cluster whose guest could not be read is
 // left alone (its last report stands).
-var GuestRetry = time.Minute
+const DefaultGuestRetry = time.Minute
 
 // FieldManager writes the defaults on guest Subscriptions and the report on
 // HostedClusters.
@@ -83,7 +84,7 @@ func init() {
 
 // Feature is the Subscription defaults as an agent feature.
 func Feature() agent.Feature {
-	return guests.Pass{Name: "olm-subscription-defaults", Scheme: guestScheme, Retry: &GuestRetry, Period: &ResyncPeriod,
+	return guests.Pass{Name: "olm-subscription-defaults", Scheme: guestScheme, Retry: DefaultGuestRetry, Period: DefaultResyncPeriod,
 		Failing: "setting Subscription defaults in hosted clusters",
 		Visit:   func(v *guests.Visitor) guests.VisitFunc { return (&defaulter{guests: v}).visit }}.Feature()
 }
