@@ -601,7 +601,9 @@ func hostingNamespaceNotAllowed(hcd *v1alpha1.HostedClusterDeployment, cluster s
 
 // host reads what the hub knows about the hosting cluster.
 func (r *Reconciler) host(ctx context.Context, cluster string) (Host, error) {
-	return hostOf(ctx, r.client, cluster, r.opts.UnavailableGrace, time.Now())
+	h, err := hostOf(ctx, r.client, cluster, r.opts.UnavailableGrace, time.Now())
+	scheduling.CountHeld(scheduling.HeldByDelivery, h.Recheck)
+	return h, err
 }
 
 // hostOf reads what the hub knows about cluster; its Available and

@@ -3,10 +3,12 @@ package scheduling
 import (
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
 // How the hub reads a management cluster's availability: OCM's Available
@@ -76,4 +78,28 @@ func ClusterAvailable(mc *clusterv1.ManagedCluster, grace time.Duration, now tim
 // condition.
 func AddOnAvailable(mca *addonv1alpha1.ManagedClusterAddOn, grace time.Duration, now time.Time) (bool, time.Duration) {
 	return HeldAvailable(meta.FindStatusCondition(mca.Status.Conditions, addonv1alpha1.ManagedClusterAddOnConditionAvailable), grace, now)
+}
+
+// heldReads counts reads that found a cluster's or add-on's unavailability
+// held (reported, not yet acted on): how often a flap was absorbed, and the
+// sign that the hub saw one. by is "scheduler" or "delivery".
+var heldReads = prometheus.NewCounterVec(prometheus.CounterOpts{
+	Name: "hcpfleet_hub_host_unavailability_held_total",
+	Help: "Reads of a management cluster that reports itself unavailable for less than --host-unavailable-grace (so still taken as available), by the reader.",
+}, []string{"by"})
+
+func init() { metrics.Registry.MustRegister(heldReads) }
+
+// Readers of held availability, as heldReads names them.
+const (
+	HeldByScheduler = "scheduler"
+	HeldByDelivery  = "delivery"
+)
+
+// CountHeld records a read by by that found recheck > 0 (a held
+// unavailability).
+func CountHeld(by string, recheck time.Duration) {
+	if recheck > 0 {
+		heldReads.WithLabelValues(by).Inc()
+	}
 }

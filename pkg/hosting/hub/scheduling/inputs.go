@@ -229,7 +229,9 @@ func (in Inputs) candidate(ctx context.Context, name string, keys []string) (Can
 	// (a decision reads every candidate's three; copying them was most of
 	// its time with many clusters). An API client ignores the option.
 	if err := in.Client.Get(ctx, types.NamespacedName{Name: name}, mc, client.UnsafeDisableDeepCopy); err == nil {
-		c.ClusterAvailable, _ = ClusterAvailable(mc, in.UnavailableGrace, time.Now())
+		var recheck time.Duration
+		c.ClusterAvailable, recheck = ClusterAvailable(mc, in.UnavailableGrace, time.Now())
+		CountHeld(HeldByScheduler, recheck)
 		c.Cordoned = Cordoned(mc)
 		claims = ClaimsMap(mc.Status.ClusterClaims)
 	} else if !apierrors.IsNotFound(err) {
@@ -237,7 +239,9 @@ func (in Inputs) candidate(ctx context.Context, name string, keys []string) (Can
 	}
 	mca := &addonv1alpha1.ManagedClusterAddOn{}
 	if err := in.Client.Get(ctx, types.NamespacedName{Namespace: name, Name: addon.Name}, mca, client.UnsafeDisableDeepCopy); err == nil {
-		c.AddOnAvailable, _ = AddOnAvailable(mca, in.UnavailableGrace, time.Now())
+		var recheck time.Duration
+		c.AddOnAvailable, recheck = AddOnAvailable(mca, in.UnavailableGrace, time.Now())
+		CountHeld(HeldByScheduler, recheck)
 		c.OperatorInstalled = meta.IsStatusConditionTrue(mca.Status.Conditions, addon.ConditionHyperShiftOperatorInstalled)
 		c.AgentNamespace = mca.Status.Namespace
 		hc, err := HostingConfigOf(ctx, in.Client, mca, in.ConfigNamespaces)
