@@ -31,20 +31,23 @@ import (
 // write that says so.
 func TestLateHostKeepsItsShare(t *testing.T) {
 	ctx := context.Background()
-	ns := "late"
+	// The burst in one namespace, the hosted cluster already on the late
+	// cluster in another (bindings counts a namespace's).
+	ns, home := "late", "late-home"
 	late := "cluster-2"
 	tenant(t, ns)
+	tenant(t, home)
 	placementDecidesAll(t, ns)
-	if err := hubc.Create(ctx, hcd(ns, "resident", func(spec map[string]any) {
+	if err := hubc.Create(ctx, hcd(home, "resident", func(spec map[string]any) {
 		delete(spec, "nodePools")
 		spec["hostingCluster"] = late
 	})); err != nil {
 		t.Fatal(err)
 	}
-	waitCondition(t, ns, "resident", v1alpha1.ConditionAvailable, metav1.ConditionTrue, 2*time.Minute)
+	waitCondition(t, home, "resident", v1alpha1.ConditionAvailable, metav1.ConditionTrue, 2*time.Minute)
 	// Imported too: the import writes nothing more after that.
-	waitCondition(t, ns, "resident", v1alpha1.ConditionImported, metav1.ConditionTrue, time.Minute)
-	resident := waitCondition(t, ns, "resident", v1alpha1.ConditionHostingClusterAvailable, metav1.ConditionTrue, time.Minute)
+	waitCondition(t, home, "resident", v1alpha1.ConditionImported, metav1.ConditionTrue, time.Minute)
+	resident := waitCondition(t, home, "resident", v1alpha1.ConditionHostingClusterAvailable, metav1.ConditionTrue, time.Minute)
 
 	// The registration agent stops renewing the cluster's lease (late, but
 	// far inside OCM's grace of five 60s lease durations) and the work
@@ -91,7 +94,7 @@ func TestLateHostKeepsItsShare(t *testing.T) {
 		}
 		return nil
 	})
-	now, err := getHCD(ctx, ns, "resident")
+	now, err := getHCD(ctx, home, "resident")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,21 +108,21 @@ func TestLateHostKeepsItsShare(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := watcher.Watch(ctx, &v1alpha1.HostedClusterDeploymentList{}, client.InNamespace(ns),
+	w, err := watcher.Watch(ctx, &v1alpha1.HostedClusterDeploymentList{}, client.InNamespace(home),
 		&client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: now.ResourceVersion, FieldSelector: "metadata.name=resident"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Stop()
 	writesBefore := fleettest.Metric(t, "hcpfleet_hub_hcd_status_writes_total", map[string]string{"part": v1alpha1.ConditionHostingClusterAvailable})
-	onLate := []string{"resident"}
+	onLate := []types.NamespacedName{{Namespace: home, Name: "resident"}}
 	for _, name := range names {
 		if h, err := getHCD(ctx, ns, name); err == nil && h.Status.HostingCluster == late {
-			onLate = append(onLate, name)
+			onLate = append(onLate, types.NamespacedName{Namespace: ns, Name: name})
 		}
 	}
 	for _, name := range onLate {
-		h := waitCondition(t, ns, name, v1alpha1.ConditionHostingClusterAvailable, metav1.ConditionFalse, unavailableGrace+time.Minute)
+		h := waitCondition(t, name.Namespace, name.Name, v1alpha1.ConditionHostingClusterAvailable, metav1.ConditionFalse, unavailableGrace+time.Minute)
 		if c := meta.FindStatusCondition(h.Status.Conditions, v1alpha1.ConditionHostingClusterAvailable); c.Reason != v1alpha1.ReasonHostingClusterUnavailable {
 			t.Errorf("%s: HostingClusterAvailable reason %s, want %s", name, c.Reason, v1alpha1.ReasonHostingClusterUnavailable)
 		}
@@ -151,9 +154,10 @@ func TestLateHostKeepsItsShare(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range onLate {
-		waitCondition(t, ns, name, v1alpha1.ConditionHostingClusterAvailable, metav1.ConditionTrue, 2*time.Minute)
+		waitCondition(t, name.Namespace, name.Name, v1alpha1.ConditionHostingClusterAvailable, metav1.ConditionTrue, 2*time.Minute)
 	}
 	deleteAll(t, ns)
+	deleteAll(t, home)
 }
 
 // heldReads is hcpfleet_hub_host_unavailability_held_total{by}.
