@@ -94,9 +94,10 @@ func managementOutage(t *testing.T, r *row) {
 	env.Fleet.Cluster(down).StopAPIServer()
 	// OCM's registration agent checks its cluster's API server every 10s
 	// (ClusterHealthCheckPeriod in the local fleet) and reports the cluster
-	// unavailable; the hub carries that to the hosted clusters on it.
-	waitHCD(t, 2*time.Minute, "steady", down, conditionIs(v1alpha1.ConditionHostingClusterAvailable, metav1.ConditionFalse))
-	r.figure("unavailability reported in %s", time.Since(began).Round(time.Second))
+	// unavailable; the hub carries that to the hosted clusters on it once
+	// it has lasted the hub's --host-unavailable-grace.
+	waitHCD(t, unavailableGrace+2*time.Minute, "steady", down, conditionIs(v1alpha1.ConditionHostingClusterAvailable, metav1.ConditionFalse))
+	r.figure("unavailability reported in %s (grace %s)", time.Since(began).Round(time.Second), unavailableGrace)
 	// The rest of the outage; nothing is asserted about this time.
 	time.Sleep(time.Until(began.Add(outage())))
 	if err := env.Fleet.Cluster(down).StartAPIServer(ctx); err != nil {

@@ -51,12 +51,17 @@ var (
 
 const enableVar = "HCPFLEET_RESILIENCE"
 
+// unavailableGrace is the hub's --host-unavailable-grace here: shorter than
+// the default (5m), so that the management outage outlasts it within the
+// suite's time; the outage scenario waits for it.
+const unavailableGrace = 30 * time.Second
+
 func TestMain(m *testing.M) {
 	if os.Getenv(enableVar) == "" {
 		// Only TestResilience needs the fleet; it skips without it.
 		os.Exit(m.Run())
 	}
-	fleettest.MainWith(m, 3, hcpfleet.Options{}, func(e *fleettest.Env) {
+	fleettest.MainWith(m, 3, hcpfleet.Options{Hub: func(o *hub.Options) { o.HostUnavailableGrace = unavailableGrace }}, func(e *fleettest.Env) {
 		env = e
 		var err error
 		if hubc, err = client.New(e.Fleet.Hub.Config(), client.Options{Scheme: hub.Scheme}); err != nil {
@@ -194,9 +199,11 @@ func envInt(name string, def int) int {
 	return def
 }
 
+// outage is how long the management outage lasts: RESILIENCE_OUTAGE, but
+// at least a minute past the hub's grace, so that the hub acts on it.
 func outage() time.Duration {
 	if d, err := time.ParseDuration(os.Getenv("RESILIENCE_OUTAGE")); err == nil && d > 0 {
-		return d
+		return max(d, unavailableGrace+time.Minute)
 	}
 	return 2 * time.Minute
 }

@@ -64,8 +64,8 @@ func SetupScheduleAndDeliver(mgr ctrl.Manager, opts *Options) error {
 	// A binding is written with the delivery's first status (one status
 	// write instead of two per hosted cluster).
 	if err := scheduling.Setup(mgr, scheduling.Options{Strategy: strategy, ConfigNamespaces: configNamespaces,
-		BindingStatus: delivery.BindingStatus(mgr.GetClient()), Workers: opts.SchedulerWorkers,
-		UnknownReferences: delivery.UnknownReferencesOf}); err != nil {
+		BindingStatus: delivery.BindingStatus(mgr.GetClient(), opts.HostUnavailableGrace), Workers: opts.SchedulerWorkers,
+		UnknownReferences: delivery.UnknownReferencesOf, UnavailableGrace: opts.HostUnavailableGrace}); err != nil {
 		return err
 	}
 	annotations, err := delivery.ParseAnnotationPolicy(opts.HostedClusterAnnotations)
@@ -73,7 +73,8 @@ func SetupScheduleAndDeliver(mgr ctrl.Manager, opts *Options) error {
 		return err
 	}
 	if err := delivery.Setup(mgr, delivery.Options{LostHostTimeout: opts.LostHostTimeout, Annotations: annotations, ConfigNamespaces: configNamespaces,
-		MaxConcurrentReconciles: opts.DeliveryWorkers, RefreshInterval: opts.ReferenceRefreshInterval}); err != nil {
+		MaxConcurrentReconciles: opts.DeliveryWorkers, RefreshInterval: opts.ReferenceRefreshInterval,
+		UnavailableGrace: opts.HostUnavailableGrace}); err != nil {
 		return err
 	}
 	return nil

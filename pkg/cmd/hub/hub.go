@@ -47,6 +47,8 @@ type Options struct {
 	DefaultAgentImage      string
 	SchedulingStrategy     string
 	LostHostTimeout        time.Duration
+	// HostUnavailableGrace: see --host-unavailable-grace.
+	HostUnavailableGrace time.Duration
 	// ImportedClusterLabels: the labels of a HostedClusterDeployment its
 	// ManagedCluster carries (importer.ParseLabelPolicy).
 	ImportedClusterLabels string
@@ -91,6 +93,7 @@ func NewOptions() *Options {
 		DefaultAgentImage:        addon.DefaultAgentImage,
 		SchedulingStrategy:       string(scheduling.StrategySpread),
 		LostHostTimeout:          10 * time.Minute,
+		HostUnavailableGrace:     scheduling.DefaultUnavailableGrace,
 		ImportedClusterLabels:    importer.DefaultImportedClusterLabels,
 		HostedClusterAnnotations: delivery.DefaultHostedClusterAnnotations,
 		KubeAPIQPS:               DefaultKubeAPIQPS,
@@ -124,6 +127,7 @@ func (o *Options) FlagSet(output io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.DefaultAgentImage, "agent-image", o.DefaultAgentImage, "Agent image when the HostingConfig names none.")
 	fs.StringVar(&o.SchedulingStrategy, "scheduling-strategy", o.SchedulingStrategy, "How hosted clusters are placed among fitting management clusters: Spread (least utilized first) or BinPack (most utilized that fits). A Placement's "+scheduling.StrategyAnnotation+" annotation overrides it.")
 	fs.DurationVar(&o.LostHostTimeout, "lost-host-deletion-timeout", o.LostHostTimeout, "How long deleting a HostedClusterDeployment waits for an unavailable hosting cluster before it reports DeletionTimedOut and accepts the "+delivery.AbandonAnnotation+" annotation.")
+	fs.DurationVar(&o.HostUnavailableGrace, "host-unavailable-grace", o.HostUnavailableGrace, "How long a management cluster (or its hcp-fleet add-on) may report itself unavailable before the hub acts on it: until then it stays a scheduling candidate and the hosted clusters it hosts keep HostingClusterAvailable=True, so that a loaded cluster's short flaps cost no writes. A lease that OCM already found expired (five lease durations without a renewal) counts at once. 0: act on every report.")
 	fs.StringVar(&o.ImportedClusterLabels, "imported-cluster-labels", o.ImportedClusterLabels, "Labels of a HostedClusterDeployment that its imported ManagedCluster carries: comma-separated label keys and patterns, where * never crosses the / (\"team\", \"example.com/*\", \"*\" every key without a prefix, \"*/*\" every key with one); empty copies none. "+
 		"The default, \"*\", copies the unprefixed labels ACM and MCE users put on clusters and select with Placements (env, team, region), and no tool's or organization's prefixed keys. "+
 		"Reserved keys are never copied, even when listed: keys whose prefix is, or is a subdomain of, open-cluster-management.io, hcpfleet.io, kubernetes.io, k8s.io, openshift.io (cluster sets, management clusters, add-on features), and the labels OCM and ACM set themselves (name, vendor, cloud, clusterID, local-cluster, managed-by, openshiftVersion*). "+

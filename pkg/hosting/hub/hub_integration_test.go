@@ -44,10 +44,16 @@ var (
 
 const lostHostTimeout = 3 * time.Second
 
+// unavailableGrace is the hub's --host-unavailable-grace in this suite:
+// shorter than the default (5m), so that TestLateHostKeepsItsShare sees a
+// hold end within its time.
+const unavailableGrace = 40 * time.Second
+
 func TestMain(m *testing.M) {
 	opts := hcpfleet.Options{
 		Hub: func(o *hub.Options) {
 			o.LostHostTimeout = lostHostTimeout
+			o.HostUnavailableGrace = unavailableGrace
 			o.MetricsBindAddress = endpoints.next("hub")
 		},
 		// The first management cluster's agent serves /metrics too.

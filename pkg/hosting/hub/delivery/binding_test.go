@@ -63,7 +63,7 @@ func TestBindingStatus(t *testing.T) {
 	bound.Status.HostingCluster = "cluster-1"
 	bound.Status.Conditions = []metav1.Condition{scheduled}
 
-	apply, conds, err := BindingStatus(c)(context.Background(), bound)
+	apply, conds, err := BindingStatus(c, 0)(context.Background(), bound)
 	if err != nil {
 		t.Fatal(err)
 	}

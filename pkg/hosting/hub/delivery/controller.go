@@ -96,6 +96,10 @@ type Options struct {
 	// only a referenced Secret or ConfigMap changed (DefaultRefreshInterval
 	// when 0).
 	RefreshInterval time.Duration
+	// UnavailableGrace is how long a hosting cluster or its add-on may
+	// report itself unavailable before HostingClusterAvailable and
+	// Available say so (scheduling.HeldAvailable); 0: at once.
+	UnavailableGrace time.Duration
 }
 
 // Reconciler delivers scheduled HostedClusterDeployments to their hosting
@@ -343,7 +347,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	var retry time.Duration
+	// While the host's unavailability is held, look again when the hold
+	// ends: nothing else changes then.
+	retry := host.Recheck
 	if problem == nil {
 		if problem, err = r.namesProblem(ctx, hcd, cluster, config); err != nil {
 			return ctrl.Result{}, err
@@ -351,7 +357,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if problem != nil {
 			// Freed when the other HostedClusterDeployment goes, which
 			// this controller does not watch for.
-			retry = namesRetry
+			retry = minPositive(retry, namesRetry)
 		}
 	}
 	sets, err := r.imageSets(ctx, hcd)
@@ -595,10 +601,14 @@ func hostingNamespaceNotAllowed(hcd *v1alpha1.HostedClusterDeployment, cluster s
 
 // host reads what the hub knows about the hosting cluster.
 func (r *Reconciler) host(ctx context.Context, cluster string) (Host, error) {
-	return hostOf(ctx, r.client, cluster)
+	h, err := hostOf(ctx, r.client, cluster, r.opts.UnavailableGrace, time.Now())
+	scheduling.CountHeld(scheduling.HeldByDelivery, h.Recheck)
+	return h, err
 }
 
-func hostOf(ctx context.Context, c client.Reader, cluster string) (Host, error) {
+// hostOf reads what the hub knows about cluster; its Available and
+// AddOnAvailable hold for grace (scheduling.HeldAvailable).
+func hostOf(ctx context.Context, c client.Reader, cluster string, grace time.Duration, now time.Time) (Host, error) {
 	h := Host{Cluster: cluster}
 	mc := &clusterv1.ManagedCluster{}
 	if err := c.Get(ctx, types.NamespacedName{Name: cluster}, mc); err != nil {
@@ -608,14 +618,24 @@ func hostOf(ctx context.Context, c client.Reader, cluster string) (Host, error) 
 		return h, err
 	}
 	h.Exists = mc.DeletionTimestamp == nil
-	h.Available = meta.IsStatusConditionTrue(mc.Status.Conditions, clusterv1.ManagedClusterConditionAvailable)
+	var recheck time.Duration
+	h.Available, h.Recheck = scheduling.ClusterAvailable(mc, grace, now)
 	mca := &addonv1alpha1.ManagedClusterAddOn{}
 	if err := c.Get(ctx, types.NamespacedName{Namespace: cluster, Name: addon.Name}, mca); err == nil {
-		h.AddOnAvailable = meta.IsStatusConditionTrue(mca.Status.Conditions, addonv1alpha1.ManagedClusterAddOnConditionAvailable)
+		h.AddOnAvailable, recheck = scheduling.AddOnAvailable(mca, grace, now)
+		h.Recheck = minPositive(h.Recheck, recheck)
 	} else if !apierrors.IsNotFound(err) {
 		return h, err
 	}
 	return h, nil
+}
+
+// minPositive is the smaller of two durations, 0 standing for none.
+func minPositive(a, b time.Duration) time.Duration {
+	if a <= 0 || (b > 0 && b < a) {
+		return b
+	}
+	return a
 }
 
 // finalize deletes (or, for Orphan, releases) what was delivered and lets
@@ -752,6 +772,7 @@ func (r *Reconciler) applyStatus(ctx context.Context, hcd *v1alpha1.HostedCluste
 		return client.IgnoreNotFound(err)
 	}
 	r.written.Store(key, writtenStatus{uid: hcd.UID, from: hcd.ResourceVersion, status: string(sum)})
+	countWrite(changedParts(hcd, s, conditions))
 	hcdstatus.RecordTransitions(r.recorder, hcd, hcd.Status.HostingCluster, hcd.Status.Conditions, conditions)
 	return nil
 }
@@ -848,9 +869,10 @@ func statusApply(hcd *v1alpha1.HostedClusterDeployment, s Status, now metav1.Tim
 // delivery then finds nothing to change). c is the hub's cache. What the
 // delivery finds different when it gets there (a referenced Secret missing,
 // a host that just went away) it writes as usual.
-func BindingStatus(c client.Reader) scheduling.BindingStatus {
+// grace is the delivery's Options.UnavailableGrace.
+func BindingStatus(c client.Reader, grace time.Duration) scheduling.BindingStatus {
 	return func(ctx context.Context, bound *v1alpha1.HostedClusterDeployment) (*hcdac.HostedClusterDeploymentApplyConfiguration, []metav1.Condition, error) {
-		host, err := hostOf(ctx, c, bound.Status.HostingCluster)
+		host, err := hostOf(ctx, c, bound.Status.HostingCluster, grace, time.Now())
 		if err != nil {
 			return nil, nil, err
 		}

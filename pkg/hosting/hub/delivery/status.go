@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,10 +23,16 @@ type Host struct {
 	Cluster string
 	// Exists: the ManagedCluster is there.
 	Exists bool
-	// Available: its klusterlet reports in (ManagedCluster Available=True).
+	// Available: its klusterlet reports in (ManagedCluster Available=True),
+	// or stopped reporting less than the grace ago
+	// (scheduling.HeldAvailable).
 	Available bool
-	// AddOnAvailable: the hcp-fleet agent's lease is fresh.
+	// AddOnAvailable: the hcp-fleet agent's lease is fresh, or went stale
+	// less than the grace ago.
 	AddOnAvailable bool
+	// Recheck, when not 0, is when a held availability ends: the status
+	// may change then with nothing else changing.
+	Recheck time.Duration
 }
 
 // Problem is a delivery problem found on the hub before anything reaches

@@ -105,6 +105,9 @@ type Options struct {
 	// (delivery.UnknownReferencesOf), which every tenant policy refuses.
 	// Without it the delivery still refuses them, after the binding.
 	UnknownReferences func(*unstructured.Unstructured) []string
+	// UnavailableGrace is how long a management cluster that reports itself
+	// unavailable stays a candidate (availability.go); 0: none.
+	UnavailableGrace time.Duration
 }
 
 // BindingStatus returns the status apply configuration a binding is written
@@ -213,7 +216,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	}
 	r.snapshotSynced = registration.HasSynced
 	r.inputs = Inputs{Client: r.client, Strategy: opts.Strategy, ConfigNamespaces: opts.ConfigNamespaces,
-		Snapshot: r.snapshot, Assumed: r.assumed.on}
+		Snapshot: r.snapshot, Assumed: r.assumed.on, UnavailableGrace: opts.UnavailableGrace}
 	retryUnscheduled := handler.EnqueueRequestsFromMapFunc(r.unscheduled)
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("hcd-scheduler").

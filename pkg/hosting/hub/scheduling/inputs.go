@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -51,6 +52,9 @@ type Inputs struct {
 	// out of Bound, and, once delivered, out of its host's reported count.
 	// The scheduler never sets it.
 	Without *v1alpha1.HostedClusterDeployment
+	// UnavailableGrace is how long a cluster or add-on that reports itself
+	// unavailable stays a candidate (availability.go); 0: none.
+	UnavailableGrace time.Duration
 }
 
 // Gathered is what Inputs.Gather read for one HostedClusterDeployment.
@@ -225,7 +229,9 @@ func (in Inputs) candidate(ctx context.Context, name string, keys []string) (Can
 	// (a decision reads every candidate's three; copying them was most of
 	// its time with many clusters). An API client ignores the option.
 	if err := in.Client.Get(ctx, types.NamespacedName{Name: name}, mc, client.UnsafeDisableDeepCopy); err == nil {
-		c.ClusterAvailable = meta.IsStatusConditionTrue(mc.Status.Conditions, clusterv1.ManagedClusterConditionAvailable)
+		var recheck time.Duration
+		c.ClusterAvailable, recheck = ClusterAvailable(mc, in.UnavailableGrace, time.Now())
+		CountHeld(HeldByScheduler, recheck)
 		c.Cordoned = Cordoned(mc)
 		claims = ClaimsMap(mc.Status.ClusterClaims)
 	} else if !apierrors.IsNotFound(err) {
@@ -233,7 +239,9 @@ func (in Inputs) candidate(ctx context.Context, name string, keys []string) (Can
 	}
 	mca := &addonv1alpha1.ManagedClusterAddOn{}
 	if err := in.Client.Get(ctx, types.NamespacedName{Namespace: name, Name: addon.Name}, mca, client.UnsafeDisableDeepCopy); err == nil {
-		c.AddOnAvailable = meta.IsStatusConditionTrue(mca.Status.Conditions, addonv1alpha1.ManagedClusterAddOnConditionAvailable)
+		var recheck time.Duration
+		c.AddOnAvailable, recheck = AddOnAvailable(mca, in.UnavailableGrace, time.Now())
+		CountHeld(HeldByScheduler, recheck)
 		c.OperatorInstalled = meta.IsStatusConditionTrue(mca.Status.Conditions, addon.ConditionHyperShiftOperatorInstalled)
 		c.AgentNamespace = mca.Status.Namespace
 		hc, err := HostingConfigOf(ctx, in.Client, mca, in.ConfigNamespaces)
