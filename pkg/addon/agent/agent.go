@@ -12,6 +12,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -60,6 +61,10 @@ type Feature struct {
 	// Cleanup undoes what the feature did on the management cluster; it runs
 	// in the add-on's pre-delete hook. An error says why it cannot (yet).
 	Cleanup func(ctx context.Context, env *Env) error
+	// Flags adds the feature's own flags to those of run and cleanup, bound
+	// to the feature's options, so that its timings are set per agent (and
+	// per test fleet) rather than in package variables.
+	Flags func(fs *flag.FlagSet)
 	// Commands are subcommands of the agent binary the feature brings, beside
 	// run and cleanup: entry points of helpers that run the agent's own image
 	// in other pods (e.g. the CAPI API proxy sidecar).
@@ -192,6 +197,11 @@ func runMain(ctx context.Context, args []string, stderr io.Writer, setLogger boo
 	}
 	opts := NewOptions()
 	fs := opts.FlagSet("hcp-fleet-agent "+cmd, stderr)
+	for _, f := range features {
+		if f.Flags != nil {
+			f.Flags(fs)
+		}
+	}
 	fs.Usage = func() {
 		_, _ = fmt.Fprintf(stderr, `hcp-fleet-agent runs on a management cluster as the hcp-fleet OCM add-on agent.
 

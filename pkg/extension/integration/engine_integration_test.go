@@ -259,7 +259,8 @@ func TestProbeFailureAfterAvailable(t *testing.T) {
 // TestTeardownWaitsForReachableGuest: a revision reorders two guest
 // phases; on removal the phase that is now last goes first, and while one
 // of its objects is held by another controller's finalizer the teardown
-// waits — past the engine's GuestTeardownTimeout (2 minutes), since the
+// waits — past the engine's guest teardown timeout (guestTeardownTimeout,
+// the agent's flag in this fleet), since the
 // guest answers — and the other phase's object is not deleted until it is
 // gone. Then everything goes.
 func TestTeardownWaitsForReachableGuest(t *testing.T) {
@@ -297,11 +298,11 @@ func TestTeardownWaitsForReachableGuest(t *testing.T) {
 		}
 		return nil
 	})
-	// Past the timeout that used to abandon the guest's objects, the
+	// Past the timeout after which a silent guest's objects are abandoned, the
 	// engine still waits: the release holds, the other phase's object is
 	// untouched, and nothing says the guest is unreachable.
-	deadline := release.DeletionTimestamp.Add(2*time.Minute + 10*time.Second)
-	env.Eventually(t, 3*time.Minute, "the teardown still waiting after the guest timeout", func(ctx context.Context) error {
+	deadline := release.DeletionTimestamp.Add(guestTeardownTimeout + 10*time.Second)
+	env.Eventually(t, time.Minute, "the teardown still waiting after the guest timeout", func(ctx context.Context) error {
 		if err := mgmt.Get(ctx, client.ObjectKeyFromObject(release), release); err != nil {
 			return fmt.Errorf("the release went: %w", err)
 		}

@@ -44,6 +44,10 @@ import (
 // whose name starts with "guest-" get a real kube-apiserver (the extension's
 // hosted-cluster phases reach it); the others only an endpoint, so that six
 // hosted clusters for the rolling rollout cost no API servers.
+// guestTeardownTimeout is the agent's --extension-guest-teardown-timeout
+// here: short, so that a test can wait past it (2 minutes by default).
+const guestTeardownTimeout = 10 * time.Second
+
 var (
 	env  *fleettest.Env
 	hubc client.Client
@@ -65,7 +69,11 @@ func (g someGuests) Remove(ctx context.Context, hc *hyperv1.HostedCluster) error
 
 func TestMain(m *testing.M) {
 	fleettest.MainWithFleet(m, 1, func(f *localfleet.Fleet) hcpfleet.Options {
-		return hcpfleet.Options{HyperShift: hypershiftsim.Options{ControlPlanes: someGuests{hcpfleet.GuestControlPlanes{Fleet: f}}}}
+		return hcpfleet.Options{HyperShift: hypershiftsim.Options{ControlPlanes: someGuests{hcpfleet.GuestControlPlanes{Fleet: f}}},
+			// TestTeardownWaitsForReachableGuest waits past this bound.
+			AgentArgs: func(string) []string {
+				return []string{"--extension-guest-teardown-timeout=" + guestTeardownTimeout.String()}
+			}}
 	}, func(e *fleettest.Env) {
 		env = e
 		var err error
