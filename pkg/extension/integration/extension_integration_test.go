@@ -180,7 +180,7 @@ func getExtension(ctx context.Context, namespace, name string) (*v1alpha1.Hosted
 }
 
 // waitHostedCluster waits until the extension's status for hcd, at the
-// extension's current generation, satisfies check.
+// extension's current generation and revision, satisfies check.
 func waitHostedCluster(t *testing.T, namespace, name, hcd string, timeout time.Duration, what string,
 	check func(s v1alpha1.ExtensionHostedClusterStatus) error) v1alpha1.ExtensionHostedClusterStatus {
 	t.Helper()
@@ -190,10 +190,13 @@ func waitHostedCluster(t *testing.T, namespace, name, hcd string, timeout time.D
 		if err != nil {
 			return err
 		}
+		if e.Status.ObservedGeneration != e.Generation {
+			return fmt.Errorf("status of generation %d, want %d", e.Status.ObservedGeneration, e.Generation)
+		}
 		for _, s := range e.Status.HostedClusters {
 			if s.Name == hcd {
-				if s.Revision != e.Generation || s.ObservedRevision != e.Generation {
-					return fmt.Errorf("%s at revision %d/%d, want %d", hcd, s.Revision, s.ObservedRevision, e.Generation)
+				if s.Revision != e.Status.Revision || s.ObservedRevision != e.Status.Revision {
+					return fmt.Errorf("%s at revision %d/%d, want %d", hcd, s.Revision, s.ObservedRevision, e.Status.Revision)
 				}
 				got = s
 				return check(s)
@@ -507,7 +510,7 @@ func TestRollingRollout(t *testing.T) {
 			unavailable := 0
 			for i := range works.Items {
 				w := &works.Items[i]
-				if w.Annotations["hcpfleet.io/extension-revision"] != fmt.Sprint(e.Generation) {
+				if w.Annotations["hcpfleet.io/extension-revision"] != fmt.Sprint(e.Status.Revision) {
 					continue
 				}
 				values := map[string]string{}
@@ -518,13 +521,13 @@ func TestRollingRollout(t *testing.T) {
 						}
 					}
 				}
-				if values[extension.KeyObservedRevision] != fmt.Sprint(e.Generation) || values[extension.KeyState] != "Available" {
+				if values[extension.KeyObservedRevision] != fmt.Sprint(e.Status.Revision) || values[extension.KeyState] != "Available" {
 					unavailable++
 				}
 			}
 			mu.Lock()
 			if unavailable > worst {
-				worst, worstAt = unavailable, fmt.Sprintf("revision %d", e.Generation)
+				worst, worstAt = unavailable, fmt.Sprintf("revision %d", e.Status.Revision)
 			}
 			mu.Unlock()
 		}
@@ -586,7 +589,7 @@ func TestRollingRollout(t *testing.T) {
 	}
 	fmt.Printf("TestRollingRollout took %s (at most %d in progress)\n", time.Since(started).Round(100*time.Millisecond), worst)
 
-	checkPaused(t, ns, spec(false))
+	checkRevisions(t, ns, checkPaused(t, ns, spec(false)))
 }
 
 // TestDisableAddOnWithActiveExtension disables the add-on on the management
