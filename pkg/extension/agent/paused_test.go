@@ -2,7 +2,9 @@ package agent
 
 import (
 	"context"
+	"flag"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -32,6 +34,26 @@ func TestObserve(t *testing.T) {
 		o := extension.Object{Ref: extension.ObjectRef{Version: "v1", Kind: "ConfigMap", Namespace: "clusters-a", Name: name}}
 		if got := observe(ctx, c, o, release); got != want {
 			t.Errorf("%s: %s, want %s", name, got, want)
+		}
+	}
+}
+
+// TestTeardownTimeoutFlag: the feature's flag sets the engine's guest
+// teardown bound; unset, it is the 2-minute default.
+func TestTeardownTimeoutFlag(t *testing.T) {
+	for args, want := range map[string]time.Duration{"": 2 * time.Minute, "--extension-guest-teardown-timeout=7s": 7 * time.Second} {
+		f := Feature(Options{})
+		fs := flag.NewFlagSet("run", flag.ContinueOnError)
+		f.Flags(fs)
+		var argv []string
+		if args != "" {
+			argv = []string{args}
+		}
+		if err := fs.Parse(argv); err != nil {
+			t.Fatal(err)
+		}
+		if got := fs.Lookup("extension-guest-teardown-timeout").Value.(flag.Getter).Get().(time.Duration); got != want {
+			t.Fatalf("%q: %s, want %s", args, got, want)
 		}
 	}
 }
