@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -88,6 +89,10 @@ func TestExtensionValidation(t *testing.T) {
 		{"adoption next to the control plane", []string{"spec", "phases"},
 			[]any{map[string]any{"name": "p", "objects": []any{map[string]any{"object": cm, "collisionProtection": "IfNoController"}}}},
 			"collisionProtection IfNoController is allowed in hosted-cluster phases only"},
+		{"rollback to revision 0", []string{"spec", "rollbackTo"}, map[string]any{"revision": int64(0)}, "should be greater than or equal to 1"},
+		{"rollback without a revision", []string{"spec", "rollbackTo"}, map[string]any{}, "spec.rollbackTo.revision: Required value"},
+		{"negative history", []string{"spec", "revisionHistoryLimit"}, int64(-1), "should be greater than or equal to 0"},
+		{"history too long", []string{"spec", "revisionHistoryLimit"}, int64(101), "should be less than or equal to 100"},
 	}
 	for _, tc := range rejects {
 		t.Run(tc.name, func(t *testing.T) {
@@ -117,6 +122,8 @@ func TestExtensionValidation(t *testing.T) {
 		{"prevent next to the control plane", []string{"spec", "phases"},
 			[]any{map[string]any{"name": "p", "objects": []any{map[string]any{"object": cm, "collisionProtection": "Prevent"}}}}},
 		{"paused", []string{"spec", "strategy", "paused"}, true},
+		{"rollback", []string{"spec", "rollbackTo"}, map[string]any{"revision": int64(3)}},
+		{"no history", []string{"spec", "revisionHistoryLimit"}, int64(0)},
 		{"core probe group", []string{"spec", "availabilityProbes"},
 			[]any{map[string]any{"selector": map[string]any{"kind": map[string]any{"group": "", "kind": "ConfigMap"},
 				"selector": map[string]any{"matchLabels": map[string]any{"a": "b"}}},
@@ -131,4 +138,13 @@ func TestExtensionValidation(t *testing.T) {
 			}
 		})
 	}
+	t.Run("revisionHistoryLimit defaults to PKO's 10", func(t *testing.T) {
+		o := mustObject(t, validExtension)
+		if err := k8s.Create(context.Background(), o, client.DryRunAll); err != nil {
+			t.Fatal(err)
+		}
+		if got, _, _ := unstructured.NestedInt64(o.Object, "spec", "revisionHistoryLimit"); got != 10 {
+			t.Fatalf("revisionHistoryLimit %d", got)
+		}
+	})
 }

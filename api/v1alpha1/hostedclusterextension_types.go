@@ -94,7 +94,38 @@ type HostedClusterExtensionSpec struct {
 	// clusters; by default all at once (Instant).
 	// +optional
 	Strategy ExtensionRolloutStrategy `json:"strategy,omitempty"`
+
+	// revisionHistoryLimit is how many archived revisions (those no hosted
+	// cluster runs any more) are kept for a rollback, as Package Operator's
+	// ObjectDeployment keeps archived ObjectSets; the oldest go first.
+	// Revisions a hosted cluster still runs, and the one rollbackTo names,
+	// are always kept.
+	// +optional
+	// +kubebuilder:default=10
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	RevisionHistoryLimit *int32 `json:"revisionHistoryLimit,omitempty"`
+
+	// rollbackTo, while set, rolls out the phases and probes of an earlier
+	// revision (status.revision or one in status.archivedRevisions) instead
+	// of those in this spec: as a new revision, under the strategy, like
+	// any other change. spec.phases and spec.availabilityProbes are ignored
+	// meanwhile; unset it to roll spec's out again.
+	// +optional
+	RollbackTo *ExtensionRollback `json:"rollbackTo,omitempty"`
 }
+
+// ExtensionRollback names the revision to roll back to.
+type ExtensionRollback struct {
+	// revision is the number of a kept revision.
+	// +required
+	// +kubebuilder:validation:Minimum=1
+	Revision int64 `json:"revision"`
+}
+
+// DefaultRevisionHistoryLimit is revisionHistoryLimit's default, Package
+// Operator's.
+const DefaultRevisionHistoryLimit = 10
 
 // ExtensionPhase is a named group of objects applied together.
 // +kubebuilder:validation:XValidation:rule="has(self.class) && self.class == 'hosted-cluster' || self.objects.all(o, !has(o.collisionProtection) || o.collisionProtection == 'Prevent')",message="spec.phases[].objects[].collisionProtection IfNoController is allowed in hosted-cluster phases only: an extension never adopts objects in the control-plane namespace"
@@ -301,10 +332,28 @@ type HostedClusterExtensionStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// revision is the revision being rolled out: the metadata.generation of
-	// the spec delivered last.
+	// revision is the revision being rolled out. A revision is made when
+	// the phases or probes to roll out change (by an edit of spec or by
+	// rollbackTo), and numbered with the metadata.generation that made it;
+	// other edits (selector, strategy) keep it. Each is kept on the hub as
+	// a ControllerRevision owned by the extension, named in
+	// status.controllerRevision.
 	// +optional
 	Revision int64 `json:"revision,omitempty"`
+
+	// controllerRevision is the ControllerRevision holding revision.
+	// +optional
+	ControllerRevision string `json:"controllerRevision,omitempty"`
+
+	// archivedRevisions are the earlier revisions kept (no newer than
+	// revision), newest first: those hosted clusters still run while a
+	// rolling rollout proceeds, and up to spec.revisionHistoryLimit others
+	// for spec.rollbackTo.
+	// +optional
+	// +listType=map
+	// +listMapKey=revision
+	// +kubebuilder:validation:MaxItems=1100
+	ArchivedRevisions []ExtensionRevision `json:"archivedRevisions,omitempty"`
 
 	// conditions: Progressing (a revision is being rolled out), Available
 	// (every selected hosted cluster runs the current revision) and Degraded
@@ -335,6 +384,18 @@ type HostedClusterExtensionStatus struct {
 	HostedClusters []ExtensionHostedClusterStatus `json:"hostedClusters,omitempty"`
 }
 
+// ExtensionRevision is one kept revision of an extension.
+type ExtensionRevision struct {
+	// revision is its number.
+	Revision int64 `json:"revision"`
+	// controllerRevision is the ControllerRevision holding its phases and
+	// probes, in the extension's namespace.
+	ControllerRevision string `json:"controllerRevision"`
+	// hostedClusters is how many selected hosted clusters still run it.
+	// +optional
+	HostedClusters int32 `json:"hostedClusters,omitempty"`
+}
+
 // ExtensionHostedClusterStatus is the extension's state on one hosted cluster.
 type ExtensionHostedClusterStatus struct {
 	// name is the HostedClusterDeployment's name.
@@ -356,6 +417,10 @@ type ExtensionHostedClusterStatus struct {
 	// state is Pending, Progressing, Available, Failed or Removing.
 	// +optional
 	State ExtensionState `json:"state,omitempty"`
+	// paused: the agent has seen the rollout paused and applies and
+	// deletes nothing there; state and objects are what it finds.
+	// +optional
+	Paused bool `json:"paused,omitempty"`
 	// currentPhase is the phase being applied (or, when failed, the phase
 	// that failed).
 	// +optional

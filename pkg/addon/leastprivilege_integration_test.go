@@ -64,7 +64,7 @@ var hubResources = []string{
 	"addon.open-cluster-management.io/managedclusteraddons", "addon.open-cluster-management.io/managedclusteraddons/status",
 	"addon.open-cluster-management.io/clustermanagementaddons", "addon.open-cluster-management.io/addondeploymentconfigs",
 	"hcpfleet.io/hostedclusterdeployments", "hcpfleet.io/hostedclusterdeployments/status", "hcpfleet.io/hostingconfigs", "hcpfleet.io/tenantpolicies",
-	"hcpfleet.io/hostedclusterextensions", "hcpfleet.io/hostedclusterextensions/status",
+	"hcpfleet.io/hostedclusterextensions", "hcpfleet.io/hostedclusterextensions/status", "apps/controllerrevisions",
 }
 
 // spokeResources are probed on a management cluster besides the sensitive

@@ -61,6 +61,9 @@ const (
 	// not deleted yet (ObjectRef), so objects dropped from the spec, and all
 	// of them on removal, can be deleted.
 	KeyApplied = "applied"
+	// KeyPaused is "true" once the agent has seen a paused release and
+	// stopped applying and deleting its objects.
+	KeyPaused = "paused"
 	// KeyGuestUnreachableSince is when a teardown first found the hosted
 	// cluster's API server not answering (RFC 3339), from which its objects
 	// are abandoned after the engine's GuestTeardownTimeout.
@@ -98,11 +101,15 @@ type Release struct {
 	UID string `json:"uid"`
 	// HostedCluster is the HostedClusterDeployment's namespace/name.
 	HostedCluster string `json:"hostedCluster"`
-	// Revision is the extension's metadata.generation delivered.
+	// Revision is the number of the extension's revision delivered.
 	Revision int64 `json:"revision"`
-	// Phases and AvailabilityProbes are the extension's spec.
+	// Phases and AvailabilityProbes are that revision's.
 	Phases             []v1alpha1.ExtensionPhase    `json:"phases"`
 	AvailabilityProbes []v1alpha1.ExtensionProbeSet `json:"availabilityProbes,omitempty"`
+	// Paused: the rollout is paused (spec.strategy.paused), so nothing is
+	// applied nor deleted; the agent only reports what it finds, as Package
+	// Operator does for a paused ObjectSet.
+	Paused bool `json:"paused,omitempty"`
 }
 
 // ReleaseName is the name of the release ConfigMap of extension name in a

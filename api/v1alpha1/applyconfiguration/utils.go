@@ -50,6 +50,10 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.ExtensionProbeSelectorApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ExtensionProbeSet"):
 		return &apiv1alpha1.ExtensionProbeSetApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ExtensionRevision"):
+		return &apiv1alpha1.ExtensionRevisionApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ExtensionRollback"):
+		return &apiv1alpha1.ExtensionRollbackApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ExtensionRolloutStrategy"):
 		return &apiv1alpha1.ExtensionRolloutStrategyApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ExternalDNSConfig"):

@@ -1,6 +1,7 @@
 package hub
 
 import (
+	appsv1 "k8s.io/api/apps/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
@@ -14,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
+	"github.com/hcp-fleet/hcp-fleet/pkg/extension"
 	extensionhub "github.com/hcp-fleet/hcp-fleet/pkg/extension/hub"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/delivery"
@@ -94,10 +96,14 @@ func CacheOptions() cache.Options { return cacheOptions() }
 // cacheOptions keep the hub's caches to what its controllers read.
 func cacheOptions() cache.Options {
 	ours, _ := labels.NewRequirement(hosting.LabelHCDName, selection.Exists, nil)
+	extensionRevisions, _ := labels.NewRequirement(extension.LabelExtension, selection.Exists, nil)
 	return cache.Options{ByObject: map[client.Object]cache.ByObject{
 		// Only the ManifestWorks that deliver hosted clusters and their
 		// extensions.
 		&workv1.ManifestWork{}: {Label: labels.NewSelector().Add(*ours)},
+		// Only the extensions' revisions, not every StatefulSet's and
+		// DaemonSet's history.
+		&appsv1.ControllerRevision{}: {Label: labels.NewSelector().Add(*extensionRevisions)},
 		// Only hcp-fleet's add-ons.
 		&addonv1alpha1.ManagedClusterAddOn{}: {Field: fields.OneTermEqualSelector("metadata.name", addon.Name)},
 		// Only the agents' export grants (the hub may list and watch

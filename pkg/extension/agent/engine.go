@@ -7,8 +7,11 @@
 // reaches the hosted cluster with HyperShift's service-network admin
 // kubeconfig as written; both apply, claim (collision protection) and
 // delete with pkg/extension/agent/objects — stops at the first phase
-// whose availability probes fail, deletes what a new revision dropped, and
-// on removal tears everything down in reverse phase order. It writes its
+// whose availability probes fail, deletes what a new revision dropped once
+// the new revision is available (objects in both revisions are the same
+// extension's and are applied in place: handed over, never re-created),
+// applies and deletes nothing while the rollout is paused, and on removal
+// tears everything down in reverse phase order. It writes its
 // progress into the release ConfigMap's status keys, which come back to the
 // hub as ManifestWork feedback.
 //
@@ -155,6 +158,9 @@ type progress struct {
 	// unreachableSince is when a teardown first found the hosted cluster's
 	// API server not answering (RFC 3339; empty while it answers).
 	unreachableSince string
+	// paused: the release is paused, and the engine applies and deletes
+	// nothing (paused.go).
+	paused bool
 }
 
 // Reconcile applies or removes one release.
@@ -219,6 +225,9 @@ func (e *Engine) Reconcile(ctx context.Context, req reconcile.Request) (reconcil
 			p.objects[i].State = v1alpha1.ObjectStateRefused
 		}
 		return reconcile.Result{}, e.write(ctx, cm, p)
+	}
+	if release.Paused {
+		return e.observePaused(ctx, cm, release, plan, p)
 	}
 	p.state = v1alpha1.ExtensionStateProgressing
 	// The record follows the current phase order, so that a removal
@@ -369,7 +378,10 @@ func (e *Engine) write(ctx context.Context, cm *corev1.ConfigMap, p progress) er
 		extension.KeyObservedRevision: strconv.FormatInt(p.revision, 10), extension.KeyState: string(p.state),
 		extension.KeyPhase: p.phase, extension.KeyReason: p.reason, extension.KeyMessage: truncate(p.message),
 		extension.KeyFailedObject: p.object, extension.KeyObjects: string(objects), extension.KeyApplied: string(applied),
-		extension.KeyGuestUnreachableSince: p.unreachableSince,
+		extension.KeyGuestUnreachableSince: p.unreachableSince, extension.KeyPaused: "",
+	}
+	if p.paused {
+		data[extension.KeyPaused] = "true"
 	}
 	same := true
 	for k, v := range data {

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"flag"
 	"strings"
 	"sync"
 	"time"
@@ -28,9 +29,17 @@ import (
 
 // Feature is the extension engine as an agent feature.
 func Feature(opts Options) addonagent.Feature {
+	// The flags write into this copy; Setup and Cleanup read it after the
+	// command line is parsed.
+	o := opts.withDefaults()
 	return addonagent.Feature{Name: "extensions",
+		Flags: func(fs *flag.FlagSet) {
+			fs.DurationVar(&o.GuestTeardownTimeout, "extension-guest-teardown-timeout", o.GuestTeardownTimeout,
+				"How long a hosted cluster's API server may not answer during an extension's removal before its hosted-cluster objects are left behind. "+
+					"A guest that answers is waited for however long its objects take.")
+		},
 		Setup: func(mgr ctrl.Manager, env *addonagent.Env) error {
-			o := opts
+			o := o
 			if o.AgentNamespace == "" {
 				o.AgentNamespace = env.Options.AddonNamespace
 			}
@@ -46,7 +55,6 @@ func Feature(opts Options) addonagent.Feature {
 			if err != nil {
 				return err
 			}
-			o := opts.withDefaults()
 			return cleanup(ctx, c, o.GuestTeardownTimeout+time.Minute, 2*time.Second)
 		}}
 }

@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/prometheus/client_golang/prometheus"
+	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -55,6 +56,8 @@ func Setup(mgr ctrl.Manager) error {
 		Named("extension-rollout").
 		For(&v1alpha1.HostedClusterExtension{}).
 		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(workOwner)).
+		// Its revisions: one deleted by someone else is made again.
+		Owns(&appsv1.ControllerRevision{}).
 		// Selection, availability and deletion of hosted clusters.
 		Watches(&v1alpha1.HostedClusterDeployment{}, handler.EnqueueRequestsFromMapFunc(r.inNamespace)).
 		Complete(r)
@@ -99,49 +102,98 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, err
 		}
 	}
+	history, err := r.history(ctx, ext)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	inUse := map[int64]bool{}
+	for _, w := range works {
+		inUse[Delivered(w)] = true
+	}
+	plan := PlanHistory(ext, history, inUse)
 	var problems []string
-	for _, p := range extension.Validate(ext.Spec.Phases) {
+	if plan.Problem != "" {
+		problems = append(problems, plan.Problem)
+	}
+	for _, p := range extension.Validate(plan.Current.Template.Phases) {
 		problems = append(problems, p.Error())
 	}
-	problems = append(problems, extension.ProbeProblems(ext.Spec.AvailabilityProbes)...)
+	problems = append(problems, extension.ProbeProblems(plan.Current.Template.AvailabilityProbes)...)
+	if len(problems) > 0 && plan.Create {
+		// Nothing new is made of a template that cannot be delivered: the
+		// newest kept revision stays the current one.
+		plan = keepHistory(history)
+	}
 	selector, err := metav1.LabelSelectorAsSelector(&ext.Spec.HostedClusterSelector)
 	if err != nil {
 		problems = append(problems, "spec.hostedClusterSelector: "+err.Error())
 		selector = labels.Nothing()
 	}
 	var hcds v1alpha1.HostedClusterDeploymentList
-	if err := r.client.List(ctx, &hcds, client.InNamespace(ext.Namespace), client.MatchingLabelsSelector{Selector: selector}); err != nil {
+	if err := r.client.List(ctx, &hcds, client.InNamespace(ext.Namespace)); err != nil {
 		return ctrl.Result{}, err
 	}
+	paused := ext.Spec.Strategy.Paused
 	selected := map[string]*v1alpha1.HostedClusterDeployment{}
+	// kept: hosted clusters whose work stays though they are not selected
+	// (any more): a paused rollout removes nothing from a hosted cluster
+	// that still exists.
+	kept := map[string]bool{}
 	var targets []extension.Target
 	for i := range hcds.Items {
 		hcd := &hcds.Items[i]
 		if hcd.DeletionTimestamp != nil {
 			continue // removed below: its hosted cluster is going away
 		}
-		selected[hcd.Name] = hcd
 		w := works[hcd.Name]
+		if !selector.Matches(labels.Set(hcd.Labels)) {
+			kept[hcd.Name] = paused && w != nil && hcd.Status.HostingCluster == w.Namespace
+			continue
+		}
+		selected[hcd.Name] = hcd
 		s := HostedClusterStatus(hcd.Name, w)
 		targets = append(targets, extension.Target{Name: hcd.Name, Ready: ready(hcd), Delivered: Delivered(w), Observed: s.ObservedRevision, State: s.State})
 	}
 	var errs []error
 	if len(problems) == 0 {
-		deliver := extension.Rollout(ext.Spec.Strategy, ext.Generation, targets)
-		for name := range deliver {
-			hcd := selected[name]
-			w, err := r.deliver(ctx, ext, hcd, works[name])
+		if plan.Create {
+			if err := r.createRevision(ctx, ext, plan); err != nil {
+				return ctrl.Result{}, err
+			}
+		}
+		revisions := map[int64]Revision{plan.Current.Number: plan.Current}
+		for _, a := range plan.Archived {
+			revisions[a.Number] = a
+		}
+		deliver := extension.Rollout(ext.Spec.Strategy, plan.Current.Number, targets)
+		for name, hcd := range selected {
+			// Delivered the current revision, or kept at the one it has:
+			// rendered again at that revision, so that a pause (and its
+			// end) reaches every hosted cluster, whichever revision it runs.
+			rev, ok := plan.Current, deliver[name]
+			if !ok && works[name] != nil {
+				rev, ok = revisions[Delivered(works[name])]
+			}
+			if !ok {
+				continue // nothing yet, or a revision from before the history
+			}
+			w, err := r.deliver(ctx, ext, rev, hcd, works[name])
 			if err != nil {
 				errs = append(errs, err)
 				continue
 			}
 			works[name] = w
 		}
+		for _, name := range plan.Prune {
+			if err := r.client.Delete(ctx, &appsv1.ControllerRevision{ObjectMeta: metav1.ObjectMeta{Namespace: ext.Namespace, Name: name}}); client.IgnoreNotFound(err) != nil {
+				errs = append(errs, fmt.Errorf("pruning ControllerRevision %s/%s: %w", ext.Namespace, name, err))
+			}
+		}
 	}
 	// Works of hosted clusters no longer selected, being deleted, or moved.
 	for name, w := range works {
 		hcd := selected[name]
-		if hcd != nil && hcd.Status.HostingCluster == w.Namespace {
+		if hcd != nil && hcd.Status.HostingCluster == w.Namespace || kept[name] {
 			continue
 		}
 		if err := r.deleteWork(ctx, w); err != nil {
@@ -158,11 +210,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	for name := range selected {
 		statuses = append(statuses, HostedClusterStatus(name, works[name]))
 	}
-	summary := Summarize(ext.Generation, statuses, problems)
-	if ext.Spec.Strategy.Paused {
-		summary.Pause(ext.Generation)
+	summary := Summarize(plan.Current.Number, statuses, problems)
+	if paused {
+		summary.Pause(plan.Current.Number, statuses)
 	}
-	if err := r.applyStatus(ctx, ext, summary, append(statuses, removing...)); err != nil {
+	if err := r.applyStatus(ctx, ext, summary, plan.Current, revisionsStatus(plan, statuses), append(statuses, removing...)); err != nil {
 		errs = append(errs, err)
 	}
 	if len(errs) > 0 {
@@ -192,12 +244,12 @@ func (r *Reconciler) works(ctx context.Context, ext *v1alpha1.HostedClusterExten
 	return out, nil
 }
 
-// deliver creates or updates the work carrying ext's current revision to hcd.
-func (r *Reconciler) deliver(ctx context.Context, ext *v1alpha1.HostedClusterExtension, hcd *v1alpha1.HostedClusterDeployment, existing *workv1.ManifestWork) (*workv1.ManifestWork, error) {
+// deliver creates or updates the work carrying revision rev of ext to hcd.
+func (r *Reconciler) deliver(ctx context.Context, ext *v1alpha1.HostedClusterExtension, rev Revision, hcd *v1alpha1.HostedClusterDeployment, existing *workv1.ManifestWork) (*workv1.ManifestWork, error) {
 	if existing != nil && existing.DeletionTimestamp != nil {
 		return existing, nil // a removal finishes first; the next reconcile delivers again
 	}
-	desired, err := Render(ext, Target{Name: hcd.Name, HostingCluster: hcd.Status.HostingCluster,
+	desired, err := Render(ext, rev, Target{Name: hcd.Name, HostingCluster: hcd.Status.HostingCluster,
 		ControlPlaneNamespace: extension.ControlPlaneNamespace(scheduling.RequestFor(hcd).HostingNamespace, hcd.Name)})
 	if err != nil {
 		return nil, err
@@ -263,11 +315,12 @@ func (r *Reconciler) remove(ctx context.Context, ext *v1alpha1.HostedClusterExte
 		{Type: ConditionProgressing, Status: metav1.ConditionTrue, Reason: ReasonRemoving, Message: msg},
 		removalDegraded(statuses),
 	}}
-	return r.applyStatus(ctx, ext, summary, statuses)
+	return r.applyStatus(ctx, ext, summary, Revision{Number: ext.Status.Revision, Name: ext.Status.ControllerRevision}, ext.Status.ArchivedRevisions, statuses)
 }
 
 // applyStatus server-side applies ext's status when it changed.
-func (r *Reconciler) applyStatus(ctx context.Context, ext *v1alpha1.HostedClusterExtension, s Summary, hcs []v1alpha1.ExtensionHostedClusterStatus) error {
+func (r *Reconciler) applyStatus(ctx context.Context, ext *v1alpha1.HostedClusterExtension, s Summary, current Revision, archived []v1alpha1.ExtensionRevision,
+	hcs []v1alpha1.ExtensionHostedClusterStatus) error {
 	sort.Slice(hcs, func(i, j int) bool { return hcs[i].Name < hcs[j].Name })
 	now := metav1.Now()
 	previous := map[string]v1alpha1.ExtensionHostedClusterStatus{}
@@ -288,8 +341,8 @@ func (r *Reconciler) applyStatus(ctx context.Context, ext *v1alpha1.HostedCluste
 		c.Message = kubeutil.ConditionMessage(c.Message)
 		meta.SetStatusCondition(&conditions, c)
 	}
-	status := v1alpha1.HostedClusterExtensionStatus{ObservedGeneration: ext.Generation, Revision: ext.Generation,
-		Conditions: conditions, Selected: s.Selected, Updated: s.Updated, Available: s.Available, Failed: s.Failed, HostedClusters: hcs}
+	status := v1alpha1.HostedClusterExtensionStatus{ObservedGeneration: ext.Generation, Revision: current.Number, ControllerRevision: current.Name,
+		ArchivedRevisions: archived, Conditions: conditions, Selected: s.Selected, Updated: s.Updated, Available: s.Available, Failed: s.Failed, HostedClusters: hcs}
 	if len(hcs) == 0 {
 		status.HostedClusters = nil
 	}
@@ -323,4 +376,50 @@ func withoutTimes(s v1alpha1.HostedClusterExtensionStatus) v1alpha1.HostedCluste
 		s.HostedClusters[i].LastTransitionTime = nil
 	}
 	return s
+}
+
+// history is ext's revisions: the ControllerRevisions it controls (a
+// ControllerRevision merely labelled for it is not its history).
+func (r *Reconciler) history(ctx context.Context, ext *v1alpha1.HostedClusterExtension) ([]Revision, error) {
+	var list appsv1.ControllerRevisionList
+	if err := r.client.List(ctx, &list, client.InNamespace(ext.Namespace), client.MatchingLabels{extension.LabelExtension: ext.Name}); err != nil {
+		return nil, err
+	}
+	var out []Revision
+	for i := range list.Items {
+		cr := &list.Items[i]
+		if !metav1.IsControlledBy(cr, ext) || cr.DeletionTimestamp != nil {
+			continue
+		}
+		rev, err := revisionOf(cr)
+		if err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "ignoring a revision", "controllerRevision", cr.Name)
+			continue
+		}
+		out = append(out, rev)
+	}
+	return out, nil
+}
+
+// createRevision makes plan's current revision. One the cache did not show
+// yet is taken when it is the same revision of the same extension.
+func (r *Reconciler) createRevision(ctx context.Context, ext *v1alpha1.HostedClusterExtension, plan HistoryPlan) error {
+	cr, err := newControllerRevision(ext, plan.Current.Number, plan.Current.Template, plan.RollbackOf)
+	if err != nil {
+		return err
+	}
+	err = r.client.Create(ctx, cr)
+	if apierrors.IsAlreadyExists(err) {
+		live := &appsv1.ControllerRevision{}
+		if err := r.reader.Get(ctx, client.ObjectKeyFromObject(cr), live); err != nil {
+			return err
+		}
+		if metav1.IsControlledBy(live, ext) && live.Annotations[AnnotationTemplateHash] == cr.Annotations[AnnotationTemplateHash] {
+			return nil
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("creating ControllerRevision %s/%s: %w", cr.Namespace, cr.Name, err)
+	}
+	return nil
 }

@@ -27,7 +27,9 @@ func testExtension() *v1alpha1.HostedClusterExtension {
 // control-plane namespace, with the revision, labels tying it back, SSA
 // without force, and feedback of the agent's keys.
 func TestRender(t *testing.T) {
-	w, err := Render(testExtension(), Target{Name: "hc1", HostingCluster: "mgmt-1", ControlPlaneNamespace: "clusters-hc1"})
+	ext := testExtension()
+	rev := Revision{Number: 3, Template: Template{Phases: ext.Spec.Phases}}
+	w, err := Render(ext, rev, Target{Name: "hc1", HostingCluster: "mgmt-1", ControlPlaneNamespace: "clusters-hc1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +48,7 @@ func TestRender(t *testing.T) {
 		t.Fatalf("release %+v %v", rel, err)
 	}
 	cfg := w.Spec.ManifestConfigs[0]
-	if cfg.UpdateStrategy.ServerSideApply.Force || !strings.HasPrefix(cfg.UpdateStrategy.ServerSideApply.FieldManager, "work-agent") || len(cfg.FeedbackRules[0].JsonPaths) != 7 {
+	if cfg.UpdateStrategy.ServerSideApply.Force || !strings.HasPrefix(cfg.UpdateStrategy.ServerSideApply.FieldManager, "work-agent") || len(cfg.FeedbackRules[0].JsonPaths) != 8 {
 		t.Fatalf("config %+v", cfg)
 	}
 }
@@ -101,32 +103,47 @@ func TestStatus(t *testing.T) {
 	}
 }
 
-// TestPausedSummary: a paused rollout short of every hosted cluster says
-// so in Progressing; a complete one is not reported paused.
+// TestPausedSummary: a paused rollout says so in Progressing, with how
+// far the revision got and on how many hosted clusters the agents confirmed
+// the pause, also once it is complete.
 func TestPausedSummary(t *testing.T) {
 	partial := []v1alpha1.ExtensionHostedClusterStatus{
-		{Name: "a", Revision: 2, ObservedRevision: 2, State: v1alpha1.ExtensionStateAvailable},
-		{Name: "b", Revision: 1, ObservedRevision: 1, State: v1alpha1.ExtensionStateAvailable},
+		{Name: "a", ManifestWork: "w-a", Revision: 2, ObservedRevision: 2, State: v1alpha1.ExtensionStateAvailable, Paused: true},
+		{Name: "b", ManifestWork: "w-b", Revision: 1, ObservedRevision: 1, State: v1alpha1.ExtensionStateAvailable},
+		{Name: "c", State: v1alpha1.ExtensionStatePending},
 	}
 	s := Summarize(2, partial, nil)
-	s.Pause(2)
-	var progressing metav1.Condition
-	for _, c := range s.Conditions {
-		if c.Type == ConditionProgressing {
-			progressing = c
-		}
-	}
-	if progressing.Status != metav1.ConditionFalse || progressing.Reason != ReasonPaused || !strings.Contains(progressing.Message, "reached 1 of 2") {
+	s.Pause(2, partial)
+	progressing := find(s.Conditions, ConditionProgressing)
+	if progressing.Status != metav1.ConditionFalse || progressing.Reason != ReasonPaused || !strings.Contains(progressing.Message, "reached 1 of 3") ||
+		!strings.Contains(progressing.Message, "agents of 1 of the 2 that have the extension") {
 		t.Fatalf("Progressing %+v", progressing)
 	}
+	partial = partial[:2]
 	partial[1].Revision, partial[1].ObservedRevision = 2, 2
 	done := Summarize(2, partial, nil)
-	done.Pause(2)
-	for _, c := range done.Conditions {
-		if c.Reason == ReasonPaused {
-			t.Fatalf("a complete rollout reported paused: %+v", c)
+	done.Pause(2, partial)
+	if c := find(done.Conditions, ConditionProgressing); c.Reason != ReasonPaused {
+		t.Fatalf("a complete paused rollout: %+v", c)
+	}
+	// The agent's confirmation counts for the revision it reports on.
+	w := workWith("2", map[string]string{extension.KeyObservedRevision: "2", extension.KeyState: "Available", extension.KeyPaused: "true"})
+	if !HostedClusterStatus("a", w).Paused {
+		t.Fatal("the agent's pause not read")
+	}
+	w = workWith("3", map[string]string{extension.KeyObservedRevision: "2", extension.KeyState: "Available", extension.KeyPaused: "true"})
+	if HostedClusterStatus("a", w).Paused {
+		t.Fatal("a pause confirmed for an older revision counted")
+	}
+}
+
+func find(cs []metav1.Condition, t string) metav1.Condition {
+	for _, c := range cs {
+		if c.Type == t {
+			return c
 		}
 	}
+	return metav1.Condition{}
 }
 
 // TestRemovalDegraded: an unreachable guest during removal is Degraded

@@ -57,12 +57,14 @@ type Target struct {
 	ControlPlaneNamespace string
 }
 
-// Render is the ManifestWork carrying revision of ext to target. Pure.
-func Render(ext *v1alpha1.HostedClusterExtension, target Target) (*workv1.ManifestWork, error) {
+// Render is the ManifestWork carrying revision rev of ext to target, paused
+// when ext's rollout is. Pure.
+func Render(ext *v1alpha1.HostedClusterExtension, rev Revision, target Target) (*workv1.ManifestWork, error) {
 	release := extension.Release{
 		Extension: ext.Namespace + "/" + ext.Name, UID: string(ext.UID),
-		HostedCluster: ext.Namespace + "/" + target.Name, Revision: ext.Generation,
-		Phases: ext.Spec.Phases, AvailabilityProbes: ext.Spec.AvailabilityProbes,
+		HostedCluster: ext.Namespace + "/" + target.Name, Revision: rev.Number,
+		Phases: rev.Template.Phases, AvailabilityProbes: rev.Template.AvailabilityProbes,
+		Paused: ext.Spec.Strategy.Paused,
 	}
 	data, err := json.Marshal(release)
 	if err != nil {
@@ -82,13 +84,13 @@ func Render(ext *v1alpha1.HostedClusterExtension, target Target) (*workv1.Manife
 	}
 	var paths []workv1.JsonPath
 	for _, key := range []string{extension.KeyObservedRevision, extension.KeyState, extension.KeyPhase, extension.KeyReason,
-		extension.KeyMessage, extension.KeyFailedObject, extension.KeyObjects} {
+		extension.KeyMessage, extension.KeyFailedObject, extension.KeyObjects, extension.KeyPaused} {
 		paths = append(paths, workv1.JsonPath{Name: key, Path: ".data." + key})
 	}
 	w := &workv1.ManifestWork{
 		TypeMeta: metav1.TypeMeta{APIVersion: workv1.GroupVersion.String(), Kind: "ManifestWork"},
 		ObjectMeta: metav1.ObjectMeta{Name: extension.WorkName(ext.Namespace, ext.Name, target.Name), Namespace: target.HostingCluster,
-			Labels: labels, Annotations: map[string]string{AnnotationRevision: strconv.FormatInt(ext.Generation, 10)}},
+			Labels: labels, Annotations: map[string]string{AnnotationRevision: strconv.FormatInt(rev.Number, 10)}},
 		Spec: workv1.ManifestWorkSpec{
 			Workload: workv1.ManifestsTemplate{Manifests: []workv1.Manifest{{RawExtension: runtime.RawExtension{Raw: raw}}}},
 			// Foreground (the default): the work goes once the release

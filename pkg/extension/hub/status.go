@@ -46,6 +46,7 @@ func HostedClusterStatus(name string, w *workv1.ManifestWork) v1alpha1.Extension
 	fb := feedback(w)
 	s.ObservedRevision, _ = strconv.ParseInt(fb[extension.KeyObservedRevision], 10, 64)
 	s.CurrentPhase = fb[extension.KeyPhase]
+	s.Paused = fb[extension.KeyPaused] == "true" && s.ObservedRevision == s.Revision
 	if raw := fb[extension.KeyObjects]; raw != "" {
 		var objects []v1alpha1.ExtensionObjectStatus
 		if json.Unmarshal([]byte(raw), &objects) == nil {
@@ -103,18 +104,26 @@ const (
 	ReasonPaused           = "Paused"
 )
 
-// Pause reports a paused rollout (spec.strategy.paused) that has not
-// reached every selected hosted cluster: Progressing is False with reason
-// Paused, since nothing new is delivered until it is unpaused.
-func (s *Summary) Pause(revision int64) {
-	if s.Selected == 0 || s.Available == s.Selected {
-		return
+// Pause reports a paused rollout (spec.strategy.paused): Progressing is
+// False with reason Paused, since nothing is delivered, applied or deleted
+// until it is unpaused; the message says on how many of the hosted clusters
+// the agents have confirmed it.
+func (s *Summary) Pause(revision int64, selected []v1alpha1.ExtensionHostedClusterStatus) {
+	var confirmed, delivered int
+	for _, h := range selected {
+		if h.ManifestWork != "" {
+			delivered++
+		}
+		if h.Paused {
+			confirmed++
+		}
 	}
 	for i := range s.Conditions {
 		if s.Conditions[i].Type == ConditionProgressing && s.Conditions[i].Reason != ReasonInvalidSpec {
 			s.Conditions[i].Status, s.Conditions[i].Reason = metav1.ConditionFalse, ReasonPaused
-			s.Conditions[i].Message = fmt.Sprintf("the rollout is paused (spec.strategy.paused): revision %d reached %d of %d selected hosted clusters; the others get nothing new until it is unpaused",
-				revision, s.Updated, s.Selected)
+			s.Conditions[i].Message = fmt.Sprintf("the rollout is paused (spec.strategy.paused): revision %d reached %d of %d selected hosted clusters; "+
+				"the agents of %d of the %d that have the extension stopped applying and deleting; nothing changes until it is unpaused",
+				revision, s.Updated, s.Selected, confirmed, delivered)
 		}
 	}
 }

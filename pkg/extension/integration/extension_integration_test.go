@@ -44,6 +44,10 @@ import (
 // whose name starts with "guest-" get a real kube-apiserver (the extension's
 // hosted-cluster phases reach it); the others only an endpoint, so that six
 // hosted clusters for the rolling rollout cost no API servers.
+// guestTeardownTimeout is the agent's --extension-guest-teardown-timeout
+// here: short, so that a test can wait past it (2 minutes by default).
+const guestTeardownTimeout = 10 * time.Second
+
 var (
 	env  *fleettest.Env
 	hubc client.Client
@@ -65,7 +69,11 @@ func (g someGuests) Remove(ctx context.Context, hc *hyperv1.HostedCluster) error
 
 func TestMain(m *testing.M) {
 	fleettest.MainWithFleet(m, 1, func(f *localfleet.Fleet) hcpfleet.Options {
-		return hcpfleet.Options{HyperShift: hypershiftsim.Options{ControlPlanes: someGuests{hcpfleet.GuestControlPlanes{Fleet: f}}}}
+		return hcpfleet.Options{HyperShift: hypershiftsim.Options{ControlPlanes: someGuests{hcpfleet.GuestControlPlanes{Fleet: f}}},
+			// TestTeardownWaitsForReachableGuest waits past this bound.
+			AgentArgs: func(string) []string {
+				return []string{"--extension-guest-teardown-timeout=" + guestTeardownTimeout.String()}
+			}}
 	}, func(e *fleettest.Env) {
 		env = e
 		var err error
@@ -172,7 +180,7 @@ func getExtension(ctx context.Context, namespace, name string) (*v1alpha1.Hosted
 }
 
 // waitHostedCluster waits until the extension's status for hcd, at the
-// extension's current generation, satisfies check.
+// extension's current generation and revision, satisfies check.
 func waitHostedCluster(t *testing.T, namespace, name, hcd string, timeout time.Duration, what string,
 	check func(s v1alpha1.ExtensionHostedClusterStatus) error) v1alpha1.ExtensionHostedClusterStatus {
 	t.Helper()
@@ -182,10 +190,13 @@ func waitHostedCluster(t *testing.T, namespace, name, hcd string, timeout time.D
 		if err != nil {
 			return err
 		}
+		if e.Status.ObservedGeneration != e.Generation {
+			return fmt.Errorf("status of generation %d, want %d", e.Status.ObservedGeneration, e.Generation)
+		}
 		for _, s := range e.Status.HostedClusters {
 			if s.Name == hcd {
-				if s.Revision != e.Generation || s.ObservedRevision != e.Generation {
-					return fmt.Errorf("%s at revision %d/%d, want %d", hcd, s.Revision, s.ObservedRevision, e.Generation)
+				if s.Revision != e.Status.Revision || s.ObservedRevision != e.Status.Revision {
+					return fmt.Errorf("%s at revision %d/%d, want %d", hcd, s.Revision, s.ObservedRevision, e.Status.Revision)
 				}
 				got = s
 				return check(s)
@@ -499,7 +510,7 @@ func TestRollingRollout(t *testing.T) {
 			unavailable := 0
 			for i := range works.Items {
 				w := &works.Items[i]
-				if w.Annotations["hcpfleet.io/extension-revision"] != fmt.Sprint(e.Generation) {
+				if w.Annotations["hcpfleet.io/extension-revision"] != fmt.Sprint(e.Status.Revision) {
 					continue
 				}
 				values := map[string]string{}
@@ -510,13 +521,13 @@ func TestRollingRollout(t *testing.T) {
 						}
 					}
 				}
-				if values[extension.KeyObservedRevision] != fmt.Sprint(e.Generation) || values[extension.KeyState] != "Available" {
+				if values[extension.KeyObservedRevision] != fmt.Sprint(e.Status.Revision) || values[extension.KeyState] != "Available" {
 					unavailable++
 				}
 			}
 			mu.Lock()
 			if unavailable > worst {
-				worst, worstAt = unavailable, fmt.Sprintf("revision %d", e.Generation)
+				worst, worstAt = unavailable, fmt.Sprintf("revision %d", e.Status.Revision)
 			}
 			mu.Unlock()
 		}
@@ -578,7 +589,7 @@ func TestRollingRollout(t *testing.T) {
 	}
 	fmt.Printf("TestRollingRollout took %s (at most %d in progress)\n", time.Since(started).Round(100*time.Millisecond), worst)
 
-	checkPaused(t, ns, spec(false))
+	checkRevisions(t, ns, checkPaused(t, ns, spec(false)))
 }
 
 // TestDisableAddOnWithActiveExtension disables the add-on on the management

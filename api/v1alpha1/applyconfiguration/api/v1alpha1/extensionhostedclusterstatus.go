@@ -16,6 +16,7 @@ type ExtensionHostedClusterStatusApplyConfiguration struct {
 	Revision           *int64                                    `json:"revision,omitempty"`
 	ObservedRevision   *int64                                    `json:"observedRevision,omitempty"`
 	State              *apiv1alpha1.ExtensionState               `json:"state,omitempty"`
+	Paused             *bool                                     `json:"paused,omitempty"`
 	CurrentPhase       *string                                   `json:"currentPhase,omitempty"`
 	Objects            []ExtensionObjectStatusApplyConfiguration `json:"objects,omitempty"`
 	Failure            *ExtensionFailureApplyConfiguration       `json:"failure,omitempty"`
@@ -73,6 +74,14 @@ func (b *ExtensionHostedClusterStatusApplyConfiguration) WithObservedRevision(va
 // If called multiple times, the State field is set to the value of the last call.
 func (b *ExtensionHostedClusterStatusApplyConfiguration) WithState(value apiv1alpha1.ExtensionState) *ExtensionHostedClusterStatusApplyConfiguration {
 	b.State = &value
+	return b
+}
+
+// WithPaused sets the Paused field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Paused field is set to the value of the last call.
+func (b *ExtensionHostedClusterStatusApplyConfiguration) WithPaused(value bool) *ExtensionHostedClusterStatusApplyConfiguration {
+	b.Paused = &value
 	return b
 }
 

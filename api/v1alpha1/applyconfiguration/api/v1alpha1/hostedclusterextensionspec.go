@@ -13,6 +13,8 @@ type HostedClusterExtensionSpecApplyConfiguration struct {
 	Phases                []ExtensionPhaseApplyConfiguration          `json:"phases,omitempty"`
 	AvailabilityProbes    []ExtensionProbeSetApplyConfiguration       `json:"availabilityProbes,omitempty"`
 	Strategy              *ExtensionRolloutStrategyApplyConfiguration `json:"strategy,omitempty"`
+	RevisionHistoryLimit  *int32                                      `json:"revisionHistoryLimit,omitempty"`
+	RollbackTo            *ExtensionRollbackApplyConfiguration        `json:"rollbackTo,omitempty"`
 }
 
 // HostedClusterExtensionSpecApplyConfiguration constructs a declarative configuration of the HostedClusterExtensionSpec type for use with
@@ -60,5 +62,21 @@ func (b *HostedClusterExtensionSpecApplyConfiguration) WithAvailabilityProbes(va
 // If called multiple times, the Strategy field is set to the value of the last call.
 func (b *HostedClusterExtensionSpecApplyConfiguration) WithStrategy(value *ExtensionRolloutStrategyApplyConfiguration) *HostedClusterExtensionSpecApplyConfiguration {
 	b.Strategy = value
+	return b
+}
+
+// WithRevisionHistoryLimit sets the RevisionHistoryLimit field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the RevisionHistoryLimit field is set to the value of the last call.
+func (b *HostedClusterExtensionSpecApplyConfiguration) WithRevisionHistoryLimit(value int32) *HostedClusterExtensionSpecApplyConfiguration {
+	b.RevisionHistoryLimit = &value
+	return b
+}
+
+// WithRollbackTo sets the RollbackTo field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the RollbackTo field is set to the value of the last call.
+func (b *HostedClusterExtensionSpecApplyConfiguration) WithRollbackTo(value *ExtensionRollbackApplyConfiguration) *HostedClusterExtensionSpecApplyConfiguration {
+	b.RollbackTo = value
 	return b
 }

@@ -11,6 +11,8 @@ import (
 type HostedClusterExtensionStatusApplyConfiguration struct {
 	ObservedGeneration *int64                                           `json:"observedGeneration,omitempty"`
 	Revision           *int64                                           `json:"revision,omitempty"`
+	ControllerRevision *string                                          `json:"controllerRevision,omitempty"`
+	ArchivedRevisions  []ExtensionRevisionApplyConfiguration            `json:"archivedRevisions,omitempty"`
 	Conditions         []v1.ConditionApplyConfiguration                 `json:"conditions,omitempty"`
 	Selected           *int32                                           `json:"selected,omitempty"`
 	Updated            *int32                                           `json:"updated,omitempty"`
@@ -38,6 +40,27 @@ func (b *HostedClusterExtensionStatusApplyConfiguration) WithObservedGeneration(
 // If called multiple times, the Revision field is set to the value of the last call.
 func (b *HostedClusterExtensionStatusApplyConfiguration) WithRevision(value int64) *HostedClusterExtensionStatusApplyConfiguration {
 	b.Revision = &value
+	return b
+}
+
+// WithControllerRevision sets the ControllerRevision field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ControllerRevision field is set to the value of the last call.
+func (b *HostedClusterExtensionStatusApplyConfiguration) WithControllerRevision(value string) *HostedClusterExtensionStatusApplyConfiguration {
+	b.ControllerRevision = &value
+	return b
+}
+
+// WithArchivedRevisions adds the given value to the ArchivedRevisions field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the ArchivedRevisions field.
+func (b *HostedClusterExtensionStatusApplyConfiguration) WithArchivedRevisions(values ...*ExtensionRevisionApplyConfiguration) *HostedClusterExtensionStatusApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithArchivedRevisions")
+		}
+		b.ArchivedRevisions = append(b.ArchivedRevisions, *values[i])
+	}
 	return b
 }
 
