@@ -223,6 +223,7 @@ func TestInstallStrategy(t *testing.T) {
 		"hcpfleet.io_hostedclusterdeployments.yaml",
 		"hcpfleet.io_hostedclusterextensions.yaml",
 		"hcpfleet.io_hostingconfigs.yaml",
+		"hcpfleet.io_releaserollouts.yaml",
 		"hcpfleet.io_tenantpolicies.yaml",
 		"open-cluster-management-hcp-fleet-agent-hub_rbac.authorization.k8s.io_v1_clusterrole.yaml",
 	}
