@@ -121,7 +121,7 @@ func TestBundleValidation(t *testing.T) {
 		}
 	}
 	// The validators saw the bundle whole.
-	if bundle.CSV == nil || len(bundle.V1CRDs) != 4 || bundle.Package != PackageName || bundle.DefaultChannel != Channel {
+	if bundle.CSV == nil || len(bundle.V1CRDs) != 5 || bundle.Package != PackageName || bundle.DefaultChannel != Channel {
 		t.Errorf("bundle loaded as CSV %v, %d CRDs, package %q, channel %q", bundle.CSV != nil, len(bundle.V1CRDs), bundle.Package, bundle.DefaultChannel)
 	}
 }
