@@ -27,9 +27,6 @@ const (
 	ReasonUpgraded = "Upgraded"
 	// ReasonDegraded: moved, and the hosted cluster reports Degraded.
 	ReasonDegraded = "UpgradeDegraded"
-	// ReasonUpgradeStalled: moved, and HyperShift stopped progressing before
-	// the release completed.
-	ReasonUpgradeStalled = "UpgradeStalled"
 	// ReasonNotReady: not moved because it is not scheduled, delivered and
 	// available at its current release; it is moved once it is.
 	ReasonNotReady = "HostedClusterNotReady"
@@ -188,9 +185,9 @@ func classify(in *Input, m *member) {
 		// never forced.
 		set(v1alpha1.RolloutStateBlocked, h.Blocked.Reason, "held by the upgrade gate (UpgradeBlocked): %s", h.Blocked.Message)
 	case cpMoved && h.Observed && h.Degraded:
+		// Degraded covers what HyperShift refuses of the release too
+		// (ValidReleaseImage False): the delivery folds it in.
 		set(v1alpha1.RolloutStateFailed, ReasonDegraded, "the hosted cluster is Degraded after the move to %s", target)
-	case cpMoved && h.Observed && latestAtTarget && h.Latest.State != v1alpha1.VersionUpdateCompleted && !h.Progressing:
-		set(v1alpha1.RolloutStateFailed, ReasonUpgradeStalled, "HyperShift stopped progressing before %s completed", target)
 	case cpDone && len(poolsBehind) == 0 && (len(followed(in.Spec.NodePools, h)) == 0 || h.NodePoolsReady):
 		set(v1alpha1.RolloutStateDone, ReasonUpgraded, "at %s", target)
 	case cpDone:
