@@ -157,8 +157,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	var errs []error
 	for _, m := range plan.Moves {
 		if err := r.move(ctx, rr, selected[m.Name], m); err != nil {
-			// Stop: the next pass plans from what is there.
+			// Stop: the next pass plans from what is there. The status
+			// says the move failed rather than that it happened.
 			errs = append(errs, err)
+			plan.moveFailed(m.Name, err)
 			break
 		}
 	}
@@ -259,24 +261,30 @@ func (r *Reconciler) version(ctx context.Context, image string) (version, proble
 		"and whose name (img<version>-…) or label %s carries its version", image, olmhub.LabelClusterImageSetVersion), nil
 }
 
-// move server-side applies m's release fields of h, and every release
-// field of h the rollout moved before (an apply that left one out would
-// drop its ownership, and the field with it).
+// move server-side applies m's release fields of h. Every apply carries
+// the release of the control plane and of every node pool, the unmoved ones
+// at their current value: an apply that left out a field this manager
+// applied before (for this rollout or an earlier one) would drop its
+// ownership and so delete the field.
 func (r *Reconciler) move(ctx context.Context, rr *v1alpha1.ReleaseRollout, h *v1alpha1.HostedClusterDeployment, m Move) error {
 	target := rr.Spec.Release.Image
-	spec := map[string]any{}
-	if m.ControlPlane || h.Spec.HostedCluster.Spec.Release.Image == target {
-		spec["hostedCluster"] = map[string]any{"spec": map[string]any{"release": map[string]any{"image": target}}}
+	release := func(image string) map[string]any { return map[string]any{"release": map[string]any{"image": image}} }
+	cp := h.Spec.HostedCluster.Spec.Release.Image
+	if m.ControlPlane {
+		cp = target
 	}
+	spec := map[string]any{"hostedCluster": map[string]any{"spec": release(cp)}}
 	moving := map[string]bool{}
 	for _, n := range m.NodePools {
 		moving[n] = true
 	}
 	var pools []any
 	for _, p := range h.Spec.NodePools {
-		if moving[p.Name] || p.Spec.Release.Image == target && spec["hostedCluster"] != nil {
-			pools = append(pools, map[string]any{"name": p.Name, "spec": map[string]any{"release": map[string]any{"image": target}}})
+		image := p.Spec.Release.Image
+		if moving[p.Name] {
+			image = target
 		}
+		pools = append(pools, map[string]any{"name": p.Name, "spec": release(image)})
 	}
 	if len(pools) > 0 {
 		spec["nodePools"] = pools

@@ -36,6 +36,9 @@ const (
 	ReasonMinorSkip = "MinorSkip"
 	// ReasonClaimed: an older ReleaseRollout selects it too.
 	ReasonClaimed = "ClaimedByOtherRollout"
+	// ReasonMoveFailed: the hub could not write the release (the message
+	// has the API server's answer); it tries again.
+	ReasonMoveFailed = "MoveFailed"
 )
 
 // HostedCluster is one selected HostedClusterDeployment as the planner
@@ -105,6 +108,21 @@ type Plan struct {
 	// Requeue is when to look again although nothing changed (a soak
 	// ends); 0 never.
 	Requeue time.Duration
+}
+
+// moveFailed records that the move of name could not be written: it is
+// still where it was, and the message says why.
+func (p *Plan) moveFailed(name string, err error) {
+	for i := range p.HostedClusters {
+		h := &p.HostedClusters[i]
+		if h.Name != name {
+			continue
+		}
+		if h.Reason == ReasonControlPlaneUpgrading {
+			h.State = v1alpha1.RolloutStatePending
+		}
+		h.Reason, h.Message = ReasonMoveFailed, err.Error()
+	}
 }
 
 // Counts counts the plan's hosted clusters by state.

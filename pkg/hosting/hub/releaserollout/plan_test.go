@@ -259,3 +259,20 @@ func TestPlanRefusals(t *testing.T) {
 		t.Errorf("invalid rollout: moves %v, reason %s", p.Moves, p.Progressing.Reason)
 	}
 }
+
+// A move the API server refuses leaves the hosted cluster Pending, and the
+// status says why, not that it moves.
+func TestPlanMoveFailed(t *testing.T) {
+	w := newWorld("a", "b")
+	p := Compute(Input{Spec: spec(1, intstr.FromInt32(1)), Version: "4.18.9", Now: w.now, HostedClusters: w.hcs})
+	if len(p.Moves) != 1 || p.Moves[0].Name != "a" {
+		t.Fatalf("moves %v", p.Moves)
+	}
+	p.moveFailed("a", fmt.Errorf("refused by a validation rule"))
+	if c := p.Counts(); c[v1alpha1.RolloutStateUpgrading] != 0 || c[v1alpha1.RolloutStatePending] != 2 {
+		t.Errorf("counts %v after a failed move", c)
+	}
+	if h := p.HostedClusters[0]; h.Reason != ReasonMoveFailed || h.Message != "refused by a validation rule" {
+		t.Errorf("a: %+v", h)
+	}
+}
