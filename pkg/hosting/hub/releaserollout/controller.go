@@ -75,6 +75,9 @@ func Setup(mgr ctrl.Manager) error {
 		For(&v1alpha1.ReleaseRollout{}).
 		// Health, blocks and selection of hosted clusters.
 		Watches(&v1alpha1.HostedClusterDeployment{}, handler.EnqueueRequestsFromMapFunc(r.inNamespace)).
+		// Claims: another rollout of the namespace finishing (or going)
+		// releases the hosted clusters it held.
+		Watches(&v1alpha1.ReleaseRollout{}, handler.EnqueueRequestsFromMapFunc(r.inNamespace)).
 		Complete(r)
 }
 

@@ -34,7 +34,7 @@ const (
 	ReasonDowngrade = "Downgrade"
 	// ReasonMinorSkip: the release skips a minor, which HyperShift refuses.
 	ReasonMinorSkip = "MinorSkip"
-	// ReasonClaimed: an older ReleaseRollout selects it too.
+	// ReasonClaimed: an older ReleaseRollout, still at work, selects it too.
 	ReasonClaimed = "ClaimedByOtherRollout"
 	// ReasonMoveFailed: the hub could not write the release (the message
 	// has the API server's answer); it tries again.
@@ -197,7 +197,9 @@ func classify(in *Input, m *member) {
 	}
 	switch {
 	case h.ClaimedBy != "":
-		set(v1alpha1.RolloutStateBlocked, ReasonClaimed, "ReleaseRollout %s, older, selects it too; this one leaves it alone", h.ClaimedBy)
+		// Pending, not Blocked: this rollout waits for the other one to
+		// finish with it rather than count it as skipped.
+		set(v1alpha1.RolloutStatePending, ReasonClaimed, "ReleaseRollout %s, older, selects it too; this one waits until it is done", h.ClaimedBy)
 	case h.Blocked != nil:
 		// The upgrade gate holds it (before or after the move): skipped,
 		// never forced.
@@ -328,7 +330,7 @@ func Compute(in Input) Plan {
 			switch {
 			case len(m.poolMoves) > 0:
 				p.Moves = append(p.Moves, Move{Name: m.Name, NodePools: m.poolMoves})
-			case m.state != v1alpha1.RolloutStatePending || m.wave > p.Wave || (m.wave == p.Wave && soaking):
+			case m.state != v1alpha1.RolloutStatePending || m.ClaimedBy != "" || m.wave > p.Wave || (m.wave == p.Wave && soaking):
 			case budget <= 0:
 				m.message = fmt.Sprintf("waiting: %d hosted clusters are upgrading (maxUnavailable)", upgrading)
 			default:

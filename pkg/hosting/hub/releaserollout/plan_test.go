@@ -251,6 +251,11 @@ func TestPlanRefusals(t *testing.T) {
 			t.Errorf("%s was moved", n)
 		}
 	}
+	// The claimed one holds its wave open: the rollout does not complete.
+	w.get("d").ClaimedBy = ""
+	if p := Compute(Input{Spec: spec(5, intstr.FromString("100%")), Version: "4.18.9", Now: w.now, HostedClusters: w.hcs}); len(p.Moves) != 1 || p.Moves[0].Name != "d" {
+		t.Errorf("released claim: moves %v, want d", p.Moves)
+	}
 	golden.Compare(t, "refusals", got)
 
 	p := Compute(Input{Spec: spec(1, intstr.FromInt32(1)), Problem: "no ClusterImageSet names " + newImage,
