@@ -3,6 +3,7 @@ package kubectlhcpfleet
 import (
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -51,26 +52,28 @@ func (o *options) upgradeCommand() *cobra.Command {
 
 // RenderRollout writes rr as `kubectl hcpfleet upgrade status` shows it.
 func RenderRollout(w io.Writer, rr *v1alpha1.ReleaseRollout) error {
+	var b strings.Builder
 	s := rr.Status
-	fmt.Fprintf(w, "ReleaseRollout %s/%s → %s\n", rr.Namespace, rr.Name, rr.Spec.Release.Image)
+	fmt.Fprintf(&b, "ReleaseRollout %s/%s → %s\n", rr.Namespace, rr.Name, rr.Spec.Release.Image)
 	if s.ObservedGeneration != rr.Generation {
-		fmt.Fprintf(w, "  (the hub has not seen generation %d yet; this is generation %d's status)\n", rr.Generation, s.ObservedGeneration)
+		fmt.Fprintf(&b, "  (the hub has not seen generation %d yet; this is generation %d's status)\n", rr.Generation, s.ObservedGeneration)
 	}
-	fmt.Fprintf(w, "wave %d of %d; %d selected: %d done, %d upgrading, %d pending, %d blocked, %d failed\n",
+	fmt.Fprintf(&b, "wave %d of %d; %d selected: %d done, %d upgrading, %d pending, %d blocked, %d failed\n",
 		s.Wave, s.Waves, s.Selected, s.Done, s.Upgrading, s.Pending, s.Blocked, s.Failed)
 	for _, t := range []string{v1alpha1.ConditionRolloutProgressing, v1alpha1.ConditionRolloutCompleted} {
 		if c := meta.FindStatusCondition(s.Conditions, t); c != nil {
-			fmt.Fprintf(w, "%s=%s %s: %s\n", c.Type, c.Status, c.Reason, c.Message)
+			fmt.Fprintf(&b, "%s=%s %s: %s\n", c.Type, c.Status, c.Reason, c.Message)
 		}
 	}
-	if len(s.HostedClusters) == 0 {
-		return nil
+	if len(s.HostedClusters) > 0 {
+		b.WriteString("\n")
+		tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+		_, _ = fmt.Fprintln(tw, "HOSTED CLUSTER\tWAVE\tSTATE\tREASON\tMESSAGE")
+		for _, h := range s.HostedClusters {
+			_, _ = fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", h.Name, h.Wave, h.State, h.Reason, h.Message)
+		}
+		_ = tw.Flush()
 	}
-	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "HOSTED CLUSTER\tWAVE\tSTATE\tREASON\tMESSAGE")
-	for _, h := range s.HostedClusters {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", h.Name, h.Wave, h.State, h.Reason, h.Message)
-	}
-	return tw.Flush()
+	_, err := io.WriteString(w, b.String())
+	return err
 }

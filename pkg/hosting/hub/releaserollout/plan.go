@@ -263,7 +263,7 @@ func waves(spec v1alpha1.ReleaseRolloutSpec, members []*member) int32 {
 	for i, m := range members {
 		if i > 0 && canaries && members[i-1].Canary && !m.Canary {
 			wave, inWave = wave+1, 0
-		} else if inWave == int32(size) && !(canaries && m.Canary) {
+		} else if inWave == int32(size) && (!canaries || !m.Canary) {
 			wave, inWave = wave+1, 0
 		}
 		m.wave = wave
