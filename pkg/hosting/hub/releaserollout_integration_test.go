@@ -36,7 +36,7 @@ const (
 // hosted cluster is held by the upgrade gate (a release no ClusterImageSet
 // names) and is skipped, never forced. A soak holds the wave after the
 // canary, a pause holds it too, and after the rollout a second one to
-// 4.18.10 is aborted after its canary. A rollout to a release no
+// 4.18.10, paused, is aborted without moving anything. A rollout to a release no
 // ClusterImageSet names moves nothing.
 func TestReleaseRollout(t *testing.T) {
 	ctx := context.Background()
@@ -107,16 +107,14 @@ func TestReleaseRollout(t *testing.T) {
 	wantReleases(t, ns, map[string]string{"ru-canary": rel4189, "ru-a": rel4189, "ru-b": rel4189, "ru-c": rel4189, "ru-held": digest})
 	checkHistory(t, history(rr.Name), 1)
 
-	// A second rollout, aborted after its canary: the others stay.
+	// A second rollout, paused from the start, then aborted: nothing moves.
 	rr2 := rollout(ns, "to-4-18-10", rel41810)
-	rr2.Spec.SoakSeconds = 3600
+	rr2.Spec.Paused = true
 	createRollout(t, rr2)
-	waitRollout(t, ns, rr2.Name, v1alpha1.ReasonRolloutInProgress, func(rr *v1alpha1.ReleaseRollout) bool {
-		return state(rr, "ru-canary") == v1alpha1.RolloutStateDone && rr.Status.Wave == 1
-	})
-	patchRollout(t, ns, rr2.Name, `{"spec":{"abort":true,"soakSeconds":0}}`)
+	waitRollout(t, ns, rr2.Name, v1alpha1.ReasonRolloutPaused, nil)
+	patchRollout(t, ns, rr2.Name, `{"spec":{"abort":true,"paused":false}}`)
 	waitRollout(t, ns, rr2.Name, v1alpha1.ReasonRolloutAborted, nil)
-	wantReleases(t, ns, map[string]string{"ru-canary": rel41810, "ru-a": rel4189, "ru-b": rel4189, "ru-c": rel4189})
+	wantReleases(t, ns, map[string]string{"ru-canary": rel4189, "ru-a": rel4189, "ru-b": rel4189, "ru-c": rel4189})
 	// Abort cannot be undone (CEL at admission).
 	live := &v1alpha1.ReleaseRollout{}
 	if err := hubc.Get(ctx, types.NamespacedName{Namespace: ns, Name: rr2.Name}, live); err != nil {
