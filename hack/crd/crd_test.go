@@ -16,6 +16,7 @@ const (
 	hcCRD   = crdDir + "/hcpfleet.io_hostingconfigs.yaml"
 	hceCRD  = crdDir + "/hcpfleet.io_hostedclusterextensions.yaml"
 	tpCRD   = crdDir + "/hcpfleet.io_tenantpolicies.yaml"
+	rrCRD   = crdDir + "/hcpfleet.io_releaserollouts.yaml"
 	apiDocs = "../../docs/api.md"
 )
 
@@ -25,7 +26,7 @@ var preservedSubtrees = []string{"spec.hostedCluster.spec", "spec.nodePools[].sp
 // TestAPIDocUpToDate fails when docs/api.md does not match the CRDs: run
 // `make manifests` after changing api/v1alpha1.
 func TestAPIDocUpToDate(t *testing.T) {
-	want, err := apiDoc([]string{hcdCRD, hcCRD, hceCRD, tpCRD})
+	want, err := apiDoc([]string{hcdCRD, hcCRD, hceCRD, tpCRD, rrCRD})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +37,7 @@ func TestAPIDocUpToDate(t *testing.T) {
 	if !bytes.Equal(got, want) {
 		t.Fatalf("docs/api.md is stale: run `make manifests`")
 	}
-	for _, s := range []string{"## HostedClusterDeployment", "## HostingConfig", "## HostedClusterExtension", "## TenantPolicy", "`maxHostedClusters`", "spec.placement or spec.hostingCluster is required"} {
+	for _, s := range []string{"## HostedClusterDeployment", "## HostingConfig", "## HostedClusterExtension", "## TenantPolicy", "## ReleaseRollout", "`maxHostedClusters`", "spec.placement or spec.hostingCluster is required"} {
 		if !bytes.Contains(got, []byte(s)) {
 			t.Errorf("docs/api.md lacks %q", s)
 		}

@@ -108,12 +108,24 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.RegistryOverrideApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ReleaseImagePolicy"):
 		return &apiv1alpha1.ReleaseImagePolicyApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ReleaseRollout"):
+		return &apiv1alpha1.ReleaseRolloutApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ReleaseRolloutSpec"):
+		return &apiv1alpha1.ReleaseRolloutSpecApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ReleaseRolloutStatus"):
+		return &apiv1alpha1.ReleaseRolloutStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ReleaseStatus"):
 		return &apiv1alpha1.ReleaseStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ResourceBaseline"):
 		return &apiv1alpha1.ResourceBaselineApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("RollingUpgradeStrategy"):
 		return &apiv1alpha1.RollingUpgradeStrategyApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("RolloutHostedClusterStatus"):
+		return &apiv1alpha1.RolloutHostedClusterStatusApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("RolloutNodePools"):
+		return &apiv1alpha1.RolloutNodePoolsApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("RolloutRelease"):
+		return &apiv1alpha1.RolloutReleaseApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("SecretKeyReference"):
 		return &apiv1alpha1.SecretKeyReferenceApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("SubscriptionDefaults"):

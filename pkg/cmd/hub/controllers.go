@@ -22,6 +22,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/exportaccess"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/fleetmetrics"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/importer"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/releaserollout"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/scheduling"
 )
 
@@ -47,6 +48,9 @@ func setupControllers(mgr ctrl.Manager, opts *Options) error {
 		return err
 	}
 	if err := extensionhub.Setup(mgr); err != nil {
+		return err
+	}
+	if err := releaserollout.Setup(mgr); err != nil {
 		return err
 	}
 	return exportaccess.Setup(mgr)

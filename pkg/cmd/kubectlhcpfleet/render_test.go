@@ -90,3 +90,22 @@ func TestRenderHost(t *testing.T) {
 		})
 	}
 }
+
+func TestRenderRollout(t *testing.T) {
+	rr := &v1alpha1.ReleaseRollout{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "to-4-18-9", Generation: 3},
+		Spec: v1alpha1.ReleaseRolloutSpec{Release: v1alpha1.RolloutRelease{Image: "quay.io/openshift-release-dev/ocp-release:4.18.9-multi"}},
+		Status: v1alpha1.ReleaseRolloutStatus{ObservedGeneration: 3, Wave: 1, Waves: 3, Selected: 4, Done: 1, Upgrading: 1, Pending: 1, Blocked: 1,
+			Conditions: []metav1.Condition{{Type: v1alpha1.ConditionRolloutProgressing, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonRolloutInProgress,
+				Message: "wave 1 of 3: 1 done, 1 upgrading, 1 pending, 1 blocked, 0 failed of 4"}},
+			HostedClusters: []v1alpha1.RolloutHostedClusterStatus{
+				{Name: "canary", Wave: 0, State: v1alpha1.RolloutStateDone, Reason: "Upgraded", Message: "at 4.18.9"},
+				{Name: "held", Wave: 1, State: v1alpha1.RolloutStateBlocked, Reason: v1alpha1.ReasonOperatorIncompatible, Message: "held by the upgrade gate"},
+				{Name: "web", Wave: 1, State: v1alpha1.RolloutStateUpgrading, Reason: "ControlPlaneUpgrading", Message: "control plane moving"},
+				{Name: "zeta", Wave: 2, State: v1alpha1.RolloutStatePending, Reason: "WaitingForWave", Message: "waiting for its wave"},
+			}}}
+	var b strings.Builder
+	if err := RenderRollout(&b, rr); err != nil {
+		t.Fatal(err)
+	}
+	golden.Compare(t, "upgrade-status", b.String())
+}

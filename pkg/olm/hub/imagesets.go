@@ -30,6 +30,22 @@ var imageSetName = regexp.MustCompile(`^img(\d+\.\d+\.\d+(?:-(?:ec|rc|fc)\.\d+)?
 // image names a version. Two that disagree name none: the hub does not
 // guess which the admin meant.
 func ImageSetMinor(sets []unstructured.Unstructured, image string) (minor, from string) {
+	return imageSetVersion(sets, image, func(v semver.Version) string {
+		m := semver.Version{Major: v.Major, Minor: v.Minor}.String()
+		return m[:len(m)-2] // "4.19.0" → "4.19"
+	})
+}
+
+// ImageSetVersion is the OpenShift version ("4.19.2") of image by the
+// ClusterImageSets given, as ImageSetMinor finds it, for the release
+// rollout, which must know the patch level (downgrades) too.
+func ImageSetVersion(sets []unstructured.Unstructured, image string) (version, from string) {
+	return imageSetVersion(sets, image, func(v semver.Version) string {
+		return semver.Version{Major: v.Major, Minor: v.Minor, Patch: v.Patch, Pre: v.Pre}.String()
+	})
+}
+
+func imageSetVersion(sets []unstructured.Unstructured, image string, format func(semver.Version) string) (out, from string) {
 	for i := range sets {
 		s := &sets[i]
 		if ri, _, _ := unstructured.NestedString(s.Object, "spec", "releaseImage"); ri != image {
@@ -45,12 +61,11 @@ func ImageSetMinor(sets []unstructured.Unstructured, image string) (minor, from 
 		if err != nil {
 			continue
 		}
-		m := semver.Version{Major: v.Major, Minor: v.Minor}.String()
-		m = m[:len(m)-2] // "4.19.0" → "4.19"
-		if minor != "" && minor != m {
+		f := format(v)
+		if out != "" && out != f {
 			return "", ""
 		}
-		minor, from = m, s.GetName()
+		out, from = f, s.GetName()
 	}
-	return minor, from
+	return out, from
 }

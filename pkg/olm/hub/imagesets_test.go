@@ -32,3 +32,28 @@ func TestImageSetMinor(t *testing.T) {
 		}
 	}
 }
+
+func TestImageSetVersion(t *testing.T) {
+	const image = "quay.io/openshift-release-dev/ocp-release:4.18.9-multi"
+	set := func(name, label string) unstructured.Unstructured {
+		u := unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"releaseImage": image}}}
+		u.SetName(name)
+		if label != "" {
+			u.SetLabels(map[string]string{LabelClusterImageSetVersion: label})
+		}
+		return u
+	}
+	for name, tc := range map[string]struct {
+		sets []unstructured.Unstructured
+		want string
+	}{
+		"ACM name":                {[]unstructured.Unstructured{set("img4.18.9-multi-appsub", "")}, "4.18.9"},
+		"pre-release":             {[]unstructured.Unstructured{set("next", "4.19.0-rc.1")}, "4.19.0-rc.1"},
+		"same minor, other patch": {[]unstructured.Unstructured{set("img4.18.9-a", ""), set("img4.18.8-a", "")}, ""},
+		"none":                    {nil, ""},
+	} {
+		if got, _ := ImageSetVersion(tc.sets, image); got != tc.want {
+			t.Errorf("%s: %q, want %q", name, got, tc.want)
+		}
+	}
+}

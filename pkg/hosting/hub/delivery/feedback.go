@@ -30,6 +30,7 @@ const (
 	fbLatestState          = "latest-state"
 	fbLatestVersion        = "latest-version"
 	fbLatestImage          = "latest-image"
+	fbLatestCompletion     = "latest-completion-time"
 	fbEndpointHost         = "endpoint-host"
 	fbEndpointPort         = "endpoint-port"
 	fbKubeconfig           = "kubeconfig"
@@ -77,6 +78,9 @@ var hostedClusterFeedback = concat(
 		{Name: fbLatestState, Path: ".status.version.history[0].state"},
 		{Name: fbLatestVersion, Path: ".status.version.history[0].version"},
 		{Name: fbLatestImage, Path: ".status.version.history[0].image"},
+		// When the newest release completed: the release rollout's soak
+		// between waves counts from it (pkg/hosting/hub/releaserollout).
+		{Name: fbLatestCompletion, Path: ".status.version.history[0].completionTime"},
 		{Name: fbEndpointHost, Path: ".status.controlPlaneEndpoint.host"},
 		{Name: fbEndpointPort, Path: ".status.controlPlaneEndpoint.port"},
 		{Name: fbKubeconfig, Path: ".status.kubeconfig.name"},

@@ -250,6 +250,9 @@ func ComputeStatus(o Observed) Status {
 		}
 		if st := hc[fbLatestState]; st != "" {
 			v.History = []v1alpha1.VersionHistoryEntry{{State: v1alpha1.VersionUpdateState(st), Version: hc[fbLatestVersion], Image: hc[fbLatestImage]}}
+			if t, err := time.Parse(time.RFC3339, hc[fbLatestCompletion]); err == nil {
+				v.History[0].CompletionTime = &metav1.Time{Time: t}
+			}
 		}
 		s.Version = v
 	}

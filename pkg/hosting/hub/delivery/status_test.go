@@ -63,7 +63,7 @@ func TestComputeStatusAvailable(t *testing.T) {
 		fbAvailable: "True", fbAvailableMessage: "The hosted control plane is available",
 		fbProgressing: "False", fbDegraded: "False", fbValidRelease: "True",
 		fbDesiredVersion: "4.18.5", fbDesiredImage: "img:4.18.5", fbCurrentVersion: "4.18.5", fbLatestState: "Completed", fbLatestVersion: "4.18.5",
-		fbEndpointHost: "api.x.example.com", fbEndpointPort: "6443",
+		fbLatestCompletion: "2026-01-02T03:04:05Z", fbEndpointHost: "api.x.example.com", fbEndpointPort: "6443",
 	}
 	pool := workv1.StatusFeedbackResult{Values: []workv1.FeedbackValue{
 		{Name: fbReplicas, Value: workv1.FieldValue{Type: workv1.Integer, Integer: i64(2)}},
@@ -82,7 +82,8 @@ func TestComputeStatusAvailable(t *testing.T) {
 	if c := cond(t, s, v1alpha1.ConditionNodePoolsReady); c.Message != "x-workers 2/3 ready" {
 		t.Errorf("NodePoolsReady message %q", c.Message)
 	}
-	if s.Version == nil || s.Version.Current != "4.18.5" || s.Version.History[0].State != v1alpha1.VersionUpdateCompleted {
+	if s.Version == nil || s.Version.Current != "4.18.5" || s.Version.History[0].State != v1alpha1.VersionUpdateCompleted ||
+		s.Version.History[0].CompletionTime == nil || !s.Version.History[0].CompletionTime.Equal(&metav1.Time{Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}) {
 		t.Errorf("version %+v", s.Version)
 	}
 	if s.ControlPlaneEndpoint == nil || s.ControlPlaneEndpoint.Port != 6443 {

@@ -166,6 +166,11 @@ func (p *Policy) Forced() Forced {
 }
 
 // releaseAllowed says why image may not run, or "".
+// ReleaseAllowed says why the policy refuses image as a release image of
+// its namespaces' hosted clusters ("" when it allows it); the release
+// rollout asks before it moves any of them there.
+func (p *Policy) ReleaseAllowed(image string) string { return p.releaseAllowed(image) }
+
 func (p *Policy) releaseAllowed(image string) string {
 	repo, digest := splitImage(image)
 	if p.requireDigest && digest == "" {

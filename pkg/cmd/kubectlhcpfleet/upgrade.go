@@ -1,0 +1,79 @@
+package kubectlhcpfleet
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+)
+
+// upgradeCommand is `kubectl hcpfleet upgrade status NAME`: one
+// ReleaseRollout (docs/upgrades.md) as its status says, read with the
+// user's own permissions (a tenant reads its namespace's).
+func (o *options) upgradeCommand() *cobra.Command {
+	upgrade := &cobra.Command{
+		Use:   "upgrade",
+		Short: "Fleet release upgrades (ReleaseRollouts)",
+	}
+	status := &cobra.Command{
+		Use:     "status NAME",
+		Short:   "One ReleaseRollout: its release, wave, counts and each hosted cluster's state and reason",
+		Example: "  kubectl hcpfleet upgrade status to-4.18.9 -n team-a",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(o.output); err != nil {
+				return err
+			}
+			c, err := o.reader()
+			if err != nil {
+				return err
+			}
+			ns, _, err := o.namespace()
+			if err != nil {
+				return err
+			}
+			rr := &v1alpha1.ReleaseRollout{}
+			if err := c.Get(cmd.Context(), client.ObjectKey{Namespace: ns, Name: args[0]}, rr); err != nil {
+				return err
+			}
+			return o.print(o.streams.Out, rr, func(w io.Writer) error { return RenderRollout(w, rr) })
+		},
+	}
+	o.addOutputFlag(status)
+	upgrade.AddCommand(status)
+	return upgrade
+}
+
+// RenderRollout writes rr as `kubectl hcpfleet upgrade status` shows it.
+func RenderRollout(w io.Writer, rr *v1alpha1.ReleaseRollout) error {
+	var b strings.Builder
+	s := rr.Status
+	fmt.Fprintf(&b, "ReleaseRollout %s/%s → %s\n", rr.Namespace, rr.Name, rr.Spec.Release.Image)
+	if s.ObservedGeneration != rr.Generation {
+		fmt.Fprintf(&b, "  (the hub has not seen generation %d yet; this is generation %d's status)\n", rr.Generation, s.ObservedGeneration)
+	}
+	fmt.Fprintf(&b, "wave %d of %d; %d selected: %d done, %d upgrading, %d pending, %d blocked, %d failed\n",
+		s.Wave, s.Waves, s.Selected, s.Done, s.Upgrading, s.Pending, s.Blocked, s.Failed)
+	for _, t := range []string{v1alpha1.ConditionRolloutProgressing, v1alpha1.ConditionRolloutCompleted} {
+		if c := meta.FindStatusCondition(s.Conditions, t); c != nil {
+			fmt.Fprintf(&b, "%s=%s %s: %s\n", c.Type, c.Status, c.Reason, c.Message)
+		}
+	}
+	if len(s.HostedClusters) > 0 {
+		b.WriteString("\n")
+		tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+		_, _ = fmt.Fprintln(tw, "HOSTED CLUSTER\tWAVE\tSTATE\tREASON\tMESSAGE")
+		for _, h := range s.HostedClusters {
+			_, _ = fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", h.Name, h.Wave, h.State, h.Reason, h.Message)
+		}
+		_ = tw.Flush()
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

@@ -1,0 +1,374 @@
+package releaserollout
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/tenancy"
+	"github.com/hcp-fleet/hcp-fleet/pkg/kubeutil"
+	olmhub "github.com/hcp-fleet/hcp-fleet/pkg/olm/hub"
+)
+
+// FieldManager owns the release fields a rollout moves on each HCD, and the
+// rollout's status. Its own manager, so `kubectl get --show-managed-fields`
+// says who moved a release, and a tenant's later server-side apply of
+// another release conflicts instead of silently undoing the move.
+const FieldManager = "hcp-fleet-releaserollout"
+
+// EventSource is the component of the Events the rollout records.
+const EventSource = "hcp-fleet-releaserollout"
+
+// Event reasons.
+const (
+	// EventReleaseMoved: the rollout moved a hosted cluster's release (on
+	// the HCD and on the rollout).
+	EventReleaseMoved = "ReleaseMoved"
+)
+
+var releaseMoves = prometheus.NewCounterVec(prometheus.CounterOpts{
+	Name: "hcpfleet_hub_release_rollout_moves_total",
+	Help: "Release edits of HostedClusterDeployments by ReleaseRollouts, by part (control-plane, node-pools)."}, []string{"part"})
+
+func init() { metrics.Registry.MustRegister(releaseMoves) }
+
+// imageSetRecheck is how often a rollout whose release no ClusterImageSet
+// names looks again: ClusterImageSets are read live, not watched.
+const imageSetRecheck = 30 * time.Second
+
+// Reconciler rolls ReleaseRollouts out.
+type Reconciler struct {
+	client client.Client
+	// reader reads ClusterImageSets live (the hub does not cache them).
+	reader   client.Reader
+	recorder record.EventRecorder
+	// policies are the TenantPolicies governing the rollouts' namespaces:
+	// a rollout moves only to a release its namespace's policy allows.
+	policies *tenancy.Resolver
+	now      func() time.Time
+}
+
+// Setup registers the rollout controller with mgr.
+func Setup(mgr ctrl.Manager) error {
+	r := &Reconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader(),
+		recorder: mgr.GetEventRecorderFor(EventSource), policies: &tenancy.Resolver{Reader: mgr.GetClient()}, now: time.Now}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("release-rollout").
+		For(&v1alpha1.ReleaseRollout{}).
+		// Health, blocks and selection of hosted clusters.
+		Watches(&v1alpha1.HostedClusterDeployment{}, handler.EnqueueRequestsFromMapFunc(r.inNamespace)).
+		// Claims: another rollout of the namespace finishing (or going)
+		// releases the hosted clusters it held.
+		Watches(&v1alpha1.ReleaseRollout{}, handler.EnqueueRequestsFromMapFunc(r.inNamespace)).
+		Complete(r)
+}
+
+// inNamespace: every rollout of o's namespace, since a label change can
+// select or unselect it and claims are decided among them all.
+func (r *Reconciler) inNamespace(ctx context.Context, o client.Object) []reconcile.Request {
+	var list v1alpha1.ReleaseRolloutList
+	if err := r.client.List(ctx, &list, client.InNamespace(o.GetNamespace())); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing ReleaseRollouts", "namespace", o.GetNamespace())
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(list.Items))
+	for i := range list.Items {
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+	}
+	return out
+}
+
+// Reconcile plans one rollout and applies the plan.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	rr := &v1alpha1.ReleaseRollout{}
+	if err := r.client.Get(ctx, req.NamespacedName, rr); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if rr.DeletionTimestamp != nil {
+		return ctrl.Result{}, nil // nothing of its own to clean up: moved releases stay
+	}
+	in := Input{Spec: rr.Spec, Now: r.now()}
+	selector, err := metav1.LabelSelectorAsSelector(&rr.Spec.HostedClusterSelector)
+	if err != nil {
+		in.Problem = "spec.hostedClusterSelector: " + err.Error()
+		selector = labels.Nothing()
+	}
+	canaries := labels.Nothing()
+	if rr.Spec.CanarySelector != nil {
+		if canaries, err = metav1.LabelSelectorAsSelector(rr.Spec.CanarySelector); err != nil && in.Problem == "" {
+			in.Problem = "spec.canarySelector: " + err.Error()
+		}
+	}
+	var rollouts v1alpha1.ReleaseRolloutList
+	if err := r.client.List(ctx, &rollouts, client.InNamespace(rr.Namespace)); err != nil {
+		return ctrl.Result{}, err
+	}
+	requeue := time.Duration(0)
+	if in.Problem == "" {
+		in.Version, in.Problem, err = r.version(ctx, rr.Spec.Release.Image)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if in.Problem != "" {
+			requeue = imageSetRecheck
+		}
+	}
+	if in.Problem == "" {
+		policy, err := r.policies.For(ctx, rr.Namespace)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if why := policy.ReleaseAllowed(rr.Spec.Release.Image); why != "" {
+			in.Problem = why
+		}
+	}
+	// Plan from the cache; a plan that moves something is made again from
+	// the API server itself, since a cache that lags a move made moments
+	// ago would count that hosted cluster as pending and let more than
+	// maxUnavailable upgrade at once.
+	var plan Plan
+	var selected map[string]*v1alpha1.HostedClusterDeployment
+	for _, reader := range []client.Reader{r.client, r.reader} {
+		var hcds v1alpha1.HostedClusterDeploymentList
+		if err := reader.List(ctx, &hcds, client.InNamespace(rr.Namespace), client.MatchingLabelsSelector{Selector: selector}); err != nil {
+			return ctrl.Result{}, err
+		}
+		in, selected = observeAll(in, rr, rollouts.Items, canaries, hcds.Items)
+		plan = Compute(in)
+		if len(plan.Moves) == 0 {
+			break
+		}
+	}
+	var errs []error
+	for _, m := range plan.Moves {
+		if err := r.move(ctx, rr, selected[m.Name], m); err != nil {
+			// Stop: the next pass plans from what is there. The status
+			// says the move failed rather than that it happened.
+			errs = append(errs, err)
+			plan.moveFailed(m.Name, err)
+			break
+		}
+	}
+	if err := r.applyStatus(ctx, rr, &plan); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return ctrl.Result{}, errs[0]
+	}
+	if plan.Requeue > 0 && (requeue == 0 || plan.Requeue < requeue) {
+		requeue = plan.Requeue
+	}
+	return ctrl.Result{RequeueAfter: requeue}, nil
+}
+
+// observeAll fills in's hosted clusters from hcds, the selected ones.
+func observeAll(in Input, rr *v1alpha1.ReleaseRollout, rollouts []v1alpha1.ReleaseRollout, canaries labels.Selector,
+	hcds []v1alpha1.HostedClusterDeployment) (Input, map[string]*v1alpha1.HostedClusterDeployment) {
+	selected := map[string]*v1alpha1.HostedClusterDeployment{}
+	in.HostedClusters = nil
+	for i := range hcds {
+		h := &hcds[i]
+		if h.DeletionTimestamp != nil {
+			continue
+		}
+		selected[h.Name] = h
+		hc := Observe(h)
+		hc.Canary = canaries != nil && canaries.Matches(labels.Set(h.Labels))
+		hc.ClaimedBy = claimant(rr, rollouts, h)
+		in.HostedClusters = append(in.HostedClusters, hc)
+	}
+	if in.Problem == "" && len(in.HostedClusters) == 0 {
+		in.Problem = "spec.hostedClusterSelector selects no HostedClusterDeployment in this namespace"
+	}
+	return in, selected
+}
+
+// Observe is what the planner needs of h.
+func Observe(h *v1alpha1.HostedClusterDeployment) HostedCluster {
+	conds := h.Status.Conditions
+	hc := HostedCluster{Name: h.Name, Release: h.Spec.HostedCluster.Spec.Release.Image,
+		Observed:       h.Status.ObservedGeneration == h.Generation,
+		Progressing:    meta.IsStatusConditionTrue(conds, v1alpha1.ConditionProgressing),
+		Degraded:       meta.IsStatusConditionTrue(conds, v1alpha1.ConditionDegraded),
+		NodePoolsReady: meta.IsStatusConditionTrue(conds, v1alpha1.ConditionNodePoolsReady),
+	}
+	hc.Ready = h.Status.HostingCluster != "" && meta.IsStatusConditionTrue(conds, v1alpha1.ConditionDelivered) &&
+		meta.IsStatusConditionTrue(conds, v1alpha1.ConditionAvailable) && !hc.Degraded
+	if c := meta.FindStatusCondition(conds, v1alpha1.ConditionUpgradeBlocked); c != nil && c.Status == metav1.ConditionTrue {
+		hc.Blocked = c.DeepCopy()
+	}
+	if v := h.Status.Version; v != nil {
+		hc.Current = v.Current
+		if len(v.History) > 0 {
+			hc.Latest = v.History[0].DeepCopy()
+		}
+	}
+	for _, p := range h.Spec.NodePools {
+		hc.NodePools = append(hc.NodePools, NodePool{Name: p.Name, Release: p.Spec.Release.Image})
+	}
+	return hc
+}
+
+// claimant is the older rollout of the namespace that selects h too and is
+// still at work ("" none): the oldest one wins, so two rollouts never move
+// the same hosted cluster to two releases.
+func claimant(rr *v1alpha1.ReleaseRollout, all []v1alpha1.ReleaseRollout, h *v1alpha1.HostedClusterDeployment) string {
+	for i := range all {
+		o := &all[i]
+		if o.UID == rr.UID || o.DeletionTimestamp != nil || o.Spec.Abort ||
+			meta.IsStatusConditionTrue(o.Status.Conditions, v1alpha1.ConditionRolloutCompleted) {
+			continue
+		}
+		older := o.CreationTimestamp.Before(&rr.CreationTimestamp) ||
+			o.CreationTimestamp.Equal(&rr.CreationTimestamp) && o.Name < rr.Name
+		if !older {
+			continue
+		}
+		if s, err := metav1.LabelSelectorAsSelector(&o.Spec.HostedClusterSelector); err == nil && s.Matches(labels.Set(h.Labels)) {
+			return o.Name
+		}
+	}
+	return ""
+}
+
+// version is image's OpenShift version by the hub's ClusterImageSets, or
+// the problem that there is none.
+func (r *Reconciler) version(ctx context.Context, image string) (version, problem string, err error) {
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(olmhub.ClusterImageSetGVK.GroupVersion().WithKind("ClusterImageSetList"))
+	if err := r.reader.List(ctx, list); err != nil && !meta.IsNoMatchError(err) && !apierrors.IsNotFound(err) {
+		return "", "", fmt.Errorf("listing ClusterImageSets: %w", err)
+	}
+	if v, _ := olmhub.ImageSetVersion(list.Items, image); v != "" {
+		return v, "", nil
+	}
+	return "", fmt.Sprintf("no ClusterImageSet (hive.openshift.io/v1) names the version of %s: publish one whose spec.releaseImage is exactly that image "+
+		"and whose name (img<version>-…) or label %s carries its version", image, olmhub.LabelClusterImageSetVersion), nil
+}
+
+// move server-side applies m's release fields of h. Every apply carries
+// the release of the control plane and of every node pool, the unmoved ones
+// at their current value: an apply that left out a field this manager
+// applied before (for this rollout or an earlier one) would drop its
+// ownership and so delete the field.
+func (r *Reconciler) move(ctx context.Context, rr *v1alpha1.ReleaseRollout, h *v1alpha1.HostedClusterDeployment, m Move) error {
+	target := rr.Spec.Release.Image
+	release := func(image string) map[string]any { return map[string]any{"release": map[string]any{"image": image}} }
+	cp := h.Spec.HostedCluster.Spec.Release.Image
+	if m.ControlPlane {
+		cp = target
+	}
+	spec := map[string]any{"hostedCluster": map[string]any{"spec": release(cp)}}
+	moving := map[string]bool{}
+	for _, n := range m.NodePools {
+		moving[n] = true
+	}
+	var pools []any
+	for _, p := range h.Spec.NodePools {
+		image := p.Spec.Release.Image
+		if moving[p.Name] {
+			image = target
+		}
+		pools = append(pools, map[string]any{"name": p.Name, "spec": release(image)})
+	}
+	if len(pools) > 0 {
+		spec["nodePools"] = pools
+	}
+	body := map[string]any{"apiVersion": v1alpha1.GroupVersion.String(), "kind": "HostedClusterDeployment",
+		"metadata": map[string]any{"name": h.Name, "namespace": h.Namespace, "resourceVersion": h.ResourceVersion}, "spec": spec}
+	data, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	patchTarget := &unstructured.Unstructured{}
+	if err := patchTarget.UnmarshalJSON(data); err != nil {
+		return err
+	}
+	// The resourceVersion makes it a compare-and-swap: the plan was made
+	// from that version of the HCD.
+	if err := r.client.Patch(ctx, patchTarget, client.RawPatch(types.ApplyPatchType, data), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+		return fmt.Errorf("moving the release of HostedClusterDeployment %s/%s: %w", h.Namespace, h.Name, err)
+	}
+	part, what := "control-plane", "control plane"
+	if !m.ControlPlane {
+		part, what = "node-pools", fmt.Sprintf("node pools %v", m.NodePools)
+	}
+	releaseMoves.WithLabelValues(part).Inc()
+	msg := fmt.Sprintf("ReleaseRollout %s moved the %s of %s to %s", rr.Name, what, h.Name, target)
+	r.recorder.Event(h, "Normal", EventReleaseMoved, msg)
+	r.recorder.Event(rr, "Normal", EventReleaseMoved, msg)
+	return nil
+}
+
+// applyStatus server-side applies rr's status when it changed.
+func (r *Reconciler) applyStatus(ctx context.Context, rr *v1alpha1.ReleaseRollout, p *Plan) error {
+	c := p.Counts()
+	conditions := append([]metav1.Condition(nil), rr.Status.Conditions...)
+	for _, cond := range []metav1.Condition{p.Progressing, p.Completed} {
+		cond.ObservedGeneration = rr.Generation
+		cond.Message = kubeutil.ConditionMessage(cond.Message)
+		if prev := meta.FindStatusCondition(conditions, cond.Type); prev == nil || prev.Status != cond.Status || prev.Reason != cond.Reason {
+			kind := "Normal"
+			if cond.Reason == v1alpha1.ReasonRolloutWaveFailed || cond.Reason == v1alpha1.ReasonRolloutInvalid {
+				kind = "Warning"
+			}
+			if cond.Type == v1alpha1.ConditionRolloutProgressing {
+				r.recorder.Event(rr, kind, cond.Reason, cond.Message)
+			}
+		}
+		meta.SetStatusCondition(&conditions, cond)
+	}
+	status := v1alpha1.ReleaseRolloutStatus{ObservedGeneration: rr.Generation, Conditions: conditions,
+		Wave: p.Wave, Waves: p.Waves, Selected: int32(len(p.HostedClusters)),
+		Pending: c[v1alpha1.RolloutStatePending], Upgrading: c[v1alpha1.RolloutStateUpgrading], Done: c[v1alpha1.RolloutStateDone],
+		Blocked: c[v1alpha1.RolloutStateBlocked], Failed: c[v1alpha1.RolloutStateFailed], HostedClusters: p.HostedClusters}
+	sort.Slice(status.HostedClusters, func(i, j int) bool { return status.HostedClusters[i].Name < status.HostedClusters[j].Name })
+	if equality.Semantic.DeepEqual(withoutTimes(rr.Status), withoutTimes(status)) {
+		return nil
+	}
+	body := map[string]any{"apiVersion": v1alpha1.GroupVersion.String(), "kind": v1alpha1.ReleaseRolloutKind,
+		"metadata": map[string]any{"name": rr.Name, "namespace": rr.Namespace}, "status": status}
+	data, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	target := &unstructured.Unstructured{}
+	if err := target.UnmarshalJSON(data); err != nil {
+		return err
+	}
+	err = r.client.Status().Patch(ctx, target, client.RawPatch(types.ApplyPatchType, data), client.FieldOwner(FieldManager), client.ForceOwnership)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// withoutTimes compares statuses regardless of transition times.
+func withoutTimes(s v1alpha1.ReleaseRolloutStatus) v1alpha1.ReleaseRolloutStatus {
+	s = *s.DeepCopy()
+	for i := range s.Conditions {
+		s.Conditions[i].LastTransitionTime = metav1.Time{}
+	}
+	if len(s.HostedClusters) == 0 {
+		s.HostedClusters = nil
+	}
+	return s
+}

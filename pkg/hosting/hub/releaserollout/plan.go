@@ -1,0 +1,390 @@
+package releaserollout
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/blang/semver/v4"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+)
+
+// Reasons of a hosted cluster's state in a rollout's status.hostedClusters.
+const (
+	// ReasonWaiting: its wave has not started, or maxUnavailable is used up.
+	ReasonWaiting = "WaitingForWave"
+	// ReasonControlPlaneUpgrading: its control plane is moving to the release.
+	ReasonControlPlaneUpgrading = "ControlPlaneUpgrading"
+	// ReasonNodePoolsUpgrading: its control plane is at the release, its node
+	// pools are moving.
+	ReasonNodePoolsUpgrading = "NodePoolsUpgrading"
+	// ReasonUpgraded: control plane and following node pools are healthy at
+	// the release.
+	ReasonUpgraded = "Upgraded"
+	// ReasonDegraded: moved, and the hosted cluster reports Degraded.
+	ReasonDegraded = "UpgradeDegraded"
+	// ReasonNotReady: not moved because it is not scheduled, delivered and
+	// available at its current release; it is moved once it is.
+	ReasonNotReady = "HostedClusterNotReady"
+	// ReasonDowngrade: the release is older than the one it runs.
+	ReasonDowngrade = "Downgrade"
+	// ReasonMinorSkip: the release skips a minor, which HyperShift refuses.
+	ReasonMinorSkip = "MinorSkip"
+	// ReasonClaimed: an older ReleaseRollout, still at work, selects it too.
+	ReasonClaimed = "ClaimedByOtherRollout"
+	// ReasonMoveFailed: the hub could not write the release (the message
+	// has the API server's answer); it tries again.
+	ReasonMoveFailed = "MoveFailed"
+)
+
+// HostedCluster is one selected HostedClusterDeployment as the planner
+// sees it.
+type HostedCluster struct {
+	Name string
+	// Canary: the rollout's canarySelector selects it.
+	Canary bool
+	// ClaimedBy names an older rollout that selects it too ("" none).
+	ClaimedBy string
+	// Release is spec.hostedCluster.spec.release.image.
+	Release string
+	// NodePools are spec.nodePools, with their status.
+	NodePools []NodePool
+	// Current is status.version.current, the version last completely
+	// rolled out ("" none).
+	Current string
+	// Observed: status.observedGeneration is metadata.generation, so the
+	// conditions below speak for the spec above.
+	Observed bool
+	// Ready: scheduled, delivered, Available and not Degraded.
+	Ready bool
+	// Progressing, Degraded and NodePoolsReady are those conditions' status.
+	Progressing, Degraded, NodePoolsReady bool
+	// Blocked is the UpgradeBlocked condition when True (nil otherwise).
+	Blocked *metav1.Condition
+	// Latest is the newest entry of status.version.history (nil: none).
+	Latest *v1alpha1.VersionHistoryEntry
+}
+
+// NodePool is one of spec.nodePools.
+type NodePool struct {
+	Name    string
+	Release string
+}
+
+// Input is everything Plan decides on.
+type Input struct {
+	Spec v1alpha1.ReleaseRolloutSpec
+	// Version is the release's OpenShift version ("" unknown: no
+	// ClusterImageSet names it).
+	Version string
+	// Problem makes the rollout invalid ("" none).
+	Problem string
+	Now     time.Time
+	// HostedClusters are the selected ones, in any order.
+	HostedClusters []HostedCluster
+}
+
+// Move is one release edit to make now.
+type Move struct {
+	Name string
+	// ControlPlane moves spec.hostedCluster.spec.release; NodePools names
+	// the node pools whose release moves.
+	ControlPlane bool
+	NodePools    []string
+}
+
+// Plan is what the rollout does now and how it reports.
+type Plan struct {
+	HostedClusters []v1alpha1.RolloutHostedClusterStatus
+	Moves          []Move
+	// Wave is the first wave not finished; Waves how many there are.
+	Wave, Waves int32
+	// Progressing and Completed are the rollout's conditions (no time set).
+	Progressing, Completed metav1.Condition
+	// Requeue is when to look again although nothing changed (a soak
+	// ends); 0 never.
+	Requeue time.Duration
+}
+
+// moveFailed records that the move of name could not be written: it is
+// still where it was, and the message says why.
+func (p *Plan) moveFailed(name string, err error) {
+	for i := range p.HostedClusters {
+		h := &p.HostedClusters[i]
+		if h.Name != name {
+			continue
+		}
+		if h.Reason == ReasonControlPlaneUpgrading {
+			h.State = v1alpha1.RolloutStatePending
+		}
+		h.Reason, h.Message = ReasonMoveFailed, err.Error()
+	}
+}
+
+// Counts counts the plan's hosted clusters by state.
+func (p *Plan) Counts() map[v1alpha1.RolloutState]int32 {
+	out := map[v1alpha1.RolloutState]int32{}
+	for _, h := range p.HostedClusters {
+		out[h.State]++
+	}
+	return out
+}
+
+// MaxUnavailable resolves maxUnavailable over selected hosted clusters: a
+// percentage rounds down, and at least one moves at a time.
+func MaxUnavailable(v intstr.IntOrString, selected int) int {
+	n, err := intstr.GetScaledValueFromIntOrPercent(&v, selected, false)
+	if err != nil || n < 1 {
+		return 1
+	}
+	return n
+}
+
+// followed are the node pools of h that follow the control plane.
+func followed(spec v1alpha1.RolloutNodePools, h *HostedCluster) []NodePool {
+	switch spec.Policy {
+	case v1alpha1.NodePoolUpgradeNone:
+		return nil
+	case v1alpha1.NodePoolUpgradeNamed:
+		var out []NodePool
+		for _, p := range h.NodePools {
+			for _, n := range spec.Names {
+				if p.Name == n {
+					out = append(out, p)
+				}
+			}
+		}
+		return out
+	}
+	return h.NodePools
+}
+
+// member is a hosted cluster with what the planner derived for it.
+type member struct {
+	*HostedCluster
+	wave      int32
+	state     v1alpha1.RolloutState
+	reason    string
+	message   string
+	poolMoves []string
+	completed time.Time
+}
+
+// classify sets m's state from what is observed; pending hosted clusters
+// are not moved here.
+func classify(in *Input, m *member) {
+	target := in.Spec.Release.Image
+	h := m.HostedCluster
+	var poolsBehind []string
+	for _, p := range followed(in.Spec.NodePools, h) {
+		if p.Release != target {
+			poolsBehind = append(poolsBehind, p.Name)
+		}
+	}
+	cpMoved := h.Release == target
+	latestAtTarget := h.Latest != nil && h.Latest.Image == target
+	cpDone := cpMoved && h.Observed && latestAtTarget && h.Latest.State == v1alpha1.VersionUpdateCompleted &&
+		h.Ready && !h.Progressing
+	if cpDone && h.Latest.CompletionTime != nil {
+		m.completed = h.Latest.CompletionTime.Time
+	}
+	set := func(s v1alpha1.RolloutState, reason, format string, args ...any) {
+		m.state, m.reason, m.message = s, reason, fmt.Sprintf(format, args...)
+	}
+	switch {
+	case h.ClaimedBy != "":
+		// Pending, not Blocked: this rollout waits for the other one to
+		// finish with it rather than count it as skipped.
+		set(v1alpha1.RolloutStatePending, ReasonClaimed, "ReleaseRollout %s, older, selects it too; this one waits until it is done", h.ClaimedBy)
+	case h.Blocked != nil:
+		// The upgrade gate holds it (before or after the move): skipped,
+		// never forced.
+		set(v1alpha1.RolloutStateBlocked, h.Blocked.Reason, "held by the upgrade gate (UpgradeBlocked): %s", h.Blocked.Message)
+	case cpMoved && h.Observed && h.Degraded:
+		// Degraded covers what HyperShift refuses of the release too
+		// (ValidReleaseImage False): the delivery folds it in.
+		set(v1alpha1.RolloutStateFailed, ReasonDegraded, "the hosted cluster is Degraded after the move to %s", target)
+	case cpDone && len(poolsBehind) == 0 && (len(followed(in.Spec.NodePools, h)) == 0 || h.NodePoolsReady):
+		set(v1alpha1.RolloutStateDone, ReasonUpgraded, "at %s", target)
+	case cpDone:
+		m.poolMoves = poolsBehind
+		set(v1alpha1.RolloutStateUpgrading, ReasonNodePoolsUpgrading, "control plane at %s; node pools moving", target)
+	case cpMoved:
+		set(v1alpha1.RolloutStateUpgrading, ReasonControlPlaneUpgrading, "control plane moving to %s", target)
+	default:
+		pendingReason(in, m)
+	}
+}
+
+// pendingReason classifies a hosted cluster not moved yet: one that cannot
+// go to the release is Blocked, one that may later is Pending.
+func pendingReason(in *Input, m *member) {
+	h := m.HostedCluster
+	m.state, m.reason, m.message = v1alpha1.RolloutStatePending, ReasonWaiting, "waiting for its wave"
+	cur, errC := semver.ParseTolerant(h.Current)
+	want, errW := semver.ParseTolerant(in.Version)
+	if errC == nil && errW == nil {
+		switch {
+		case want.LT(cur):
+			m.state, m.reason = v1alpha1.RolloutStateBlocked, ReasonDowngrade
+			m.message = fmt.Sprintf("it runs %s; %s would be a downgrade", h.Current, in.Version)
+			return
+		case want.Major != cur.Major || want.Minor > cur.Minor+1:
+			m.state, m.reason = v1alpha1.RolloutStateBlocked, ReasonMinorSkip
+			m.message = fmt.Sprintf("it runs %s; HyperShift does not upgrade across more than one minor to %s", h.Current, in.Version)
+			return
+		}
+	}
+	if !h.Ready || !h.Observed {
+		m.state, m.reason = v1alpha1.RolloutStateBlocked, ReasonNotReady
+		m.message = "not moved while it is not scheduled, delivered and available at its current release"
+	}
+}
+
+// waves assigns waves: the canaries (in name order) are wave 0, the others
+// follow in name order, waveSize at a time. It returns the number of waves.
+func waves(spec v1alpha1.ReleaseRolloutSpec, members []*member) int32 {
+	sort.SliceStable(members, func(i, j int) bool {
+		if members[i].Canary != members[j].Canary {
+			return members[i].Canary
+		}
+		return members[i].Name < members[j].Name
+	})
+	size := int(spec.WaveSize)
+	if size < 1 {
+		size = 1
+	}
+	var wave, inWave int32 = 0, 0
+	canaries := len(members) > 0 && members[0].Canary
+	for i, m := range members {
+		if i > 0 && canaries && members[i-1].Canary && !m.Canary {
+			wave, inWave = wave+1, 0
+		} else if inWave == int32(size) && (!canaries || !m.Canary) {
+			wave, inWave = wave+1, 0
+		}
+		m.wave = wave
+		inWave++
+	}
+	if len(members) == 0 {
+		return 0
+	}
+	return wave + 1
+}
+
+// Compute plans the rollout: each hosted cluster's state, and which release
+// edits to make now.
+//
+// The current wave is the first one with a hosted cluster neither Done nor
+// Blocked. Its pending hosted clusters (and pending ones of earlier waves
+// that became ready) have their control plane moved, in wave and name
+// order, while fewer than maxUnavailable are Upgrading; the node pools of a
+// hosted cluster whose control plane is done move right after, without
+// more budget. The next wave starts once the current one is finished and,
+// with soakSeconds, once the last control plane of the finished wave has
+// completed that long ago. A Failed hosted cluster stops the rollout: no
+// edit at all, anywhere, from then on (what was moved stays). Paused and
+// abort make no edit either.
+func Compute(in Input) Plan {
+	members := make([]*member, len(in.HostedClusters))
+	for i := range in.HostedClusters {
+		members[i] = &member{HostedCluster: &in.HostedClusters[i]}
+	}
+	var p Plan
+	p.Waves = waves(in.Spec, members)
+	failed := []string{}
+	upgrading := 0
+	for _, m := range members {
+		classify(&in, m)
+		switch m.state {
+		case v1alpha1.RolloutStateFailed:
+			failed = append(failed, m.Name)
+		case v1alpha1.RolloutStateUpgrading:
+			upgrading++
+		}
+	}
+	// The first unfinished wave, and when the wave before it finished.
+	p.Wave = p.Waves
+	var lastDone time.Time
+	for _, m := range members {
+		if m.state != v1alpha1.RolloutStateDone && m.state != v1alpha1.RolloutStateBlocked {
+			p.Wave = m.wave
+			break
+		}
+	}
+	for _, m := range members {
+		if m.wave == p.Wave-1 && m.completed.After(lastDone) {
+			lastDone = m.completed
+		}
+	}
+	soakUntil := lastDone.Add(time.Duration(in.Spec.SoakSeconds) * time.Second)
+	soaking := in.Spec.SoakSeconds > 0 && !lastDone.IsZero() && in.Now.Before(soakUntil)
+
+	stopped := in.Problem != "" || in.Spec.Abort || in.Spec.Paused || len(failed) > 0
+	if !stopped {
+		budget := MaxUnavailable(in.Spec.MaxUnavailable, len(members)) - upgrading
+		for _, m := range members {
+			switch {
+			case len(m.poolMoves) > 0:
+				p.Moves = append(p.Moves, Move{Name: m.Name, NodePools: m.poolMoves})
+			case m.state != v1alpha1.RolloutStatePending || m.ClaimedBy != "" || m.wave > p.Wave || (m.wave == p.Wave && soaking):
+			case budget <= 0:
+				m.message = fmt.Sprintf("waiting: %d hosted clusters are upgrading (maxUnavailable)", upgrading)
+			default:
+				budget--
+				upgrading++
+				p.Moves = append(p.Moves, Move{Name: m.Name, ControlPlane: true})
+				m.state, m.reason, m.message = v1alpha1.RolloutStateUpgrading, ReasonControlPlaneUpgrading,
+					"control plane moving to "+in.Spec.Release.Image
+			}
+		}
+	}
+	if soaking && p.Wave < p.Waves {
+		p.Requeue = soakUntil.Sub(in.Now)
+	}
+	for _, m := range members {
+		p.HostedClusters = append(p.HostedClusters, v1alpha1.RolloutHostedClusterStatus{
+			Name: m.Name, Wave: m.wave, State: m.state, Reason: m.reason, Message: m.message})
+	}
+	sort.Slice(p.HostedClusters, func(i, j int) bool { return p.HostedClusters[i].Name < p.HostedClusters[j].Name })
+	p.Progressing, p.Completed = conditions(&in, &p, failed, soaking, soakUntil)
+	return p
+}
+
+// conditions are the rollout's RolloutProgressing and RolloutCompleted.
+func conditions(in *Input, p *Plan, failed []string, soaking bool, soakUntil time.Time) (progressing, completed metav1.Condition) {
+	c := p.Counts()
+	counts := fmt.Sprintf("%d done, %d upgrading, %d pending, %d blocked, %d failed of %d",
+		c[v1alpha1.RolloutStateDone], c[v1alpha1.RolloutStateUpgrading], c[v1alpha1.RolloutStatePending],
+		c[v1alpha1.RolloutStateBlocked], c[v1alpha1.RolloutStateFailed], len(p.HostedClusters))
+	finished := c[v1alpha1.RolloutStateDone]+c[v1alpha1.RolloutStateBlocked] == int32(len(p.HostedClusters))
+	progressing = metav1.Condition{Type: v1alpha1.ConditionRolloutProgressing, Status: metav1.ConditionFalse}
+	switch {
+	case in.Problem != "":
+		progressing.Reason, progressing.Message = v1alpha1.ReasonRolloutInvalid, in.Problem
+	case len(failed) > 0:
+		progressing.Reason = v1alpha1.ReasonRolloutWaveFailed
+		progressing.Message = fmt.Sprintf("stopped: the upgrade of %s failed; no further hosted cluster is moved (%s)", strings.Join(failed, ", "), counts)
+	case in.Spec.Abort:
+		progressing.Reason, progressing.Message = v1alpha1.ReasonRolloutAborted, "aborted; hosted clusters already moved keep the release ("+counts+")"
+	case finished:
+		progressing.Reason, progressing.Message = v1alpha1.ReasonRolloutCompleted, counts
+	case in.Spec.Paused:
+		progressing.Reason, progressing.Message = v1alpha1.ReasonRolloutPaused, "paused at wave "+fmt.Sprint(p.Wave)+" ("+counts+")"
+	default:
+		progressing.Status, progressing.Reason = metav1.ConditionTrue, v1alpha1.ReasonRolloutInProgress
+		progressing.Message = fmt.Sprintf("wave %d of %d: %s", p.Wave, p.Waves, counts)
+		if soaking {
+			progressing.Message = fmt.Sprintf("wave %d of %d soaks until %s: %s", p.Wave, p.Waves, soakUntil.UTC().Format(time.RFC3339), counts)
+		}
+	}
+	completed = metav1.Condition{Type: v1alpha1.ConditionRolloutCompleted, Status: metav1.ConditionFalse,
+		Reason: progressing.Reason, Message: progressing.Message}
+	if finished && in.Problem == "" {
+		completed.Status, completed.Reason, completed.Message = metav1.ConditionTrue, v1alpha1.ReasonRolloutCompleted, counts
+	}
+	return progressing, completed
+}
