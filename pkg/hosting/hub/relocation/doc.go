@@ -7,7 +7,8 @@
 // What is here so far are the pure parts the controller is built from:
 // which hosted clusters are relocation-ready (Ready), which management
 // cluster may receive one (Destination, by the scheduler's own filters),
-// and the state machine (Next) as a function of what the hub observes, so
+// the state machine (Next) as a function of what the hub observes, so
 // that a restarted hub resumes from the recorded phase and the facts,
-// never from memory.
+// never from memory, and the ManifestWorks it applies (PauseWork,
+// DestinationWork) with what it reads back from them (Observe).
 package relocation
