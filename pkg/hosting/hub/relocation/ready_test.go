@@ -58,7 +58,7 @@ func TestReady(t *testing.T) {
 			h.Spec.HostedCluster.Spec.SecretEncryption = &hyperv1.SecretEncryptionSpec{Type: hyperv1.KMS}
 		}, ReasonEncryptionNotPortable},
 		{"API server on a load balancer without hostname", func(h *v1alpha1.HostedClusterDeployment) {
-			h.Spec.HostedCluster.Spec.Services[0].ServicePublishingStrategy.LoadBalancer = nil
+			h.Spec.HostedCluster.Spec.Services[0].LoadBalancer = nil
 		}, ReasonNoFixedAPIHostname},
 		{"API server on a NodePort", func(h *v1alpha1.HostedClusterDeployment) {
 			h.Spec.HostedCluster.Spec.Services[0].ServicePublishingStrategy = hyperv1.ServicePublishingStrategy{
