@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -18,10 +19,12 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/scheduling"
 )
 
-// relocate checks, with the relocation's own rules (pkg/hosting/hub/
-// relocation) on the hub's inputs, whether a HostedClusterDeployment can
-// be moved and where to. Only --dry-run is built: the hub does not move
-// hosted clusters yet (docs/operations.md, "Relocate and drain").
+// relocate (one HostedClusterDeployment) and drain (every one of a
+// management cluster) check, with the relocation's own rules
+// (pkg/hosting/hub/relocation) on the hub's inputs, whether hosted
+// clusters can be moved and where to. Only --dry-run is built: the hub
+// does not move hosted clusters yet (docs/operations.md, "Relocate and
+// drain").
 
 // RelocationCheck is what `relocate --dry-run` shows.
 type RelocationCheck struct {
@@ -129,6 +132,91 @@ the cluster it runs on nor a cordoned one. It only reads. Moving it is not built
 	}
 	cmd.Flags().StringVar(&to, "to", "", "the destination management cluster (default: the scheduler's choice)")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "only check: say whether it can move and where to (required: moving is not built yet)")
+	o.addOutputFlag(cmd)
+	return cmd
+}
+
+// DrainCheck is what `drain --dry-run` shows: the relocation check of every
+// HostedClusterDeployment bound to Cluster.
+type DrainCheck struct {
+	Cluster        string
+	HostedClusters []*RelocationCheck
+}
+
+// CheckDrain runs CheckRelocation, without a named destination, for every
+// HostedClusterDeployment bound to cluster. Each is checked on its own: the
+// spreading of a real drain's moves over the destinations is not played.
+func CheckDrain(ctx context.Context, c client.Reader, hub HubSettings, cluster string) (*DrainCheck, error) {
+	var all v1alpha1.HostedClusterDeploymentList
+	if err := c.List(ctx, &all); err != nil {
+		return nil, err
+	}
+	d := &DrainCheck{Cluster: cluster}
+	for _, h := range all.Items {
+		if h.Status.HostingCluster != cluster {
+			continue
+		}
+		x, err := CheckRelocation(ctx, c, hub, h.Namespace, h.Name, "")
+		if err != nil {
+			return d, err
+		}
+		d.HostedClusters = append(d.HostedClusters, x)
+	}
+	return d, nil
+}
+
+// RenderDrainCheck writes d for a reader.
+func RenderDrainCheck(w io.Writer, d *DrainCheck) error {
+	if len(d.HostedClusters) == 0 {
+		_, err := fmt.Fprintf(w, "no HostedClusterDeployment is bound to %s: nothing to move\n", d.Cluster)
+		return err
+	}
+	// The tabwriter buffers; a write error surfaces at Flush.
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	_, _ = fmt.Fprintln(tw, "NAMESPACE\tNAME\tDESTINATION\tREASON\tMESSAGE")
+	for _, x := range d.HostedClusters {
+		dest := x.Destination
+		if dest == "" {
+			dest = "-"
+		}
+		_, _ = fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", x.Namespace, x.Name, dest, x.Reason, x.Message)
+	}
+	return tw.Flush()
+}
+
+func (o *options) drainCommand() *cobra.Command {
+	var dryRun bool
+	cmd := &cobra.Command{
+		Use:   "drain CLUSTER --dry-run",
+		Short: "Check where each hosted cluster of a management cluster would be relocated",
+		Long: `drain --dry-run runs relocate --dry-run, without a named destination, for every
+HostedClusterDeployment bound to CLUSTER: where each would go, or why it cannot move. Each is
+checked on its own. It only reads; draining (cordon, then relocate each) is not built yet.`,
+		Example: "  kubectl hcpfleet drain cluster-1 --dry-run",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !dryRun {
+				return errors.New("only --dry-run is built: the hub does not move hosted clusters yet (docs/operations.md, \"Relocate and drain\")")
+			}
+			if err := checkOutput(o.output); err != nil {
+				return err
+			}
+			hub, err := o.hub()
+			if err != nil {
+				return err
+			}
+			c, err := o.reader()
+			if err != nil {
+				return err
+			}
+			d, err := CheckDrain(cmd.Context(), c, hub, args[0])
+			if err != nil {
+				return err
+			}
+			return o.print(o.streams.Out, d, func(w io.Writer) error { return RenderDrainCheck(w, d) })
+		},
+	}
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "only check (required: draining is not built yet)")
 	o.addOutputFlag(cmd)
 	return cmd
 }

@@ -129,6 +129,43 @@ func TestRelocateDryRun(t *testing.T) {
 		t.Errorf("to %s: %+v, want reason %q and %s → %s", other, x, want, source, other)
 	}
 
+	// drain --dry-run: every HostedClusterDeployment bound to the source,
+	// each with relocate's answer.
+	out, err := run(ctx, "drain", source, "--dry-run", "-o", "json")
+	if err != nil {
+		t.Fatalf("drain --dry-run: %v\n%s", err, out)
+	}
+	d := &kubectlhcpfleet.DrainCheck{}
+	if err := json.Unmarshal([]byte(out), d); err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	var all v1alpha1.HostedClusterDeploymentList
+	if err := admin.List(ctx, &all); err != nil {
+		t.Fatal(err)
+	}
+	boundThere := 0
+	for _, h := range all.Items {
+		if h.Status.HostingCluster == source {
+			boundThere++
+		}
+	}
+	if len(d.HostedClusters) != boundThere {
+		t.Errorf("drain --dry-run lists %d hosted clusters of %s, %d are bound there:\n%s", len(d.HostedClusters), source, boundThere, out)
+	}
+	for _, x := range d.HostedClusters {
+		if x.Source != source || (x.Reason == "") == (x.Destination == "") || x.Destination == source {
+			t.Errorf("drain --dry-run entry %+v: want a destination other than %s, or a reason", x, source)
+		}
+		// Without a named destination, a full other cluster is one refusal
+		// among several: only that there is one is certain.
+		if x.Namespace == relocTeam && x.Name == "reloc-ready" && (want == "" && (x.Reason != "" || x.Destination != other) || want != "" && x.Reason == "") {
+			t.Errorf("drain --dry-run for reloc-ready: %+v, want it to go to %s (or be refused when that is full: %v)", x, other, want != "")
+		}
+	}
+	if _, err := run(ctx, "drain", source); err == nil || !strings.Contains(err.Error(), "--dry-run") {
+		t.Errorf("drain without --dry-run ran: %v", err)
+	}
+
 	// Cordoned: refused with that reason.
 	mc := &clusterv1.ManagedCluster{}
 	if err := admin.Get(ctx, types.NamespacedName{Name: other}, mc); err != nil {
