@@ -2,6 +2,7 @@ package hcpfleet
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"os"
@@ -116,4 +117,26 @@ func (g GuestControlPlanes) Remove(_ context.Context, hc *hyperv1.HostedCluster)
 	olmInstalled.Delete(guestName(hc))
 	g.Fleet.StopGuest(guestName(hc))
 	return nil
+}
+
+var _ hypershiftsim.Snapshots = GuestControlPlanes{}
+
+// Snapshot implements hypershiftsim.Snapshots: the guest's etcd keys, its
+// kube-apiserver stopped first.
+func (g GuestControlPlanes) Snapshot(ctx context.Context, hc *hyperv1.HostedCluster) ([]byte, error) {
+	snap, err := g.Fleet.SnapshotGuest(ctx, guestName(hc))
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(snap)
+}
+
+// Restore implements hypershiftsim.Snapshots: the keys of data become the
+// guest's, when it has none yet.
+func (g GuestControlPlanes) Restore(ctx context.Context, hc *hyperv1.HostedCluster, data []byte) (bool, error) {
+	snap := &localfleet.GuestSnapshot{}
+	if err := json.Unmarshal(data, snap); err != nil {
+		return false, fmt.Errorf("not an etcd snapshot of a guest: %w", err)
+	}
+	return g.Fleet.RestoreGuest(ctx, guestName(hc), snap)
 }

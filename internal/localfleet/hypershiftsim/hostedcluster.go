@@ -71,6 +71,12 @@ func (r *hostedClusterReconciler) Reconcile(ctx context.Context, req reconcile.R
 	if err := r.ensureControlPlaneNamespace(ctx, hc); err != nil {
 		return reconcile.Result{}, err
 	}
+	if paused, requeue, _ := pausedUntil(hc.Spec.PausedUntil, r.now()); paused {
+		return r.reconcilePaused(ctx, hc, requeue)
+	}
+	if err := r.forgetSnapshot(ctx, hc); err != nil {
+		return reconcile.Result{}, err
+	}
 
 	// HyperShift updates status first (ClusterVersionUpgradeable, copied
 	// from the guest's ClusterVersion), then refuses an upgrade the guest's
@@ -93,6 +99,9 @@ func (r *hostedClusterReconciler) Reconcile(ctx context.Context, req reconcile.R
 		}
 	}
 	if controlPlaneUp(status) {
+		if err := r.restoreSnapshot(ctx, hc); err != nil {
+			return reconcile.Result{}, err
+		}
 		cp, err := r.opts.ControlPlanes.Ensure(ctx, hc)
 		if err != nil {
 			return reconcile.Result{}, fmt.Errorf("control plane of %s/%s: %w", hc.Namespace, hc.Name, err)
@@ -157,7 +166,7 @@ func desiredStatus(hc *hyperv1.HostedCluster, now time.Time, duration time.Durat
 		meta.SetStatusCondition(&s.Conditions, metav1.Condition{Type: string(t), Status: status, Reason: reason,
 			Message: message, ObservedGeneration: hc.Generation, LastTransitionTime: metav1.NewTime(now)})
 	}
-	set(hyperv1.ReconciliationActive, metav1.ConditionTrue, "ReconciliationActive", "Reconciliation active on resource")
+	meta.SetStatusCondition(&s.Conditions, reconciliationActive(hc, now))
 	set(hyperv1.ReconciliationSucceeded, metav1.ConditionTrue, "ReconciliatonSucceeded", "Reconciliation completed successfully")
 	set(hyperv1.ValidHostedClusterConfiguration, metav1.ConditionTrue, hyperv1.AsExpectedReason, "Configuration passes validation")
 	set(hyperv1.SupportedHostedCluster, metav1.ConditionTrue, hyperv1.AsExpectedReason, "HostedCluster is supported by operator configuration")

@@ -5,6 +5,7 @@
 // ServiceAccount. It does what the fleet can observe of the operator:
 //
 //   - publishes the supported-versions ConfigMap (SupportedVersions);
+//
 //   - HostedClusters: adds the finalizer hypershift.openshift.io/finalizer,
 //     creates the control-plane namespace <namespace>-<name>, and drives
 //     status the way the operator does: conditions (Available, Progressing,
@@ -25,15 +26,25 @@
 //     (quay.io/openshift-release-dev/ocp-release:4.18.5-multi → 4.18.5); a
 //     release whose minor version is not in SupportedVersions gets
 //     ValidReleaseImage=False (reason InvalidImage) and is not rolled out.
+//
 //   - NodePools: adds the finalizer; after the rollout duration, and once
 //     their HostedCluster is available, status.replicas follows
 //     spec.replicas (or spec.autoScaling.min) and status.version the release;
 //     conditions Ready, AllMachinesReady, UpdatingVersion, ValidReleaseImage.
+//
 //   - Deletion: a HostedCluster being deleted keeps its finalizer for the
 //     rollout duration, then its NodePools, the control-plane namespace and
 //     the kubeconfig Secret are deleted; the finalizer goes once the NodePools
 //     are gone, so whoever waits for the HostedCluster to be really gone waits
 //     for something real.
+//
+//   - Pause, snapshot, restore (relocation.go): spec.pausedUntil stops
+//     reconciliation (ReconciliationActive=False, ReconciliationPaused), as
+//     upstream; with ControlPlanes that keep data (Snapshots), a paused
+//     HostedCluster's control plane is stopped, its etcd data uploaded to
+//     the SnapshotStore and the URL annotated
+//     (hypershift.openshift.io/etcd-snapshot-url); a HostedCluster created
+//     with spec.etcd.managed.storage.restoreSnapshotURL starts from it.
 //
 // Failure injection, for demos and tests, by annotations on a HostedCluster
 // (the value is the message the conditions carry; empty means a default):
@@ -136,6 +147,9 @@ type Options struct {
 	// the kube-apiserver Service of each control-plane namespace is routed
 	// to its control plane's real listener there (kasservice.go).
 	ClusterDNS *clusterdns.Table
+	// SnapshotStore is where etcd snapshots of paused HostedClusters are
+	// uploaded (relocation.go); nil means one store for the process.
+	SnapshotStore *SnapshotStore
 }
 
 func (o Options) withDefaults() Options {
@@ -144,6 +158,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.ControlPlanes == nil {
 		o.ControlPlanes = EndpointOnly{}
+	}
+	if o.SnapshotStore == nil {
+		o.SnapshotStore = defaultSnapshotStore
 	}
 	return o
 }

@@ -82,7 +82,7 @@ func run(m *testing.M) int {
 	}
 	done := make(chan error, 1)
 	go func() {
-		done <- hypershiftsim.Run(ctx, cfg, "hypershift", hypershiftsim.Options{RolloutDuration: rollout})
+		done <- hypershiftsim.Run(ctx, cfg, "hypershift", hypershiftsim.Options{RolloutDuration: rollout, ControlPlanes: snapshots})
 	}()
 	code := m.Run()
 	cancel()

@@ -60,7 +60,8 @@ your permissions: a fleet admin sees the whole fleet, a tenant its own namespace
 		"the hub's --scheduling-strategy (Spread or BinPack): explain decides with it where no Placement annotation overrides it")
 	root.PersistentFlags().StringVar(&o.hubNS, "hub-namespace", addon.DefaultHubNamespace, "the hub's --namespace")
 	root.PersistentFlags().StringSliceVar(&o.configNS, "hub-hosting-config-namespaces", nil, "the hub's --hosting-config-namespaces")
-	root.AddCommand(o.statusCommand(), o.explainCommand(), o.hostsCommand(), o.upgradeCommand(), o.cordonCommand(true), o.cordonCommand(false))
+	root.AddCommand(o.statusCommand(), o.explainCommand(), o.hostsCommand(), o.upgradeCommand(), o.cordonCommand(true), o.cordonCommand(false),
+		o.relocateCommand(), o.drainCommand())
 	return root
 }
 

@@ -1,0 +1,138 @@
+package relocation
+
+import "fmt"
+
+// Phase is where a relocation is.
+type Phase string
+
+// The phases, in order (docs/operations.md has the table of what each
+// writes and waits for). Done, Failed and RolledBack are final.
+const (
+	PhasePausing        Phase = "Pausing"
+	PhaseBackingUp      Phase = "BackingUp"
+	PhaseRestoring      Phase = "Restoring"
+	PhaseVerifying      Phase = "Verifying"
+	PhaseSwitching      Phase = "Switching"
+	PhaseCleaningSource Phase = "CleaningSource"
+	PhaseRollingBack    Phase = "RollingBack"
+	PhaseDone           Phase = "Done"
+	PhaseFailed         Phase = "Failed"
+	PhaseRolledBack     Phase = "RolledBack"
+)
+
+// Final says whether nothing follows p.
+func (p Phase) Final() bool { return p == PhaseDone || p == PhaseFailed || p == PhaseRolledBack }
+
+// Reasons a running relocation rolls back.
+const (
+	ReasonCancelled        = "Cancelled"
+	ReasonDestinationLost  = "DestinationLost"
+	ReasonTimedOut         = "TimedOut"
+	ReasonIdentityMismatch = "IdentityMismatch"
+)
+
+// Identity is what must be the same on both sides of a move.
+type Identity struct {
+	InfraID   string
+	ClusterID string
+}
+
+// Observed is what the hub reads before each step: the ManifestWorks'
+// feedback from both management clusters, the HostedClusterDeployment's
+// binding and the relocation's own record. Zero values mean "not seen".
+type Observed struct {
+	// SourcePaused: the source's HostedCluster reports
+	// ReconciliationActive=False (ReconciliationPaused) for the generation
+	// that carries pausedUntil.
+	SourcePaused bool
+	// SnapshotURL is the snapshot the source reported while paused.
+	SnapshotURL string
+	// DestinationApplied: the destination's ManifestWork is Applied.
+	DestinationApplied bool
+	// DestinationAvailable: the destination's HostedCluster is Available.
+	DestinationAvailable bool
+	// Source and Destination are the identities each side reports.
+	Source, Destination Identity
+	// DestinationGone: no ManifestWork, and no HostedCluster, on the
+	// destination (after a rollback).
+	DestinationGone bool
+	// Switched is the relocation's record that the binding moves (written
+	// before the scheduler rebinds, so it happens once).
+	Switched bool
+	// BoundTo is the HostedClusterDeployment's status.hostingCluster.
+	BoundTo string
+	// SourceGone: the source's HostedCluster is gone.
+	SourceGone bool
+	// Cancelled: the relocation is being deleted.
+	Cancelled bool
+	// DestinationLost: the destination's ManagedCluster is unavailable.
+	DestinationLost bool
+	// TimedOut: the destination was not Available in time.
+	TimedOut bool
+}
+
+// Next is the phase that follows cur given what is observed, with the
+// reason and message of the transition ("" when cur still holds). Pure:
+// the controller calls it on every reconcile, so a hub restarted at any
+// point continues from the recorded phase and the facts.
+//
+// The order keeps one control plane running at every instant: the
+// destination is created only from a snapshot taken while the source was
+// paused, the source stays paused (not deleted) until the destination is
+// Available and the binding has moved, and once the binding has moved
+// there is no way back, only forward (CleaningSource is retried).
+func Next(destination string, cur Phase, o Observed) (next Phase, reason, message string) {
+	if cur.Final() {
+		return cur, "", ""
+	}
+	if cur == "" {
+		cur = PhasePausing
+	}
+	beforeSwitch := !o.Switched && cur != PhaseSwitching && cur != PhaseCleaningSource
+	if beforeSwitch && cur != PhaseRollingBack {
+		switch {
+		case o.Cancelled:
+			return PhaseRollingBack, ReasonCancelled, "the relocation was deleted before the binding moved: the source resumes"
+		case o.DestinationLost:
+			return PhaseRollingBack, ReasonDestinationLost, destination + " became unavailable before the binding moved: the source resumes"
+		case o.TimedOut:
+			return PhaseRollingBack, ReasonTimedOut, "the destination did not become Available in time: the source resumes"
+		}
+	}
+	switch cur {
+	case PhasePausing:
+		if o.SourcePaused {
+			return PhaseBackingUp, string(PhaseBackingUp), "the source is paused; waiting for its etcd snapshot"
+		}
+	case PhaseBackingUp:
+		if o.SnapshotURL != "" {
+			return PhaseRestoring, string(PhaseRestoring), "snapshot taken; restoring it on " + destination
+		}
+	case PhaseRestoring:
+		if o.DestinationApplied {
+			return PhaseVerifying, string(PhaseVerifying), "waiting for the hosted cluster on " + destination + " to be Available"
+		}
+	case PhaseVerifying:
+		if !o.DestinationAvailable {
+			break
+		}
+		if o.Destination != o.Source {
+			return PhaseRollingBack, ReasonIdentityMismatch, fmt.Sprintf("the destination reports infraID %q, clusterID %q; the source %q, %q",
+				o.Destination.InfraID, o.Destination.ClusterID, o.Source.InfraID, o.Source.ClusterID)
+		}
+		return PhaseSwitching, string(PhaseSwitching), "the hosted cluster is Available on " + destination + "; moving the binding"
+	case PhaseSwitching:
+		if o.Switched && o.BoundTo == destination {
+			return PhaseCleaningSource, string(PhaseCleaningSource), "bound to " + destination + "; removing the paused source"
+		}
+	case PhaseCleaningSource:
+		if o.SourceGone {
+			return PhaseDone, string(PhaseDone), "relocated to " + destination
+		}
+	case PhaseRollingBack:
+		if o.DestinationGone && !o.SourcePaused {
+			return PhaseRolledBack, string(PhaseRolledBack), "the destination is removed and the source runs again"
+		}
+	}
+	return cur, "", ""
+}
