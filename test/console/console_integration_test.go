@@ -155,7 +155,11 @@ func TestPluginAsAdminAndTenant(t *testing.T) {
 	}
 	aDetails := "/hcpfleet/ns/" + tenantNS + "/hostedclusterdeployments/" + a.Name
 	bDetails := "/hcpfleet/ns/" + otherNS + "/hostedclusterdeployments/" + b.Name
-	shots := filepath.Join(repo, "bin", "console-screenshots")
+	// Absolute: the browser runs in console/.
+	shots, err := filepath.Abs(filepath.Join(repo, "bin", "console-screenshots"))
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	t.Run("admin", func(t *testing.T) {
 		got := browse(t, Identity{}, "admin", shots, []page{
@@ -212,9 +216,6 @@ func browse(t *testing.T, id Identity, who, shots string, pages []page) map[stri
 	cmd := exec.CommandContext(ctx, "node", "test/browser.mjs", srv.URL, who, shots)
 	cmd.Dir = filepath.Join(repo, "console")
 	cmd.Env = append(os.Environ(), fmt.Sprintf("CONSOLE_TEST_PAGE_TIMEOUT_MS=%d", pageTimeout.Milliseconds()))
-	if shots, err = filepath.Abs(shots); err == nil {
-		cmd.Args[len(cmd.Args)-1] = shots
-	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(in), &stdout, &stderr
 	began := time.Now()
