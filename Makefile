@@ -185,6 +185,22 @@ test: vet verify ## Generated files current, then unit, integration and end-to-e
 resilience: ## The resilience suite (test/resilience): failures injected into one local fleet; prints a table. RESILIENCE_HCDS, RESILIENCE_KILLS, RESILIENCE_OUTAGE, RESILIENCE_SEED size it.
 	HCPFLEET_RESILIENCE=1 KUBEBUILDER_ASSETS="$(K8S_BINS)" $(GO) test $(INTEGRATION) ./test/resilience -run '^TestResilience$$' -count=1 -v -timeout 45m $(TEST_FLAGS)
 
+# The console plugin (console/, docs/console.md): a Node.js project apart
+# from the Go build, so `go build` and `make test` need no npm. `make console`
+# installs the locked dependencies and builds the plugin into console/dist;
+# `make console-test` runs its jest tests, builds the test host
+# (console/test/host) and runs test/console: headless Chromium (Debian's
+# chromium; CHROMIUM overrides the path) loads the plugin against a local
+# fleet as an admin and as a tenant, screenshots in bin/console-screenshots.
+.PHONY: console
+console: ## Build the console plugin into console/dist (npm ci, webpack).
+	cd console && npm ci --no-audit --no-fund && npm run build
+
+.PHONY: console-test
+console-test: console ## The console plugin's jest tests and its browser test against a local fleet (test/console; needs chromium).
+	cd console && npm test && npm run build:host
+	HCPFLEET_CONSOLE_TEST=1 KUBEBUILDER_ASSETS="$(K8S_BINS)" $(GO) test $(INTEGRATION) ./test/console -run '^TestPluginAsAdminAndTenant$$' -count=1 -v -timeout 30m $(TEST_FLAGS)
+
 # `make bench`: the fleet-scale benchmark on one local fleet (not part of
 # `make test`): the hub API server's write floor, a burst through hcp-fleet's
 # scheduler and through one Placement per hosted cluster, status latency;

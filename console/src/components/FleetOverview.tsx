@@ -1,0 +1,100 @@
+// The fleet overview: the management clusters as `kubectl hcpfleet status`
+// shows them (availability, cordon, add-on and HyperShift operator state,
+// hosted count, capacity, claims) and the hosted clusters on each. A tenant
+// may not list ManagedClusters: the API server refuses, and the page says so.
+import * as React from 'react';
+import { Link } from 'react-router';
+import { useK8sWatchResource } from '@openshift-console/dynamic-plugin-sdk';
+import { Label, PageSection, Spinner, Title } from '@patternfly/react-core';
+import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
+import { AddOnPlacementScoreModel, HCDModel, ManagedClusterAddOnModel, ManagedClusterModel } from '../models';
+import {
+  hosts,
+  type AddOnPlacementScore,
+  type HCD,
+  type ManagedCluster,
+  type ManagedClusterAddOn,
+} from '../fleet';
+import { LoadError } from './common';
+
+const FleetOverview: React.FC = () => {
+  const [clusters, clustersLoaded, clustersError] = useK8sWatchResource<ManagedCluster[]>({
+    groupVersionKind: ManagedClusterModel,
+    isList: true,
+  });
+  const [addOns] = useK8sWatchResource<ManagedClusterAddOn[]>({
+    groupVersionKind: ManagedClusterAddOnModel,
+    isList: true,
+  });
+  const [scores] = useK8sWatchResource<AddOnPlacementScore[]>({
+    groupVersionKind: AddOnPlacementScoreModel,
+    isList: true,
+  });
+  const [hcds, , hcdsError] = useK8sWatchResource<HCD[]>({ groupVersionKind: HCDModel, isList: true });
+  const rows = React.useMemo(
+    () => hosts(clusters ?? [], addOns ?? [], scores ?? [], hcdsError ? [] : hcds ?? []),
+    [clusters, addOns, scores, hcds, hcdsError],
+  );
+  return (
+    <PageSection>
+      <Title headingLevel="h1">Hosted control plane fleet</Title>
+      {clustersError ? (
+        <LoadError what="the management clusters" error={clustersError} />
+      ) : !clustersLoaded ? (
+        <Spinner aria-label="Loading management clusters" />
+      ) : (
+        <Table aria-label="Management clusters" variant="compact" data-test="hosts">
+          <Thead>
+            <Tr>
+              <Th>Name</Th>
+              <Th>Available</Th>
+              <Th>Add-on</Th>
+              <Th>HyperShift operator</Th>
+              <Th>Hosted / capacity</Th>
+              <Th>Free score</Th>
+              <Th>Platforms</Th>
+              <Th>Versions</Th>
+              <Th>Hosted clusters</Th>
+            </Tr>
+          </Thead>
+          <Tbody>
+            {rows.map((h) => (
+              <Tr key={h.name} data-test={`host-${h.name}`}>
+                <Td dataLabel="Name">{h.name}</Td>
+                <Td dataLabel="Available">
+                  {h.available}
+                  {h.cordoned && (
+                    <Label color="orange" isCompact data-test="cordoned">
+                      Cordoned
+                    </Label>
+                  )}
+                </Td>
+                <Td dataLabel="Add-on">{h.addOn}</Td>
+                <Td dataLabel="HyperShift operator">{h.operator}</Td>
+                <Td dataLabel="Hosted / capacity" title={h.capacityBasis}>
+                  {h.hosted} / {h.capacity}
+                </Td>
+                <Td dataLabel="Free score">{h.freeScore}</Td>
+                <Td dataLabel="Platforms">{h.platforms}</Td>
+                <Td dataLabel="Versions">{h.versions}</Td>
+                <Td dataLabel="Hosted clusters">
+                  {h.deployments.map((d) => {
+                    const [ns, name] = d.split('/');
+                    return (
+                      <div key={d}>
+                        <Link to={`/hcpfleet/ns/${ns}/hostedclusterdeployments/${name}`}>{d}</Link>
+                      </div>
+                    );
+                  })}
+                </Td>
+              </Tr>
+            ))}
+          </Tbody>
+        </Table>
+      )}
+      {hcdsError && <LoadError what="HostedClusterDeployments in all namespaces" error={hcdsError} />}
+    </PageSection>
+  );
+};
+
+export default FleetOverview;

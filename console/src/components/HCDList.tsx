@@ -1,0 +1,78 @@
+// The HostedClusterDeployments of a namespace (or of all, for whoever may
+// list them there): phase, host, version, imported ManagedCluster, key
+// conditions and the first problem, as `kubectl hcpfleet status` lists them.
+import * as React from 'react';
+import { Link, useParams } from 'react-router';
+import { useK8sWatchResource } from '@openshift-console/dynamic-plugin-sdk';
+import { PageSection, Spinner, Title } from '@patternfly/react-core';
+import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
+import { HCDModel } from '../models';
+import { phase, problem, version, type HCD } from '../fleet';
+import { LoadError } from './common';
+
+export const HCDTable: React.FC<{ hcds: HCD[] }> = ({ hcds }) => (
+  <Table aria-label="HostedClusterDeployments" variant="compact" data-test="hcds">
+    <Thead>
+      <Tr>
+        <Th>Name</Th>
+        <Th>Namespace</Th>
+        <Th>Phase</Th>
+        <Th>Host</Th>
+        <Th>Version</Th>
+        <Th>Imported as</Th>
+        <Th>Problem</Th>
+      </Tr>
+    </Thead>
+    <Tbody>
+      {hcds.map((h) => (
+        <Tr key={`${h.metadata.namespace}/${h.metadata.name}`} data-test={`hcd-${h.metadata.name}`}>
+          <Td dataLabel="Name">
+            <Link to={`/hcpfleet/ns/${h.metadata.namespace}/hostedclusterdeployments/${h.metadata.name}`}>
+              {h.metadata.name}
+            </Link>
+          </Td>
+          <Td dataLabel="Namespace">{h.metadata.namespace}</Td>
+          <Td dataLabel="Phase">{phase(h)}</Td>
+          <Td dataLabel="Host">{h.status?.hostingCluster || '-'}</Td>
+          <Td dataLabel="Version">{version(h) || '-'}</Td>
+          <Td dataLabel="Imported as">{h.status?.managedCluster || '-'}</Td>
+          <Td dataLabel="Problem">{problem(h)}</Td>
+        </Tr>
+      ))}
+    </Tbody>
+  </Table>
+);
+
+const HCDList: React.FC = () => {
+  // Route: /hcpfleet/ns/:ns/hostedclusterdeployments, or
+  // /hcpfleet/all-namespaces/hostedclusterdeployments (no :ns).
+  const { ns } = useParams();
+  const [hcds, loaded, error] = useK8sWatchResource<HCD[]>({
+    groupVersionKind: HCDModel,
+    isList: true,
+    namespace: ns,
+  });
+  const sorted = React.useMemo(
+    () =>
+      [...(hcds ?? [])].sort((a, b) =>
+        `${a.metadata.namespace}/${a.metadata.name}`.localeCompare(`${b.metadata.namespace}/${b.metadata.name}`),
+      ),
+    [hcds],
+  );
+  return (
+    <PageSection>
+      <Title headingLevel="h1">HostedClusterDeployments{ns ? ` in ${ns}` : ''}</Title>
+      {error ? (
+        <LoadError what={`HostedClusterDeployments${ns ? ` in ${ns}` : ' in all namespaces'}`} error={error} />
+      ) : !loaded ? (
+        <Spinner aria-label="Loading" />
+      ) : sorted.length === 0 ? (
+        <p data-test="empty">No HostedClusterDeployments.</p>
+      ) : (
+        <HCDTable hcds={sorted} />
+      )}
+    </PageSection>
+  );
+};
+
+export default HCDList;

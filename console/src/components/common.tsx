@@ -1,0 +1,25 @@
+// Small pieces the pages share: how a load error and a condition's state
+// are shown.
+import * as React from 'react';
+import { Alert, Label } from '@patternfly/react-core';
+import { good, type Condition } from '../fleet';
+
+// errorText is what the API server answered (a tenant's 403 included):
+// the page says why it shows nothing rather than showing an empty list.
+export const errorText = (err: unknown): string => {
+  if (!err) return '';
+  const e = err as { message?: string; json?: { message?: string }; code?: number };
+  return e.json?.message ?? e.message ?? String(err);
+};
+
+export const LoadError: React.FC<{ what: string; error: unknown }> = ({ what, error }) => (
+  <Alert variant="warning" isInline title={`Cannot read ${what}`} data-test="load-error">
+    {errorText(error)}
+  </Alert>
+);
+
+export const ConditionLabel: React.FC<{ condition: Condition }> = ({ condition }) => (
+  <Label color={good(condition) ? 'green' : condition.status === 'Unknown' ? 'grey' : 'red'} isCompact>
+    {condition.type}={condition.status}
+  </Label>
+);

@@ -1,0 +1,129 @@
+// The host's '@openshift-console/dynamic-plugin-sdk' shared module: what the
+// console provides to plugins under that name (its lib-core), reduced to the
+// hooks this plugin calls. The published npm package is only the plugin's
+// build-time face: its lib requires console internals (@console/shared), so
+// a host that is not the console must provide the implementation itself.
+//
+// useK8sWatchResource follows the console's
+// frontend/packages/console-dynamic-plugin-sdk/src/utils/k8s/hooks/useK8sWatchResource.ts
+// and app/k8s/actions/k8s.ts (watchK8sList, watchK8sObject): find the
+// resource from the group/version/kind (the console's models come from API
+// discovery), list or get it through the console's proxy at
+// /api/kubernetes (the user's own identity), then watch it over a websocket
+// from the returned resourceVersion; the answer is [data, loaded,
+// loadError], and loadError carries the API server's Status like the
+// console's HttpError (message, code, json).
+import * as React from 'react';
+
+export type K8sGroupVersionKind = { group?: string; version: string; kind: string };
+export type WatchK8sResource = {
+  groupVersionKind: K8sGroupVersionKind;
+  name?: string;
+  namespace?: string;
+  isList?: boolean;
+};
+
+type K8sObject = { metadata: { name?: string; namespace?: string; resourceVersion?: string; uid?: string } };
+
+export class HttpError extends Error {
+  constructor(
+    message: string,
+    public code: number,
+    public json?: { message?: string; reason?: string },
+  ) {
+    super(message);
+  }
+}
+
+const base = '/api/kubernetes';
+
+const fetchJSON = async (url: string) => {
+  const res = await fetch(url, { headers: { Accept: 'application/json' }, credentials: 'same-origin' });
+  const body = await res.json().catch(() => undefined);
+  if (!res.ok) {
+    throw new HttpError(body?.message ?? res.statusText, res.status, body);
+  }
+  return body;
+};
+
+// Discovery: the plural resource name and scope of a kind (the console's
+// models, built the same way from /apis).
+const models = new Map<string, Promise<{ plural: string; namespaced: boolean }>>();
+const modelFor = (gvk: K8sGroupVersionKind) => {
+  const gv = gvk.group ? `apis/${gvk.group}/${gvk.version}` : `api/${gvk.version}`;
+  const key = `${gv}/${gvk.kind}`;
+  if (!models.has(key)) {
+    models.set(
+      key,
+      fetchJSON(`${base}/${gv}`).then((list: { resources: { name: string; kind: string; namespaced: boolean }[] }) => {
+        const r = list.resources.find((x) => x.kind === gvk.kind && !x.name.includes('/'));
+        if (!r) throw new HttpError(`no model for ${key}`, 404);
+        return { plural: r.name, namespaced: r.namespaced };
+      }),
+    );
+  }
+  return models.get(key).then((m) => ({ gv, ...m }));
+};
+
+const urlFor = (gv: string, plural: string, namespaced: boolean, namespace?: string, name?: string) =>
+  `${base}/${gv}${namespaced && namespace ? `/namespaces/${encodeURIComponent(namespace)}` : ''}/${plural}${
+    name ? `/${encodeURIComponent(name)}` : ''
+  }`;
+
+const keyOf = (o: K8sObject) => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+
+export const useK8sWatchResource = <R,>(resource: WatchK8sResource | null): [R, boolean, unknown] => {
+  const [state, setState] = React.useState<{ data: unknown; loaded: boolean; error: unknown }>({
+    data: resource?.isList ? [] : {},
+    loaded: false,
+    error: undefined,
+  });
+  const key = JSON.stringify(resource ?? null);
+  React.useEffect(() => {
+    if (!resource) return undefined;
+    const { groupVersionKind, namespace, name, isList } = JSON.parse(key) as WatchK8sResource;
+    let closed = false;
+    let ws: WebSocket | undefined;
+    const items = new Map<string, K8sObject>();
+    const publish = () => {
+      if (closed) return;
+      const list = [...items.values()];
+      setState({ data: isList ? list : list[0] ?? {}, loaded: true, error: undefined });
+    };
+    (async () => {
+      try {
+        const m = await modelFor(groupVersionKind);
+        const collection = urlFor(m.gv, m.plural, m.namespaced, namespace);
+        let rv: string;
+        if (isList) {
+          const list = await fetchJSON(collection);
+          list.items.forEach((o: K8sObject) => items.set(keyOf(o), o));
+          rv = list.metadata.resourceVersion;
+        } else {
+          const o = await fetchJSON(urlFor(m.gv, m.plural, m.namespaced, namespace, name));
+          items.set(keyOf(o), o);
+          rv = o.metadata.resourceVersion;
+        }
+        publish();
+        if (closed) return;
+        const q = new URLSearchParams({ watch: 'true', resourceVersion: rv });
+        if (!isList) q.set('fieldSelector', `metadata.name=${name}`);
+        ws = new WebSocket(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}${collection}?${q}`);
+        ws.onmessage = (msg) => {
+          const ev = JSON.parse(msg.data) as { type: string; object: K8sObject };
+          if (ev.type === 'DELETED') items.delete(keyOf(ev.object));
+          else if (ev.type === 'ADDED' || ev.type === 'MODIFIED') items.set(keyOf(ev.object), ev.object);
+          else return;
+          publish();
+        };
+      } catch (error) {
+        if (!closed) setState({ data: isList ? [] : {}, loaded: false, error });
+      }
+    })();
+    return () => {
+      closed = true;
+      ws?.close();
+    };
+  }, [key]);
+  return [state.data as R, state.loaded, state.error];
+};

@@ -1,0 +1,275 @@
+//go:build integration
+
+package console
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/fleettest"
+	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hcpfleet"
+	"github.com/hcp-fleet/hcp-fleet/internal/poll"
+	"github.com/hcp-fleet/hcp-fleet/pkg/cmd/hub"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
+)
+
+// The tenant is user alice in group team-a, bound to hcp-fleet:tenant in
+// namespace team-a only (manifests/hub/50-tenant-clusterrole.yaml);
+// team-b's deployment is one she must not see.
+const (
+	tenantNS    = "team-a"
+	otherNS     = "team-b"
+	tenantUser  = "alice"
+	cordonedMC  = "cluster-2"
+	pluginName  = "hcp-fleet"
+	enableEnv   = "HCPFLEET_CONSOLE_TEST"
+	pageTimeout = 4 * time.Minute
+)
+
+var (
+	env   *fleettest.Env
+	admin client.Client
+	// repo is the repository root (the test runs in test/console).
+	repo = filepath.Join("..", "..")
+)
+
+func TestMain(m *testing.M) {
+	// Under `make test` the browser test does not run, and starts no
+	// fleet: `make console-test` builds the plugin and sets enableEnv.
+	if os.Getenv(enableEnv) == "" {
+		os.Exit(m.Run())
+	}
+	fleettest.Main(m, 2, func(e *fleettest.Env) {
+		env = e
+		var err error
+		if admin, err = client.New(e.Fleet.Hub.Config(), client.Options{Scheme: hub.Scheme}); err != nil {
+			panic(err)
+		}
+		if err := setUp(context.Background()); err != nil {
+			panic(fmt.Sprintf("setting up the fleet: %v", err))
+		}
+	})
+}
+
+// setUp enables the add-on on both management clusters, creates the two
+// tenants' namespaces with a HostedClusterDeployment each, waits until both
+// are bound, then cordons cluster-2 (after binding, so that the cordon only
+// shows, and changes no placement).
+func setUp(ctx context.Context) error {
+	if err := hcpfleet.EnableOnAll(ctx, env.Fleet); err != nil {
+		return err
+	}
+	if err := hcpfleet.WaitHostsReady(ctx, env.Fleet, admin, os.Stdout, 5*time.Minute); err != nil {
+		return err
+	}
+	for _, ns := range []string{tenantNS, otherNS} {
+		if err := fleettest.Tenant(ctx, admin, ns); err != nil {
+			return err
+		}
+		rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "hcp-fleet-tenant"},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "hcp-fleet:tenant"},
+			Subjects: []rbacv1.Subject{{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: ns}}}
+		if err := admin.Create(ctx, rb); err != nil && !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+		if err := admin.Create(ctx, fleettest.HCD(ns, hcdName(ns))); err != nil && !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+	}
+	err := poll.Wait(5*time.Minute, func(ctx context.Context) error {
+		for _, ns := range []string{tenantNS, otherNS} {
+			h := &v1alpha1.HostedClusterDeployment{}
+			if err := admin.Get(ctx, types.NamespacedName{Namespace: ns, Name: hcdName(ns)}, h); err != nil {
+				return err
+			}
+			if h.Status.HostingCluster == "" || h.Status.KubeconfigSecret == nil {
+				return fmt.Errorf("%s/%s: not bound or no kubeconfig yet (phase %s)", ns, h.Name, h.Phase())
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	mc := &clusterv1.ManagedCluster{}
+	if err := admin.Get(ctx, types.NamespacedName{Name: cordonedMC}, mc); err != nil {
+		return err
+	}
+	mc.Spec.Taints = append(mc.Spec.Taints, clusterv1.Taint{Key: hosting.TaintUnschedulable, Effect: clusterv1.TaintEffectNoSelect,
+		TimeAdded: metav1.Now()})
+	return admin.Update(ctx, mc)
+}
+
+func hcdName(ns string) string { return strings.TrimPrefix(ns, "team-") + "-cluster" }
+
+// page is one page the browser visits, and the selectors whose presence
+// says its data (or the API server's refusal) arrived.
+type page struct {
+	Name    string   `json:"name"`
+	Path    string   `json:"path"`
+	WaitFor []string `json:"waitFor"`
+}
+
+type visit struct {
+	Name       string `json:"name"`
+	Text       string `json:"text"`
+	Screenshot string `json:"screenshot"`
+	Error      string `json:"error"`
+}
+
+// TestPluginAsAdminAndTenant loads the built plugin in headless Chromium as
+// the hub admin and as a tenant, and checks what each page shows: the admin
+// sees every management cluster (cluster-2 cordoned) with the hosted
+// clusters on it and every namespace's deployments; the tenant sees its own
+// namespace's deployment, and the API server's refusal for management
+// clusters, all namespaces and the other tenant's deployment.
+func TestPluginAsAdminAndTenant(t *testing.T) {
+	if env == nil {
+		t.Skipf("the console browser test runs under `make console-test` (%s=1, after `make console`)", enableEnv)
+	}
+	ctx := context.Background()
+	a, b := &v1alpha1.HostedClusterDeployment{}, &v1alpha1.HostedClusterDeployment{}
+	if err := admin.Get(ctx, types.NamespacedName{Namespace: tenantNS, Name: hcdName(tenantNS)}, a); err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.Get(ctx, types.NamespacedName{Namespace: otherNS, Name: hcdName(otherNS)}, b); err != nil {
+		t.Fatal(err)
+	}
+	aDetails := "/hcpfleet/ns/" + tenantNS + "/hostedclusterdeployments/" + a.Name
+	bDetails := "/hcpfleet/ns/" + otherNS + "/hostedclusterdeployments/" + b.Name
+	// Absolute: the browser runs in console/.
+	shots, err := filepath.Abs(filepath.Join(repo, "bin", "console-screenshots"))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("admin", func(t *testing.T) {
+		got := browse(t, Identity{}, "admin", shots, []page{
+			{"fleet", "/hcpfleet/fleet", []string{"[data-test=host-cluster-1]", "[data-test=cordoned]", "[data-test=hosts] a"}},
+			{"hcds", "/hcpfleet/all-namespaces/hostedclusterdeployments", []string{"[data-test=hcd-" + a.Name + "]", "[data-test=hcd-" + b.Name + "]"}},
+			{"hcd", aDetails, []string{"[data-test=condition-Scheduled]"}},
+		})
+		contains(t, got["fleet"], "cluster-1", "cluster-2", "Cordoned", "Available", tenantNS+"/"+a.Name, otherNS+"/"+b.Name)
+		contains(t, got["hcds"], a.Name, b.Name, a.Status.HostingCluster)
+		contains(t, got["hcd"], a.Status.HostingCluster, a.Status.KubeconfigSecret.Name, "Scheduled", a.Name+"-workers")
+	})
+
+	t.Run("tenant", func(t *testing.T) {
+		got := browse(t, Identity{User: tenantUser, Groups: []string{tenantNS, "system:authenticated"}}, "tenant", shots, []page{
+			{"fleet", "/hcpfleet/fleet", []string{"[data-test=load-error]"}},
+			{"hcds", "/hcpfleet/ns/" + tenantNS + "/hostedclusterdeployments", []string{"[data-test=hcd-" + a.Name + "]"}},
+			{"hcds-all", "/hcpfleet/all-namespaces/hostedclusterdeployments", []string{"[data-test=load-error]"}},
+			{"hcd", aDetails, []string{"[data-test=condition-Scheduled]"}},
+			{"hcd-other", bDetails, []string{"[data-test=load-error]"}},
+		})
+		contains(t, got["fleet"], `User "alice" cannot list resource "managedclusters"`)
+		absent(t, got["fleet"], "cluster-1", "Cordoned")
+		contains(t, got["hcds"], a.Name, a.Status.HostingCluster)
+		absent(t, got["hcds"], b.Name)
+		contains(t, got["hcds-all"], `cannot list resource "hostedclusterdeployments"`)
+		contains(t, got["hcd"], a.Status.KubeconfigSecret.Name, "Scheduled")
+		contains(t, got["hcd-other"], `cannot get resource "hostedclusterdeployments"`)
+		absent(t, got["hcd-other"], b.Status.KubeconfigSecret.Name)
+	})
+}
+
+// browse serves the host page, the built plugin and the hub proxy as id,
+// and has the browser visit pages; it returns each page's text by name.
+func browse(t *testing.T, id Identity, who, shots string, pages []page) map[string]string {
+	t.Helper()
+	for _, dir := range []string{"console/dist/plugin-manifest.json", "console/dist-host/host.js"} {
+		if _, err := os.Stat(filepath.Join(repo, dir)); err != nil {
+			t.Fatalf("%v: run `make console` first", err)
+		}
+	}
+	kube, err := KubeProxy(env.Fleet.Hub.Config(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(HostHandler(repo, pluginName, kube))
+	defer srv.Close()
+
+	in, err := json.Marshal(pages)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(len(pages)+1)*pageTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", "test/browser.mjs", srv.URL, who, shots)
+	cmd.Dir = filepath.Join(repo, "console")
+	cmd.Env = append(os.Environ(), fmt.Sprintf("CONSOLE_TEST_PAGE_TIMEOUT_MS=%d", pageTimeout.Milliseconds()))
+	var stdout, stderr bytes.Buffer
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(in), &stdout, &stderr
+	began := time.Now()
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("browser: %v\n%s", err, stderr.String())
+	}
+	t.Logf("browser as %s: %d pages in %s", who, len(pages), time.Since(began).Round(time.Millisecond))
+	var visits []visit
+	if err := json.Unmarshal(stdout.Bytes(), &visits); err != nil {
+		t.Fatalf("browser report: %v\n%s", err, stdout.String())
+	}
+	got := map[string]string{}
+	for _, v := range visits {
+		if v.Error != "" {
+			t.Errorf("%s %s: %s\npage text:\n%s", who, v.Name, v.Error, v.Text)
+		}
+		got[v.Name] = v.Text
+	}
+	return got
+}
+
+func contains(t *testing.T, text string, want ...string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(text, w) {
+			t.Errorf("page does not show %q; it shows:\n%s", w, text)
+		}
+	}
+}
+
+func absent(t *testing.T, text string, unwanted ...string) {
+	t.Helper()
+	for _, w := range unwanted {
+		if strings.Contains(text, w) {
+			t.Errorf("page shows %q; it must not:\n%s", w, text)
+		}
+	}
+}
+
+// HostHandler serves the test host as the console serves itself and its
+// plugins: the host page for every app path, its script and PatternFly's
+// styles under /static/, the plugin's built assets under
+// /api/plugins/<name>/ (the console proxies these to the plugin's Service),
+// and the hub under /api/kubernetes/.
+func HostHandler(repo, plugin string, kube http.Handler) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/api/kubernetes/", kube)
+	mux.Handle("/api/plugins/"+plugin+"/", http.StripPrefix("/api/plugins/"+plugin+"/",
+		http.FileServer(http.Dir(filepath.Join(repo, "console", "dist")))))
+	mux.Handle("/static/patternfly/", http.StripPrefix("/static/patternfly/",
+		http.FileServer(http.Dir(filepath.Join(repo, "console", "node_modules", "@patternfly", "patternfly")))))
+	mux.Handle("/static/", http.StripPrefix("/static/", http.FileServer(http.Dir(filepath.Join(repo, "console", "dist-host")))))
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		http.ServeFile(w, r, filepath.Join(repo, "console", "test", "host", "index.html"))
+	})
+	return mux
+}
