@@ -162,6 +162,14 @@ func (s severable) RoundTrip(req *http.Request) (*http.Response, error) {
 // AgentImage is the agent image the local fleet runs (in-process).
 const AgentImage = addon.DefaultAgentImage
 
+// BrokenHyperShiftOperatorImage is a HyperShift operator image whose
+// operator fails at start on the local fleet (hypershiftsim's
+// OperatorFailure): the kubelet stand-in restarts it with back-off and
+// reports its Deployment unavailable (CrashLoopBackOff), as a real cluster
+// would for an operator image that crash-loops. Set it as a HostingConfig's
+// spec.operator.image to make one management cluster's operator unhealthy.
+const BrokenHyperShiftOperatorImage = "quay.io/hcp-fleet-test/hypershift-operator-broken:latest"
+
 // HubImage is the repository of the hub image (make images, the bundle's
 // install strategy) whose Deployments the hub's kubelet stand-in runs with
 // HubFromDeployment.
@@ -228,6 +236,9 @@ func Start(fleet *localfleet.Fleet, opts Options) (*Product, error) {
 				return agentcmd.Main(ctx, args, os.Stderr)
 			},
 			kubeletsim.Repository(operator.DefaultImage): hyperShift,
+			kubeletsim.Repository(BrokenHyperShiftOperatorImage): hypershiftsim.Program(hypershiftsim.Options{
+				OperatorFailure: "image " + BrokenHyperShiftOperatorImage + " crash-loops (local fleet)",
+			}),
 		}
 	}
 	for _, m := range fleet.Managed {
