@@ -73,11 +73,37 @@ func Install(ctx context.Context, fleet *localfleet.Fleet) error {
 	if err != nil {
 		return err
 	}
+	for _, o := range objs {
+		if o.GetKind() == "ClusterManagementAddOn" {
+			if err := rolloutAll(o); err != nil {
+				return err
+			}
+		}
+	}
 	applier, err := localfleet.NewApplier(fleet.Hub.Config())
 	if err != nil {
 		return err
 	}
 	return applier.Apply(ctx, objs...)
+}
+
+// rolloutAll sets the install strategy's rollouts to All: the shipped
+// Progressive strategy waits minutes per management cluster, which every
+// local fleet would spend at start-up. Tests of the rollout itself set the
+// shipped strategy (pkg/addon's release test).
+func rolloutAll(cma *unstructured.Unstructured) error {
+	placements, _, err := unstructured.NestedSlice(cma.Object, "spec", "installStrategy", "placements")
+	if err != nil {
+		return err
+	}
+	for i := range placements {
+		p, ok := placements[i].(map[string]any)
+		if !ok {
+			return fmt.Errorf("ClusterManagementAddOn %s: placement %d is not an object", cma.GetName(), i)
+		}
+		p["rolloutStrategy"] = map[string]any{"type": "All"}
+	}
+	return unstructured.SetNestedSlice(cma.Object, placements, "spec", "installStrategy", "placements")
 }
 
 // Options configure the running product.
