@@ -124,14 +124,16 @@ func TestReleaseRolloutFollowsTheStrategy(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		for _, p := range cma.Status.InstallProgressions {
-			cond := meta.FindStatusCondition(p.Conditions, addonv1alpha1.ManagedClusterAddOnConditionProgressing)
-			if cond != nil && strings.HasPrefix(cond.Message, "1/2 ") {
-				return nil
-			}
+		// One placement, hcp-fleet-hosts: one install progression.
+		if len(cma.Status.InstallProgressions) != 1 {
+			return fmt.Errorf("install progressions %+v", cma.Status.InstallProgressions)
+		}
+		p := cma.Status.InstallProgressions[0]
+		cond := meta.FindStatusCondition(p.Conditions, addonv1alpha1.ManagedClusterAddOnConditionProgressing)
+		if cond == nil || !strings.HasPrefix(cond.Message, "1/2 ") {
 			return fmt.Errorf("install progression %+v", p.Conditions)
 		}
-		return fmt.Errorf("no install progression")
+		return nil
 	})
 	ref, err := c.releaseRef(ctx, second)
 	if err != nil {
