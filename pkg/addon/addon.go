@@ -54,6 +54,24 @@ const (
 	DefaultAgentImage = "quay.io/hcp-fleet/hcp-fleet-agent:latest"
 )
 
+// The release configuration: the images of an hcp-fleet release, which the
+// hub writes as customized variables of an AddOnDeploymentConfig that the
+// ClusterManagementAddOn names as its default config. An upgrade of the hub
+// is then a config change, which OCM's addon-manager rolls out to the
+// management clusters as the install strategy's rolloutStrategy says,
+// instead of replacing every agent at once.
+const (
+	// ReleaseConfigName names the AddOnDeploymentConfig (in the hub's
+	// namespace) holding the release's images.
+	ReleaseConfigName = Name + "-release"
+	// AgentImageVariable is the customized variable of the agent image.
+	AgentImageVariable = "AgentImage"
+	// HyperShiftOperatorImageVariable is the customized variable of the
+	// default HyperShift operator image (a HostingConfig's
+	// spec.operator.image wins).
+	HyperShiftOperatorImageVariable = "HyperShiftOperatorImage"
+)
+
 // ManagedClusterAddOn condition types the agent reports. The addon-manager
 // and registration agent own Available, Degraded, Progressing and the
 // registration conditions; these are the agent's own.

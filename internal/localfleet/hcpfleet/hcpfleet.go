@@ -73,11 +73,37 @@ func Install(ctx context.Context, fleet *localfleet.Fleet) error {
 	if err != nil {
 		return err
 	}
+	for _, o := range objs {
+		if o.GetKind() == "ClusterManagementAddOn" {
+			if err := rolloutAll(o); err != nil {
+				return err
+			}
+		}
+	}
 	applier, err := localfleet.NewApplier(fleet.Hub.Config())
 	if err != nil {
 		return err
 	}
 	return applier.Apply(ctx, objs...)
+}
+
+// rolloutAll sets the install strategy's rollouts to All: the shipped
+// Progressive strategy waits minutes per management cluster, which every
+// local fleet would spend at start-up. Tests of the rollout itself set the
+// shipped strategy (pkg/addon's release test).
+func rolloutAll(cma *unstructured.Unstructured) error {
+	placements, _, err := unstructured.NestedSlice(cma.Object, "spec", "installStrategy", "placements")
+	if err != nil {
+		return err
+	}
+	for i := range placements {
+		p, ok := placements[i].(map[string]any)
+		if !ok {
+			return fmt.Errorf("ClusterManagementAddOn %s: placement %d is not an object", cma.GetName(), i)
+		}
+		p["rolloutStrategy"] = map[string]any{"type": "All"}
+	}
+	return unstructured.SetNestedSlice(cma.Object, placements, "spec", "installStrategy", "placements")
 }
 
 // Options configure the running product.
@@ -162,6 +188,14 @@ func (s severable) RoundTrip(req *http.Request) (*http.Response, error) {
 // AgentImage is the agent image the local fleet runs (in-process).
 const AgentImage = addon.DefaultAgentImage
 
+// BrokenHyperShiftOperatorImage is a HyperShift operator image whose
+// operator fails at start on the local fleet (hypershiftsim's
+// OperatorFailure): the kubelet stand-in restarts it with back-off and
+// reports its Deployment unavailable (CrashLoopBackOff), as a real cluster
+// would for an operator image that crash-loops. Set it as a HostingConfig's
+// spec.operator.image to make one management cluster's operator unhealthy.
+const BrokenHyperShiftOperatorImage = "quay.io/hcp-fleet-test/hypershift-operator-broken:latest"
+
 // HubImage is the repository of the hub image (make images, the bundle's
 // install strategy) whose Deployments the hub's kubelet stand-in runs with
 // HubFromDeployment.
@@ -228,6 +262,9 @@ func Start(fleet *localfleet.Fleet, opts Options) (*Product, error) {
 				return agentcmd.Main(ctx, args, os.Stderr)
 			},
 			kubeletsim.Repository(operator.DefaultImage): hyperShift,
+			kubeletsim.Repository(BrokenHyperShiftOperatorImage): hypershiftsim.Program(hypershiftsim.Options{
+				OperatorFailure: "image " + BrokenHyperShiftOperatorImage + " crash-loops (local fleet)",
+			}),
 		}
 	}
 	for _, m := range fleet.Managed {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,13 +25,30 @@ import (
 // kube-apiserver: a program that keeps running makes its Deployment
 // available; one that exits is reported CrashLoopBackOff, and stays so when
 // the Deployment is synced again (a status write of ours, a label change),
-// as a real crash-looping pod is not ready.
+// as a real crash-looping pod is not ready; one whose crash loop ends is
+// available again.
 func TestDeploymentAvailability(t *testing.T) {
 	cfg := testenv.Start(t)
 	kube := kubernetes.NewForConfigOrDie(cfg)
 
 	ctx, cancel := context.WithCancel(context.Background())
+	var recoversRuns atomic.Int32
 	k, err := New(cfg, Images{
+		// Fails once (as an agent whose ServiceAccount is not there yet),
+		// then keeps running.
+		"example.com/recovers": func(ctx context.Context, _ []string) error {
+			if recoversRuns.Add(1) == 1 {
+				// After the start's status write, so that the crash is
+				// the status to recover from.
+				select {
+				case <-ctx.Done():
+				case <-time.After(300 * time.Millisecond):
+				}
+				return errors.New("not yet")
+			}
+			<-ctx.Done()
+			return nil
+		},
 		"example.com/runs":    func(ctx context.Context, _ []string) error { <-ctx.Done(); return nil },
 		"example.com/crashes": func(context.Context, []string) error { return errors.New("webhook certificate expired") },
 	}, t.TempDir())
@@ -45,7 +63,8 @@ func TestDeploymentAvailability(t *testing.T) {
 	if _, err := kube.CoreV1().ServiceAccounts("default").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"runs", "crashes"} {
+	create := func(name string) {
+		t.Helper()
 		d := &appsv1.Deployment{
 			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name},
 			Spec: appsv1.DeploymentSpec{
@@ -60,6 +79,8 @@ func TestDeploymentAvailability(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	create("runs")
+	create("crashes")
 
 	// available returns the Deployment's Available condition once its
 	// status is for the current generation.
@@ -111,4 +132,13 @@ func TestDeploymentAvailability(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	waitFor("runs", corev1.ConditionTrue, "MinimumReplicasAvailable")
+
+	// A program that exited once and then keeps running is available again
+	// after its restart, as a pod whose crash loop ended is ready again.
+	create("recovers")
+	waitFor("recovers", corev1.ConditionFalse, "CrashLoopBackOff")
+	waitFor("recovers", corev1.ConditionTrue, "MinimumReplicasAvailable")
+	if n := recoversRuns.Load(); n != 2 {
+		t.Errorf("the recovering program ran %d times, want 2", n)
+	}
 }

@@ -316,7 +316,12 @@ func (k *Kubelet) start(parent context.Context, key, hash, namespace, name strin
 			k.mu.Lock()
 			p.backingOff = false
 			k.mu.Unlock()
+			exited := make(chan struct{})
+			if longRunning && attempt > 1 {
+				go k.readyAfterRestart(ctx, namespace, name, exited)
+			}
 			err := k.runOnce(ctx, podDir, namespace, spec, container, program)
+			close(exited)
 			if ctx.Err() != nil {
 				return
 			}
@@ -348,6 +353,29 @@ func (k *Kubelet) start(parent context.Context, key, hash, namespace, name strin
 			}
 		}
 	}()
+}
+
+// restartReadyAfter is how long a restarted program must keep running
+// before its Deployment is available again: the kubelet reports a restarted
+// container ready once it runs (these pods have no readiness probes), and a
+// program that exits at once stays in back-off instead of flapping.
+const restartReadyAfter = time.Second
+
+// readyAfterRestart writes the Deployment available again once a restarted
+// program has kept running for restartReadyAfter, as the kubelet and the
+// deployment controller would after a crash-loop ends; without it the
+// Deployment would stay CrashLoopBackOff until its next change.
+func (k *Kubelet) readyAfterRestart(ctx context.Context, namespace, name string, exited <-chan struct{}) {
+	select {
+	case <-ctx.Done():
+		return
+	case <-exited:
+		return
+	case <-time.After(restartReadyAfter):
+	}
+	if d, err := k.client.AppsV1().Deployments(namespace).Get(ctx, name, metav1.GetOptions{}); err == nil {
+		k.writeDeploymentStatus(ctx, d, true, "MinimumReplicasAvailable", "the program runs in-process (kubelet stand-in)")
+	}
 }
 
 // finish forgets a program that ended by itself.

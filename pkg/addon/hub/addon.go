@@ -103,9 +103,9 @@ func newAgentAddon(opts Options, kube kubernetes.Interface, dyn dynamic.Interfac
 		}).
 		// The template's AddonInstallNamespace.
 		WithAgentInstallNamespace(a.installNamespace).
-		// The agent renews a lease in its namespace; OCM's registration
-		// agent turns it into the add-on's Available condition.
-		WithAgentHealthProber(&agent.HealthProber{Type: agent.HealthProberTypeLease}).
+		// Available means the agent and its HyperShift operator are
+		// healthy (health.go), so a bad operator image shows on the add-on.
+		WithAgentHealthProber(healthProber()).
 		// The addon-manager resolves these configs into the
 		// ManagedClusterAddOn's status.configReferences, from which the
 		// values are read.

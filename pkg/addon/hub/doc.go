@@ -83,4 +83,17 @@
 //     into another cluster's namespace) or a group fixed when the builder is
 //     built (BindRoleToGroup), not the cluster-specific group. The factory
 //     passes the RegistrationOption through as it is.
+//   - The framework reads configs live (utils.GetDesiredAddOnDeploymentConfig
+//     does not compare the spec hash), so a render of a cluster OCM's rollout
+//     has not reached would take a changed AddOnDeploymentConfig early;
+//     deploymentConfigResolved holds such a render back (release.go).
+//
+// # Release and health
+//
+// The hub's images (--agent-image, --hypershift-operator-image) are written
+// into the release config, an AddOnDeploymentConfig the
+// ClusterManagementAddOn names as its default (ApplyReleaseConfig), so an
+// upgrade is rolled out as its rolloutStrategy says. The add-on's health is
+// the work prober of health.go: the agent Deployment's availability and the
+// agent's HyperShiftOperatorInstalled condition.
 package hub

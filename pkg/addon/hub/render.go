@@ -49,6 +49,21 @@ var templatedCredentials = []addon.Credential{addon.OIDCStorageCredentials, addo
 func (a *AgentAddon) agentValues(cluster *clusterv1.ManagedCluster, mca *addonv1alpha1.ManagedClusterAddOn) (addonfactory.Values, error) {
 	ctx := context.TODO()
 	image := a.opts.DefaultAgentImage
+	if err := a.deploymentConfigResolved(ctx, mca); err != nil {
+		return nil, err
+	}
+	// The release's images, from the AddOnDeploymentConfig OCM resolved for
+	// this cluster (the release config by default): that they come from a
+	// config is what lets OCM's rolloutStrategy gate an upgrade. Without
+	// them, the hub's flag and the agent's built-in operator default apply.
+	release, err := addonfactory.GetAddOnDeploymentConfigValues(a.adcGetter, addonfactory.ToAddOnCustomizedVariableValues)(cluster, mca)
+	if err != nil {
+		return nil, err
+	}
+	if img, ok := release[addon.AgentImageVariable].(string); ok && img != "" {
+		image = img
+	}
+	operatorImage, _ := release[addon.HyperShiftOperatorImageVariable].(string)
 	specJSON, hash, source := "{}", "", ""
 	credentials := map[string]*CredentialCopy{}
 	problems := ""
@@ -74,6 +89,7 @@ func (a *AgentAddon) agentValues(cluster *clusterv1.ManagedCluster, mca *addonv1
 			return nil, fmt.Errorf("reading HostingConfig %s/%s: %w", ref.DesiredConfig.Namespace, ref.DesiredConfig.Name, err)
 		}
 		spec, _ := hc.Object["spec"].(map[string]any)
+		spec = withDefaultOperatorImage(spec, operatorImage)
 		data, err := json.Marshal(spec)
 		if err != nil {
 			return nil, err
@@ -99,6 +115,15 @@ func (a *AgentAddon) agentValues(cluster *clusterv1.ManagedCluster, mca *addonv1
 		}
 		if img, ok := spec["agentImage"].(string); ok && img != "" {
 			image = img
+		}
+	}
+	if !ok || ref.DesiredConfig == nil {
+		if spec := withDefaultOperatorImage(nil, operatorImage); spec != nil {
+			data, err := json.Marshal(spec)
+			if err != nil {
+				return nil, err
+			}
+			specJSON = string(data)
 		}
 	}
 	if image == "" {
@@ -137,4 +162,61 @@ func (a *AgentAddon) agentValues(cluster *clusterv1.ManagedCluster, mca *addonv1
 		"Credentials":         credentials,
 		"CredentialProblems":  problems,
 	}, nil
+}
+
+// withDefaultOperatorImage returns spec with spec.operator.image set to the
+// release's HyperShift operator image when the HostingConfig names none
+// (a copy; spec itself is the informer's). The agent renders the operator
+// from the spec it is handed, so the release's default reaches it with the
+// same rollout as the rest of the config.
+func withDefaultOperatorImage(spec map[string]any, image string) map[string]any {
+	if image == "" {
+		return spec
+	}
+	if op, ok := spec["operator"].(map[string]any); ok {
+		if img, ok := op["image"].(string); ok && img != "" {
+			return spec
+		}
+	}
+	out := make(map[string]any, len(spec)+1)
+	for k, v := range spec {
+		out[k] = v
+	}
+	op := map[string]any{}
+	if have, ok := spec["operator"].(map[string]any); ok {
+		for k, v := range have {
+			op[k] = v
+		}
+	}
+	op["image"] = image
+	out["operator"] = op
+	return out
+}
+
+// deploymentConfigResolved fails while the AddOnDeploymentConfig the
+// addon-manager resolved for this cluster has changed since: the
+// addon-framework reads configs live (utils.GetDesiredAddOnDeploymentConfig
+// leaves its spec-hash check out), so any render of a cluster the rollout
+// strategy has not reached yet would otherwise take the new release's images
+// early, and one shared release config would reach every cluster at its next
+// render. The failed render leaves the cluster's ManifestWorks as they are
+// until the addon-manager resolves the new spec hash for it.
+func (a *AgentAddon) deploymentConfigResolved(ctx context.Context, mca *addonv1alpha1.ManagedClusterAddOn) error {
+	ok, ref := utils.GetAddOnConfigRef(mca.Status.ConfigReferences, utils.AddOnDeploymentConfigGVR.Group, utils.AddOnDeploymentConfigGVR.Resource)
+	if !ok || ref.DesiredConfig == nil || ref.DesiredConfig.SpecHash == "" {
+		return nil
+	}
+	live, err := a.dynamic.Resource(utils.AddOnDeploymentConfigGVR).Namespace(ref.DesiredConfig.Namespace).Get(ctx, ref.DesiredConfig.Name, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("reading AddOnDeploymentConfig %s/%s: %w", ref.DesiredConfig.Namespace, ref.DesiredConfig.Name, err)
+	}
+	hash, err := utils.GetSpecHash(live)
+	if err != nil {
+		return err
+	}
+	if hash != ref.DesiredConfig.SpecHash {
+		return fmt.Errorf("AddOnDeploymentConfig %s/%s changed after the addon-manager resolved it for cluster %s (spec hash %s, resolved %s): "+
+			"not rendered until the rollout strategy reaches this cluster", ref.DesiredConfig.Namespace, ref.DesiredConfig.Name, mca.Namespace, hash, ref.DesiredConfig.SpecHash)
+	}
+	return nil
 }

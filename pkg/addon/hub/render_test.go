@@ -40,6 +40,9 @@ type agentValues struct {
 	HostingConfigHash                    string
 	HostingConfigSpec                    string
 	Secrets                              []runtime.Object
+	// ADCHash is the AddOnDeploymentConfig spec hash the addon-manager
+	// resolved; empty: the hash of ADC as it is.
+	ADCHash string
 	// WithoutConfigs renders before any config is resolved.
 	WithoutConfigs bool
 }
@@ -84,10 +87,23 @@ func RenderAgent(v agentValues) ([]runtime.Object, error) {
 		return nil, err
 	}
 	hc.Object["spec"] = spec
-	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
-		map[schema.GroupVersionResource]string{HostingConfigGVR: "HostingConfigList"}, hc)
 	adc := &addonv1alpha1.AddOnDeploymentConfig{ObjectMeta: metav1.ObjectMeta{Namespace: "hcp-fleet", Name: "placement"}, Spec: v.ADC}
 	adc.Spec.AgentInstallNamespace = v.InstallNamespace
+	adcObj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(adc)
+	if err != nil {
+		return nil, err
+	}
+	adcU := &unstructured.Unstructured{Object: adcObj}
+	adcU.SetAPIVersion(addonv1alpha1.GroupVersion.String())
+	adcU.SetKind("AddOnDeploymentConfig")
+	adcHash := v.ADCHash
+	if adcHash == "" {
+		if adcHash, err = utils.GetSpecHash(adcU); err != nil {
+			return nil, err
+		}
+	}
+	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
+		map[schema.GroupVersionResource]string{HostingConfigGVR: "HostingConfigList", utils.AddOnDeploymentConfigGVR: "AddOnDeploymentConfigList"}, hc, adcU)
 	a, err := newAgentAddon(Options{DefaultAgentImage: v.Image}, fake.NewClientset(v.Secrets...), dyn, adcGetter{adc})
 	if err != nil {
 		return nil, err
@@ -97,7 +113,7 @@ func RenderAgent(v agentValues) ([]runtime.Object, error) {
 		Status: addonv1alpha1.ManagedClusterAddOnStatus{ConfigReferences: []addonv1alpha1.ConfigReference{
 			{
 				ConfigGroupResource: addonv1alpha1.ConfigGroupResource{Group: utils.AddOnDeploymentConfigGVR.Group, Resource: utils.AddOnDeploymentConfigGVR.Resource},
-				DesiredConfig:       &addonv1alpha1.ConfigSpecHash{ConfigReferent: addonv1alpha1.ConfigReferent{Namespace: adc.Namespace, Name: adc.Name}, SpecHash: "adc"},
+				DesiredConfig:       &addonv1alpha1.ConfigSpecHash{ConfigReferent: addonv1alpha1.ConfigReferent{Namespace: adc.Namespace, Name: adc.Name}, SpecHash: adcHash},
 			},
 			{
 				ConfigGroupResource: addonv1alpha1.ConfigGroupResource{Group: HostingConfigGVR.Group, Resource: HostingConfigGVR.Resource},

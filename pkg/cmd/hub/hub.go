@@ -14,9 +14,11 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"open-cluster-management.io/addon-framework/pkg/addonmanager"
+	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
@@ -45,8 +47,11 @@ type Options struct {
 	MetricsCertDir         string
 	HealthProbeBindAddress string
 	DefaultAgentImage      string
-	SchedulingStrategy     string
-	LostHostTimeout        time.Duration
+	// HyperShiftOperatorImage is this release's default HyperShift
+	// operator image; empty leaves it to the agent's built-in default.
+	HyperShiftOperatorImage string
+	SchedulingStrategy      string
+	LostHostTimeout         time.Duration
 	// HostUnavailableGrace: see --host-unavailable-grace.
 	HostUnavailableGrace time.Duration
 	// ImportedClusterLabels: the labels of a HostedClusterDeployment its
@@ -124,7 +129,8 @@ func (o *Options) FlagSet(output io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "Address of the Prometheus metrics endpoint (HTTPS, authenticated); \"0\" disables it.")
 	fs.StringVar(&o.MetricsCertDir, "metrics-cert-dir", o.MetricsCertDir, "Directory with the metrics server's serving certificate (tls.crt, tls.key; reloaded when they change). Empty or without them: a self-signed certificate. /metrics is served over HTTPS to callers the API server authenticates and authorizes for GET /metrics (ClusterRole "+kubeutil.MetricsReaderClusterRole+").")
 	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress, "Address of /healthz and /readyz; \"0\" disables them.")
-	fs.StringVar(&o.DefaultAgentImage, "agent-image", o.DefaultAgentImage, "Agent image when the HostingConfig names none.")
+	fs.StringVar(&o.DefaultAgentImage, "agent-image", o.DefaultAgentImage, "Agent image of this release, written into the AddOnDeploymentConfig "+addon.ReleaseConfigName+" so that OCM rolls it out as the ClusterManagementAddOn's rolloutStrategy says. A HostingConfig's agentImage wins; used directly only for a cluster whose AddOnDeploymentConfig has no "+addon.AgentImageVariable+" variable.")
+	fs.StringVar(&o.HyperShiftOperatorImage, "hypershift-operator-image", o.HyperShiftOperatorImage, "Default HyperShift operator image of this release, written into the AddOnDeploymentConfig "+addon.ReleaseConfigName+" (variable "+addon.HyperShiftOperatorImageVariable+") like --agent-image. A HostingConfig's spec.operator.image wins; empty: the agent's built-in default.")
 	fs.StringVar(&o.SchedulingStrategy, "scheduling-strategy", o.SchedulingStrategy, "How hosted clusters are placed among fitting management clusters: Spread (least utilized first) or BinPack (most utilized that fits). A Placement's "+scheduling.StrategyAnnotation+" annotation overrides it.")
 	fs.DurationVar(&o.LostHostTimeout, "lost-host-deletion-timeout", o.LostHostTimeout, "How long deleting a HostedClusterDeployment waits for an unavailable hosting cluster before it reports DeletionTimedOut and accepts the "+delivery.AbandonAnnotation+" annotation.")
 	fs.DurationVar(&o.HostUnavailableGrace, "host-unavailable-grace", o.HostUnavailableGrace, "How long a management cluster (or its hcp-fleet add-on) may report itself unavailable before the hub acts on it: until then it stays a scheduling candidate and the hosted clusters it hosts keep HostingClusterAvailable=True, so that a loaded cluster's short flaps cost no writes. A lease that OCM already found expired (five lease durations without a renewal) counts at once. 0: act on every report.")
@@ -246,6 +252,27 @@ func Run(ctx context.Context, cfg *rest.Config, opts *Options) error {
 	// Re-render agents when a Secret their HostingConfig references changes.
 	renders := addonhub.NewRenderTrigger(addonManager)
 	if err := addonhub.SetupCredentialsWatch(mgr, renders); err != nil {
+		return err
+	}
+	// The release's images become the release config, which the
+	// ClusterManagementAddOn names as its default AddOnDeploymentConfig.
+	releaseClient, err := addonclient.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		// Retried until written: a failure (e.g. an admin's conflicting
+		// pin) is logged, never a reason to stop the hub.
+		images := addonhub.ReleaseImages{Agent: opts.DefaultAgentImage, HyperShiftOperator: opts.HyperShiftOperatorImage}
+		_ = wait.PollUntilContextCancel(ctx, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+			if err := addonhub.ApplyReleaseConfig(ctx, releaseClient, opts.Namespace, images); err != nil {
+				ctrl.Log.WithName("release-config").Error(err, "writing the release images")
+				return false, nil
+			}
+			return true, nil
+		})
+		return nil
+	})); err != nil {
 		return err
 	}
 	// Only the leader renders and registers agents.
