@@ -65,6 +65,7 @@ var hubResources = []string{
 	"addon.open-cluster-management.io/clustermanagementaddons", "addon.open-cluster-management.io/addondeploymentconfigs",
 	"hcpfleet.io/hostedclusterdeployments", "hcpfleet.io/hostedclusterdeployments/status", "hcpfleet.io/hostingconfigs", "hcpfleet.io/tenantpolicies",
 	"hcpfleet.io/hostedclusterextensions", "hcpfleet.io/hostedclusterextensions/status",
+	"hcpfleet.io/hostedclusterinventories", "hcpfleet.io/hostedclusterinventories/status",
 }
 
 // spokeResources are probed on a management cluster besides the sensitive
