@@ -131,9 +131,10 @@ func TestKustomization(t *testing.T) {
 		kinds[obj.GetKind()]++
 	}
 	for kind, n := range map[string]int{
-		"CustomResourceDefinition": 5, "Namespace": 1, "ServiceAccount": 1, "ClusterRole": 5, "ClusterRoleBinding": 1,
+		"CustomResourceDefinition": 6, "Namespace": 1, "ServiceAccount": 1, "ClusterRole": 5, "ClusterRoleBinding": 1,
 		"Role": 1, "RoleBinding": 1, "Deployment": 1, "Service": 1, "ClusterManagementAddOn": 1, "HostingConfig": 1,
 		"Placement": 1, "ManagedClusterSetBinding": 1, "ServiceMonitor": 1, "PrometheusRule": 1,
+		"ValidatingAdmissionPolicy": 1, "ValidatingAdmissionPolicyBinding": 1,
 	} {
 		if kinds[kind] != n {
 			t.Errorf("%d objects of kind %s, want %d", kinds[kind], kind, n)

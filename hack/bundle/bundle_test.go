@@ -121,7 +121,7 @@ func TestBundleValidation(t *testing.T) {
 		}
 	}
 	// The validators saw the bundle whole.
-	if bundle.CSV == nil || len(bundle.V1CRDs) != 5 || bundle.Package != PackageName || bundle.DefaultChannel != Channel {
+	if bundle.CSV == nil || len(bundle.V1CRDs) != 6 || bundle.Package != PackageName || bundle.DefaultChannel != Channel {
 		t.Errorf("bundle loaded as CSV %v, %d CRDs, package %q, channel %q", bundle.CSV != nil, len(bundle.V1CRDs), bundle.Package, bundle.DefaultChannel)
 	}
 }
@@ -222,6 +222,7 @@ func TestInstallStrategy(t *testing.T) {
 		"hcp-fleet.clusterserviceversion.yaml",
 		"hcpfleet.io_hostedclusterdeployments.yaml",
 		"hcpfleet.io_hostedclusterextensions.yaml",
+		"hcpfleet.io_hostedclusterinventories.yaml",
 		"hcpfleet.io_hostingconfigs.yaml",
 		"hcpfleet.io_releaserollouts.yaml",
 		"hcpfleet.io_tenantpolicies.yaml",

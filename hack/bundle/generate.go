@@ -89,6 +89,10 @@ var postInstallKinds = map[schema.GroupKind]bool{
 	{Group: "cluster.open-cluster-management.io", Kind: "Placement"}:                true,
 	{Group: "cluster.open-cluster-management.io", Kind: "ManagedClusterSetBinding"}: true,
 	{Group: "hcpfleet.io", Kind: "HostingConfig"}:                                   true,
+	// OLM v0 creates no admission policies from a bundle (its catalog
+	// operator's supportedKinds).
+	{Group: "admissionregistration.k8s.io", Kind: "ValidatingAdmissionPolicy"}:        true,
+	{Group: "admissionregistration.k8s.io", Kind: "ValidatingAdmissionPolicyBinding"}: true,
 }
 
 // Kinds copied into the bundle as they are (OLM creates them; namespaced

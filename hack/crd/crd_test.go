@@ -17,6 +17,7 @@ const (
 	hceCRD  = crdDir + "/hcpfleet.io_hostedclusterextensions.yaml"
 	tpCRD   = crdDir + "/hcpfleet.io_tenantpolicies.yaml"
 	rrCRD   = crdDir + "/hcpfleet.io_releaserollouts.yaml"
+	hciCRD  = crdDir + "/hcpfleet.io_hostedclusterinventories.yaml"
 	apiDocs = "../../docs/api.md"
 )
 
@@ -26,7 +27,7 @@ var preservedSubtrees = []string{"spec.hostedCluster.spec", "spec.nodePools[].sp
 // TestAPIDocUpToDate fails when docs/api.md does not match the CRDs: run
 // `make manifests` after changing api/v1alpha1.
 func TestAPIDocUpToDate(t *testing.T) {
-	want, err := apiDoc([]string{hcdCRD, hcCRD, hceCRD, tpCRD, rrCRD})
+	want, err := apiDoc([]string{hcdCRD, hcCRD, hceCRD, tpCRD, rrCRD, hciCRD})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +38,7 @@ func TestAPIDocUpToDate(t *testing.T) {
 	if !bytes.Equal(got, want) {
 		t.Fatalf("docs/api.md is stale: run `make manifests`")
 	}
-	for _, s := range []string{"## HostedClusterDeployment", "## HostingConfig", "## HostedClusterExtension", "## TenantPolicy", "## ReleaseRollout", "`maxHostedClusters`", "spec.placement or spec.hostingCluster is required"} {
+	for _, s := range []string{"## HostedClusterDeployment", "## HostingConfig", "## HostedClusterExtension", "## TenantPolicy", "## ReleaseRollout", "## HostedClusterInventory", "`maxHostedClusters`", "spec.placement or spec.hostingCluster is required"} {
 		if !bytes.Contains(got, []byte(s)) {
 			t.Errorf("docs/api.md lacks %q", s)
 		}

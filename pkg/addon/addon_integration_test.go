@@ -25,6 +25,7 @@ import (
 	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
 	workclient "open-cluster-management.io/api/client/work/clientset/versioned"
 
+	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/fleettest"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hcpfleet"
@@ -390,6 +391,13 @@ func TestAddOnLifecycle(t *testing.T) {
 		selfBound := map[string]string{"unbind-probe-hosting": addon.AgentHostingNamespaceRole, "unbind-probe-capi": addon.AgentCAPINamespaceRole,
 			"unbind-probe-extension": addon.AgentExtensionNamespaceRole}
 		bindAsAgent(t, fleet.Managed[0].Config(), selfBound)
+		// The agent's HostedClusterInventory is there before (the positive
+		// signal the cleanup has something to remove) and goes with it.
+		inventories := c.hubDyn.Resource(v1alpha1.GroupVersion.WithResource("hostedclusterinventories")).Namespace("cluster-1")
+		eventually(t, time.Minute, "cluster-1's HostedClusterInventory", func(ctx context.Context) error {
+			_, err := inventories.Get(ctx, v1alpha1.InventoryName, metav1.GetOptions{})
+			return err
+		})
 		started := time.Now()
 		c.label(t, "cluster-1", hcpfleet.HostLabel, nil)
 		milestones := map[string]time.Duration{}
@@ -417,6 +425,9 @@ func TestAddOnLifecycle(t *testing.T) {
 			return nil
 		})
 		t.Logf("add-on removed from cluster-1 in %s (%v)", time.Since(started).Round(time.Millisecond), milestones)
+		if _, err := inventories.Get(ctx, v1alpha1.InventoryName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("the HostedClusterInventory outlived the add-on (%v)", err)
+		}
 		for ns, role := range selfBound {
 			if _, err := c.spokeKube["cluster-1"].RbacV1().RoleBindings(ns).Get(ctx, role, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 				t.Errorf("the RoleBinding %s/%s the agent bound itself outlived the add-on (%v)", ns, role, err)

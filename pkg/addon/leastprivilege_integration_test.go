@@ -66,6 +66,7 @@ var hubResources = []string{
 	"hcpfleet.io/hostedclusterdeployments", "hcpfleet.io/hostedclusterdeployments/status", "hcpfleet.io/hostingconfigs", "hcpfleet.io/tenantpolicies",
 	"hcpfleet.io/hostedclusterextensions", "hcpfleet.io/hostedclusterextensions/status", "apps/controllerrevisions",
 	"hcpfleet.io/releaserollouts", "hcpfleet.io/releaserollouts/status",
+	"hcpfleet.io/hostedclusterinventories", "hcpfleet.io/hostedclusterinventories/status",
 }
 
 // spokeResources are probed on a management cluster besides the sensitive

@@ -58,6 +58,10 @@ type Snapshot struct {
 	// Extensions are the HostedClusterExtensions (none on a hub without
 	// the kind, or for a reader who may not list them).
 	Extensions []Extension `json:"hostedClusterExtensions,omitempty"`
+	// Unmanaged are the HostedClusters the agents report that no
+	// HostedClusterDeployment delivered (none for a reader who may not
+	// list the inventories).
+	Unmanaged []Unmanaged `json:"unmanagedHostedClusters,omitempty"`
 }
 
 // Extension is a HostedClusterExtension's rollout.
@@ -212,6 +216,12 @@ func Collect(ctx context.Context, c client.Reader, namespace string) (Snapshot, 
 	for i := range hcds.Items {
 		s.Deployments = append(s.Deployments, DeploymentOf(&hcds.Items[i]))
 	}
+	if s.HostsHidden == "" {
+		var err error
+		if s.Unmanaged, err = collectUnmanaged(ctx, c); err != nil {
+			return s, err
+		}
+	}
 	exts := &v1alpha1.HostedClusterExtensionList{}
 	switch err := c.List(ctx, exts, client.InNamespace(namespace)); {
 	case err == nil:
@@ -363,6 +373,11 @@ func Render(w io.Writer, title string, s Snapshot, now time.Time) error {
 			if d.Problem != "" {
 				fmt.Fprintf(&b, "  %s/%s: %s\n", d.Namespace, d.Name, truncate(d.Problem, 160))
 			}
+		}
+	}
+	if len(s.Unmanaged) > 0 {
+		if err := renderUnmanaged(&b, s.Unmanaged); err != nil {
+			return err
 		}
 	}
 	if len(s.Extensions) > 0 {

@@ -103,6 +103,9 @@ func TestRender(t *testing.T) {
 			{Namespace: "hcp-demo", Name: "demo-audit-forwarder", Revision: 3, Strategy: "RollingUpgrade (maxUnavailable 1)", Selected: 2, Updated: 1, Available: 1, Failed: 1,
 				Problem: "ProbeFailure: hosted cluster demo-agent: phase operator: Deployment.apps audit-forwarder: condition Available=True, is False"},
 			{Namespace: "team-b", Name: "logging", Revision: 1, Strategy: "Instant", Selected: 0}}}},
+		{"status-unmanaged", Snapshot{Hosts: s.Hosts, Unmanaged: []Unmanaged{
+			{Cluster: "cluster-1", Namespace: "clusters", Name: "made-by-hcp", Release: "quay.io/openshift-release-dev/ocp-release:4.18.5-multi", Platform: "Agent", InfraID: "made-by-hcp-x7k2p", Available: "True"},
+			{Cluster: "cluster-2", Namespace: "legacy", Name: "old", Available: "Unknown"}}}},
 		// A tenant: one namespace, no management clusters.
 		{"status-tenant", Snapshot{Namespace: "hcp-demo", Deployments: s.Deployments,
 			HostsHidden: (&PermissionError{Verb: "list", Resource: "managedclusters.cluster.open-cluster-management.io"}).Error()}},

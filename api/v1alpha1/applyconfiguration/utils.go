@@ -74,6 +74,10 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.HostedClusterExtensionSpecApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("HostedClusterExtensionStatus"):
 		return &apiv1alpha1.HostedClusterExtensionStatusApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("HostedClusterInventory"):
+		return &apiv1alpha1.HostedClusterInventoryApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("HostedClusterInventoryStatus"):
+		return &apiv1alpha1.HostedClusterInventoryStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("HostedClusterOLM"):
 		return &apiv1alpha1.HostedClusterOLMApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("HostedClusterTemplate"):
@@ -88,6 +92,10 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.HyperShiftOperatorConfigApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("InstallOptions"):
 		return &apiv1alpha1.InstallOptionsApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("InventoryDeployment"):
+		return &apiv1alpha1.InventoryDeploymentApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("InventoryHostedCluster"):
+		return &apiv1alpha1.InventoryHostedClusterApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("NodePoolStatus"):
 		return &apiv1alpha1.NodePoolStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("NodePoolTemplate"):

@@ -11,6 +11,7 @@ import (
 	capifeature "github.com/hcp-fleet/hcp-fleet/pkg/capi/feature"
 	extensionagent "github.com/hcp-fleet/hcp-fleet/pkg/extension/agent"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/agent/capacity"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/agent/inventory"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/agent/kubeconfigexport"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/agent/namespacegc"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/agent/operator"
@@ -20,7 +21,7 @@ import (
 
 // Features are the parts of the agent, in setup order. Cleanup runs in
 // reverse: the operator's (which waits for HostedClusters to be gone) before
-// the hosting report's, so a cluster keeps reporting while it still hosts.
+// the hosting report's and the inventory's, so a cluster keeps reporting while it still hosts.
 // CAPI comes before the operator: the CAPI CRDs exist before HyperShift
 // runs, and their cleanup (which refuses while CAPI objects exist) runs
 // after the operator's. The namespace janitor's cleanup runs after both, once
@@ -30,7 +31,7 @@ import (
 // removes its grants in control-plane namespaces — before the operator's
 // cleanup takes away the HyperShift CRDs the engine reads.
 func Features() []addonagent.Feature {
-	return []addonagent.Feature{capacity.Feature(), namespacegc.Feature(), kubeconfigexport.Feature(), operatorlimits.Feature(), subscriptiondefaults.Feature(), capifeature.Feature(capifeature.Options{}), operator.Feature(),
+	return []addonagent.Feature{capacity.Feature(), inventory.Feature(), namespacegc.Feature(), kubeconfigexport.Feature(), operatorlimits.Feature(), subscriptiondefaults.Feature(), capifeature.Feature(capifeature.Options{}), operator.Feature(),
 		extensionagent.Feature(extensionagent.Options{})}
 }
 

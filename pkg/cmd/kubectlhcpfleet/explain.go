@@ -74,7 +74,7 @@ func ExplainHCD(ctx context.Context, c client.Reader, hub HubSettings, namespace
 		case err != nil && !apierrors.IsForbidden(err):
 			return x, err
 		case cluster != "":
-			x.Recovery = fmt.Sprintf("its binding is recovered, not decided: it binds to %s, where its ManifestWork is (%s)", cluster, v1alpha1.ReasonBindingRecovered)
+			x.Recovery = fmt.Sprintf("its binding is recovered, not decided: it binds to %s, where its ManifestWork is or its agent reports its HostedCluster (%s)", cluster, v1alpha1.ReasonBindingRecovered)
 			return x, nil
 		case reason != "":
 			x.Recovery = fmt.Sprintf("nothing is decided: %s: %s", reason, message)

@@ -27,9 +27,10 @@ import (
 // and its ManifestWork go (the work agent keeps the applied objects for its
 // eviction grace period, 60 minutes by default); the HCD comes back first,
 // as Velero restores it (metadata, spec, no status, no finalizers, a new
-// UID), the ManifestWork later. The hub must decide nothing while the
-// ManifestWork is missing, bind the HCD where it runs once it is back, and
-// delete or rewrite nothing on any management cluster.
+// UID), the ManifestWork later. The hub must bind the HCD where it runs
+// (from the agent's report while the ManifestWork is missing), write no
+// ManifestWork of its own for the new UID, and delete or rewrite nothing on
+// any management cluster.
 func TestRestoreKeepsBinding(t *testing.T) {
 	ctx := context.Background()
 	ns, name := "restore", "kept"
@@ -96,10 +97,24 @@ func TestRestoreKeepsBinding(t *testing.T) {
 	}
 	env.Product.StartHub()
 	restarted = true
-	h = scheduledReason(t, ns, name, metav1.ConditionFalse, v1alpha1.ReasonBindingUnknown, time.Minute)
-	if h.Status.HostingCluster != "" {
-		t.Fatalf("bound to %s before its ManifestWork is back", h.Status.HostingCluster)
+	// Before the ManifestWork is back, the binding comes from what the
+	// agent reports running there (its HostedClusterInventory), and the
+	// delivery writes no ManifestWork for the new UID: the restored one
+	// must find its name free, and the running hosted cluster untouched.
+	h = scheduledReason(t, ns, name, metav1.ConditionTrue, v1alpha1.ReasonBindingRecovered, time.Minute)
+	if h.Status.HostingCluster != host {
+		t.Fatalf("bound to %q before its ManifestWork is back, want %s where its agent reports it", h.Status.HostingCluster, host)
 	}
+	env.Eventually(t, time.Minute, "Delivered=False UIDMismatch before the ManifestWork is back", func(ctx context.Context) error {
+		var err error
+		if h, err = getHCD(ctx, ns, name); err != nil {
+			return err
+		}
+		if c := findCondition(h, v1alpha1.ConditionDelivered); c == nil || c.Reason != v1alpha1.ReasonUIDMismatch {
+			return fmt.Errorf("Delivered %+v", c)
+		}
+		return nil
+	})
 
 	// The ManifestWorks restored later, as Velero writes them.
 	restored := &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: saved.Namespace, Name: saved.Name, Labels: saved.Labels, Annotations: saved.Annotations},

@@ -340,6 +340,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	problem := uidMismatch(hcd, work)
+	if problem == nil && work == nil {
+		if problem, err = r.reportedMismatch(ctx, hcd, cluster); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	if problem == nil {
 		problem = hostingNamespaceNotAllowed(hcd, cluster, config)
 	}

@@ -36,9 +36,11 @@ const FieldManager = "hcp-fleet-delivery"
 // bound to. Status does not survive a backup restore; metadata does. A
 // HostedClusterDeployment that carries it but no status.hostingCluster was
 // bound before, so the scheduler recovers its binding from the ManifestWork
-// and never decides it anew (scheduling/recover.go). Tenants can edit it,
-// which only keeps their own HostedClusterDeployment waiting: where it is
-// bound is taken from the ManifestWork, never from the annotation.
+// and never decides it anew (scheduling/recover.go). Tenants can neither
+// set, change nor remove it (the admission policy of
+// manifests/hub/40-boundto-admissionpolicy.yaml); even so, where it is
+// bound is taken from what the management clusters hold, never from the
+// annotation.
 const AnnotationBoundTo = "hcpfleet.io/bound-to"
 
 // Conditions returns the desired conditions as a controller applies them

@@ -244,6 +244,8 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		// A ManifestWork appearing or going is what a lost binding waits
 		// for (recover.go).
 		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(hcdOfWork), builder.WithPredicates(recoveryEvents)).
+		// So is an agent's report of its HostedCluster (inventory.go).
+		Watches(&v1alpha1.HostedClusterInventory{}, handler.EnqueueRequestsFromMapFunc(r.hcdsOfInventory)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers}).
 		Complete(r)
 }

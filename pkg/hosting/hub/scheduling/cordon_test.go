@@ -88,6 +88,19 @@ func TestRecoverBinding(t *testing.T) {
 		return &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: name,
 			Labels: map[string]string{hosting.LabelHCDNamespace: "team", hosting.LabelHCDName: "hc"}}}
 	}
+	// What cluster's agent reports: a HostedCluster labelled for team/hc,
+	// and an unmanaged one.
+	reported := func(cluster string) client.Object {
+		return &v1alpha1.HostedClusterInventory{ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: v1alpha1.InventoryName},
+			Status: v1alpha1.HostedClusterInventoryStatus{HostedClusters: []v1alpha1.InventoryHostedCluster{
+				{Namespace: "clusters", Name: "hc", Deployment: &v1alpha1.InventoryDeployment{Namespace: "team", Name: "hc", UID: "old"}},
+				{Namespace: "clusters", Name: "other", Available: metav1.ConditionTrue},
+			}}}
+	}
+	unrelated := &v1alpha1.HostedClusterInventory{ObjectMeta: metav1.ObjectMeta{Namespace: "cluster-1", Name: v1alpha1.InventoryName},
+		Status: v1alpha1.HostedClusterInventoryStatus{HostedClusters: []v1alpha1.InventoryHostedCluster{
+			{Namespace: "clusters", Name: "hc", Deployment: &v1alpha1.InventoryDeployment{Namespace: "other-team", Name: "hc"}},
+			{Namespace: "clusters", Name: "hc2"}}}}
 	deleting := work("cluster-3", hosting.WorkName("team", "hc")).(*workv1.ManifestWork)
 	deleting.Finalizers = []string{"x"}
 	deleting.DeletionTimestamp = &metav1.Time{Time: time.Now()}
@@ -104,6 +117,13 @@ func TestRecoverBinding(t *testing.T) {
 		{"was bound, no work yet", wasBound, nil, "", v1alpha1.ReasonBindingUnknown},
 		{"works in two clusters", hcd, []client.Object{work("cluster-1", hosting.WorkName("team", "hc")), work("cluster-2", hosting.WorkName("team", "hc"))}, "", v1alpha1.ReasonBindingAmbiguous},
 		{"its work being deleted", hcd, []client.Object{deleting}, "", v1alpha1.ReasonBindingUnknown},
+		{"was bound, no work, reported running", wasBound, []client.Object{reported("cluster-2"), unrelated}, "cluster-2", ""},
+		{"was bound, no work, another's reported", wasBound, []client.Object{unrelated}, "", v1alpha1.ReasonBindingUnknown},
+		{"was bound, no work, reported on two", wasBound, []client.Object{reported("cluster-2"), reported("cluster-3")}, "", v1alpha1.ReasonBindingAmbiguous},
+		// Never from a report alone: a new deployment named like an
+		// orphaned HostedCluster is decided as new.
+		{"new, reported running", hcd, []client.Object{reported("cluster-2")}, "", ""},
+		{"the work wins over a report", wasBound, []client.Object{work("cluster-1", hosting.WorkName("team", "hc")), reported("cluster-2")}, "cluster-1", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := fake.NewClientBuilder().WithScheme(s).WithObjects(tc.works...).WithIndex(&workv1.ManifestWork{}, IndexWorkHCD, workHCD).Build()

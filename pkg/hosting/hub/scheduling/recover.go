@@ -37,8 +37,12 @@ import (
 //   - several do, or one is being deleted: Scheduled=False, nothing decided;
 //   - none, but the HostedClusterDeployment carries the delivery's
 //     hcdstatus.AnnotationBoundTo (it was bound before; metadata survives a
-//     restore): Scheduled=False BindingUnknown until a ManifestWork shows
-//     up (restored after the HostedClusterDeployments) — never decided anew;
+//     restore; tenants cannot forge or remove it, an admission policy
+//     refuses them): the HostedClusters the agents report running
+//     (HostedClusterInventory, inventory.go), by the labels naming the
+//     deployment. One management cluster runs it: bound there; several:
+//     nothing decided; none: Scheduled=False BindingUnknown until a
+//     ManifestWork or a report shows up — never decided anew;
 //   - none and no annotation: a new HostedClusterDeployment, decided as usual.
 
 // recovery is what recoverBinding found.
@@ -48,6 +52,9 @@ type recovery struct {
 	// reason and message, when set, are the Scheduled=False condition to
 	// write instead of deciding.
 	reason, message string
+	// reported: cluster comes from the agents' inventories, not from a
+	// ManifestWork.
+	reported bool
 }
 
 // found reports whether the scheduler must not decide hcd as new.
@@ -113,12 +120,26 @@ func recoverBinding(ctx context.Context, c client.Reader, hcd *v1alpha1.HostedCl
 			"status.hostingCluster is empty and ManifestWork %s/%s, which delivered a HostedClusterDeployment of this namespace and name, is being deleted: nothing is decided until it is gone", deleting[0], name)}, nil
 	case len(clusters) == 1:
 		return recovery{cluster: clusters[0]}, nil
-	case was != "":
+	case was == "":
+		return recovery{}, nil
+	}
+	// Bound before, and its ManifestWork is gone too: where do the agents
+	// see its HostedCluster run?
+	running, err := runningOn(ctx, c, hcd)
+	if err != nil {
+		return recovery{}, err
+	}
+	switch len(running) {
+	case 1:
+		return recovery{cluster: running[0], reported: true}, nil
+	case 0:
 		return recovery{reason: v1alpha1.ReasonBindingUnknown, message: fmt.Sprintf(
 			"status.hostingCluster is empty but annotation %s says this HostedClusterDeployment was bound to %s (its status was lost, as in a backup restore): nothing is decided while its control plane may run there; "+
-				"the binding is recovered when ManifestWork %s is restored into a management cluster's namespace (docs/operations.md)", hcdstatus.AnnotationBoundTo, was, name)}, nil
+				"the binding is recovered when ManifestWork %s is restored into a management cluster's namespace, or an agent reports its HostedCluster (docs/operations.md)", hcdstatus.AnnotationBoundTo, was, name)}, nil
 	}
-	return recovery{}, nil
+	return recovery{reason: v1alpha1.ReasonBindingAmbiguous, message: fmt.Sprintf(
+		"status.hostingCluster is empty, no ManifestWork %s exists, and the agents of several management clusters (%s) report a HostedCluster labelled with this HostedClusterDeployment: the hub binds it to none of them while a control plane may run on each; delete the stale HostedClusters",
+		name, strings.Join(running, ", "))}, nil
 }
 
 // recover binds hcd where its ManifestWork is, or says why nothing is
@@ -136,6 +157,9 @@ func (r *Reconciler) recover(ctx context.Context, hcd *v1alpha1.HostedClusterDep
 	cond := metav1.Condition{Type: v1alpha1.ConditionScheduled, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonBindingRecovered,
 		Message: fmt.Sprintf("bound to management cluster %s, where its ManifestWork %s is (status.hostingCluster was empty: its status was lost, as in a backup restore; not decided anew)",
 			rc.cluster, hosting.WorkName(hcd.Namespace, hcd.Name))}
+	if rc.reported {
+		cond.Message = fmt.Sprintf("bound to management cluster %s, whose agent reports its HostedCluster running (HostedClusterInventory; status.hostingCluster was empty and its ManifestWork was gone, as in a backup restore; not decided anew)", rc.cluster)
+	}
 	conds, _ := hcdstatus.Conditions(hcd.Status.Conditions, []metav1.Condition{cond}, hcd.Generation, metav1.Now())
 	apply := hcdac.HostedClusterDeployment(hcd.Name, hcd.Namespace).
 		WithResourceVersion(hcd.ResourceVersion).

@@ -1,0 +1,42 @@
+package delivery
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+)
+
+// reportedMismatch is the problem of a HostedClusterDeployment with no
+// ManifestWork whose management cluster's agent reports a HostedCluster
+// delivered for an earlier HostedClusterDeployment of its namespace and
+// name (another UID), or nil. That is a hub restored without its
+// ManifestWorks (the scheduler recovered the binding from the same report):
+// the work agent still holds what the lost ManifestWork applied, under the
+// same ManifestWork name, so a new one would have it delete the Secret
+// copies the running hosted cluster uses (their names depend on the UID)
+// and conflict on the rest. Nothing is written; the hosted cluster keeps
+// running as it is, as with a restored ManifestWork (uidMismatch).
+func (r *Reconciler) reportedMismatch(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment, cluster string) (*Problem, error) {
+	inv := &v1alpha1.HostedClusterInventory{}
+	if err := r.client.Get(ctx, types.NamespacedName{Namespace: cluster, Name: v1alpha1.InventoryName}, inv); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	for _, e := range inv.Status.HostedClusters {
+		d := e.Deployment
+		if d == nil || d.Namespace != hcd.Namespace || d.Name != hcd.Name || d.UID == "" || types.UID(d.UID) == hcd.UID {
+			continue
+		}
+		return &Problem{Reason: v1alpha1.ReasonUIDMismatch, Message: fmt.Sprintf(
+			"management cluster %s runs HostedCluster %s/%s of an earlier HostedClusterDeployment %s/%s (UID %s; this one is %s, as after a backup restore without its ManifestWork), its agent reports: "+
+				"no ManifestWork is written, so the hosted cluster keeps running as it is and nothing on %s is renamed or deleted; the hub does not adopt it on its own (docs/operations.md)",
+			cluster, e.Namespace, e.Name, hcd.Namespace, hcd.Name, d.UID, hcd.UID, cluster)}, nil
+	}
+	return nil, nil
+}
