@@ -315,13 +315,23 @@ func Compute(in Input) Plan {
 			break
 		}
 	}
+	// A Done hosted cluster of that wave whose completion time has not
+	// come back yet (the feedback carries state and time apart) keeps the
+	// soak from starting: without it the next wave would go at once.
+	var untimed []string
 	for _, m := range members {
-		if m.wave == p.Wave-1 && m.completed.After(lastDone) {
+		if m.wave != p.Wave-1 || m.state != v1alpha1.RolloutStateDone {
+			continue
+		}
+		if m.completed.IsZero() {
+			untimed = append(untimed, m.Name)
+		} else if m.completed.After(lastDone) {
 			lastDone = m.completed
 		}
 	}
 	soakUntil := lastDone.Add(time.Duration(in.Spec.SoakSeconds) * time.Second)
-	soaking := in.Spec.SoakSeconds > 0 && !lastDone.IsZero() && in.Now.Before(soakUntil)
+	soaking := in.Spec.SoakSeconds > 0 && p.Wave > 0 && p.Wave < p.Waves &&
+		(len(untimed) > 0 || !lastDone.IsZero() && in.Now.Before(soakUntil))
 
 	stopped := in.Problem != "" || in.Spec.Abort || in.Spec.Paused || len(failed) > 0
 	if !stopped {
@@ -342,7 +352,7 @@ func Compute(in Input) Plan {
 			}
 		}
 	}
-	if soaking && p.Wave < p.Waves {
+	if soaking && len(untimed) == 0 {
 		p.Requeue = soakUntil.Sub(in.Now)
 	}
 	for _, m := range members {
@@ -350,12 +360,19 @@ func Compute(in Input) Plan {
 			Name: m.Name, Wave: m.wave, State: m.state, Reason: m.reason, Message: m.message})
 	}
 	sort.Slice(p.HostedClusters, func(i, j int) bool { return p.HostedClusters[i].Name < p.HostedClusters[j].Name })
-	p.Progressing, p.Completed = conditions(&in, &p, failed, soaking, soakUntil)
+	soak := ""
+	switch {
+	case soaking && len(untimed) > 0:
+		soak = "waits for the completion time of " + strings.Join(untimed, ", ") + " to start its soak"
+	case soaking:
+		soak = "soaks until " + soakUntil.UTC().Format(time.RFC3339)
+	}
+	p.Progressing, p.Completed = conditions(&in, &p, failed, soak)
 	return p
 }
 
 // conditions are the rollout's RolloutProgressing and RolloutCompleted.
-func conditions(in *Input, p *Plan, failed []string, soaking bool, soakUntil time.Time) (progressing, completed metav1.Condition) {
+func conditions(in *Input, p *Plan, failed []string, soak string) (progressing, completed metav1.Condition) {
 	c := p.Counts()
 	counts := fmt.Sprintf("%d done, %d upgrading, %d pending, %d blocked, %d failed of %d",
 		c[v1alpha1.RolloutStateDone], c[v1alpha1.RolloutStateUpgrading], c[v1alpha1.RolloutStatePending],
@@ -377,8 +394,8 @@ func conditions(in *Input, p *Plan, failed []string, soaking bool, soakUntil tim
 	default:
 		progressing.Status, progressing.Reason = metav1.ConditionTrue, v1alpha1.ReasonRolloutInProgress
 		progressing.Message = fmt.Sprintf("wave %d of %d: %s", p.Wave, p.Waves, counts)
-		if soaking {
-			progressing.Message = fmt.Sprintf("wave %d of %d soaks until %s: %s", p.Wave, p.Waves, soakUntil.UTC().Format(time.RFC3339), counts)
+		if soak != "" {
+			progressing.Message = fmt.Sprintf("wave %d of %d %s: %s", p.Wave, p.Waves, soak, counts)
 		}
 	}
 	completed = metav1.Condition{Type: v1alpha1.ConditionRolloutCompleted, Status: metav1.ConditionFalse,

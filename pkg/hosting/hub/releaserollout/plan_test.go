@@ -222,6 +222,34 @@ func TestPlanSoakAndNamedPools(t *testing.T) {
 	golden.Compare(t, "soak-and-named-pools", got)
 }
 
+// A hosted cluster whose upgrade completed but whose completion time has
+// not come back yet holds the next wave: the soak starts from that time,
+// so without it the next wave would go at once.
+func TestPlanSoakWaitsForCompletionTime(t *testing.T) {
+	w := newWorld("a", "b")
+	s := spec(1, intstr.FromInt32(1))
+	s.SoakSeconds = 120
+	s.NodePools.Policy = v1alpha1.NodePoolUpgradeNone
+	a := w.get("a")
+	a.Release = newImage
+	a.Latest = &v1alpha1.VersionHistoryEntry{State: v1alpha1.VersionUpdateCompleted, Image: newImage, Version: "4.18.9"}
+	p := Compute(Input{Spec: s, Version: "4.18.9", Now: w.now, HostedClusters: w.hcs})
+	if len(p.Moves) > 0 {
+		t.Fatalf("moves %v before a's completion time is known", p.Moves)
+	}
+	if want := "waits for the completion time of a"; !strings.Contains(p.Progressing.Message, want) {
+		t.Errorf("Progressing %q, want it to say %q", p.Progressing.Message, want)
+	}
+	done := metav1.NewTime(w.now.Add(-time.Minute))
+	a.Latest.CompletionTime = &done
+	if p = Compute(Input{Spec: s, Version: "4.18.9", Now: w.now, HostedClusters: w.hcs}); len(p.Moves) > 0 || p.Requeue != time.Minute {
+		t.Errorf("a minute into the soak: moves %v, requeue %s; want none, 1m", p.Moves, p.Requeue)
+	}
+	if p = Compute(Input{Spec: s, Version: "4.18.9", Now: w.now.Add(time.Minute), HostedClusters: w.hcs}); len(p.Moves) != 1 || p.Moves[0].Name != "b" {
+		t.Errorf("after the soak: moves %v, want b", p.Moves)
+	}
+}
+
 func TestPlanPauseAndAbort(t *testing.T) {
 	w := newWorld("a", "b", "c", "d")
 	got, plans := run(t, w, spec(1, intstr.FromInt32(1)), 12, func(step int, s *v1alpha1.ReleaseRolloutSpec) {
