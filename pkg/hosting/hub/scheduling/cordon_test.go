@@ -119,6 +119,7 @@ func TestRecoverBinding(t *testing.T) {
 		{"its work being deleted", hcd, []client.Object{deleting}, "", v1alpha1.ReasonBindingUnknown},
 		{"was bound, no work, reported running", wasBound, []client.Object{reported("cluster-2"), unrelated}, "cluster-2", ""},
 		{"was bound, no work, another's reported", wasBound, []client.Object{unrelated}, "", v1alpha1.ReasonBindingUnknown},
+		{"was bound, no work, reported elsewhere only", wasBound, []client.Object{reported("cluster-3")}, "", v1alpha1.ReasonBindingUnknown},
 		{"was bound, no work, reported on two", wasBound, []client.Object{reported("cluster-2"), reported("cluster-3")}, "", v1alpha1.ReasonBindingAmbiguous},
 		// Never from a report alone: a new deployment named like an
 		// orphaned HostedCluster is decided as new.

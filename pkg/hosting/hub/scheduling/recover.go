@@ -129,10 +129,17 @@ func recoverBinding(ctx context.Context, c client.Reader, hcd *v1alpha1.HostedCl
 	if err != nil {
 		return recovery{}, err
 	}
-	switch len(running) {
-	case 1:
+	switch {
+	case len(running) == 1 && running[0] == was:
 		return recovery{cluster: running[0], reported: true}, nil
-	case 0:
+	case len(running) == 1:
+		// Only where the annotation (the hub's, guarded by admission) says
+		// it was bound: an agent's report alone never moves a binding, so
+		// a compromised agent cannot claim a hosted cluster it does not run.
+		return recovery{reason: v1alpha1.ReasonBindingUnknown, message: fmt.Sprintf(
+			"status.hostingCluster is empty, no ManifestWork %s exists, and annotation %s says this HostedClusterDeployment was bound to %s, but only the agent of %s reports its HostedCluster: the hub binds it nowhere on a report from another cluster than the annotation's; "+
+				"check where its control plane runs (docs/operations.md)", name, hcdstatus.AnnotationBoundTo, was, running[0])}, nil
+	case len(running) == 0:
 		return recovery{reason: v1alpha1.ReasonBindingUnknown, message: fmt.Sprintf(
 			"status.hostingCluster is empty but annotation %s says this HostedClusterDeployment was bound to %s (its status was lost, as in a backup restore): nothing is decided while its control plane may run there; "+
 				"the binding is recovered when ManifestWork %s is restored into a management cluster's namespace, or an agent reports its HostedCluster (docs/operations.md)", hcdstatus.AnnotationBoundTo, was, name)}, nil
