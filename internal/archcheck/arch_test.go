@@ -163,7 +163,7 @@ var rules = []rule{
 		case isAgentCode(d):
 			return "agent code"
 		case under(d, "pkg/cmd/hub"):
-			return "the hub program (the plugin reads the hub's API; it may use the hub's pure scheduling code)"
+			return "the hub program (the plugin reads the hub's API; it may use the hub's pure scheduling and hostmodel code)"
 		case isInternal(d):
 			return "internal/ (local fleet, stand-ins, fixtures)"
 		}
@@ -250,6 +250,7 @@ func TestClassification(t *testing.T) {
 		"cmd/hub":                         "hub",
 		"pkg/cmd/hub":                     "hub",
 		"pkg/hosting/hub/scheduling":      "hub",
+		"pkg/hosting/hub/hostmodel":       "hub",
 		"pkg/olm/hub":                     "hub",
 		"pkg/extension/hub":               "hub",
 		"cmd/agent":                       "agent",

@@ -31,6 +31,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hostmodel"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/scheduling"
 )
 
@@ -118,7 +119,7 @@ type Host struct {
 	CAPI string `json:"capi"`
 	// Hosted is the agent-reported HostedCluster count ("-" when unknown).
 	Hosted string `json:"hosted"`
-	// Capacity is the capacity the scheduler uses (scheduling.Capacity; 0
+	// Capacity is the capacity the scheduler uses (hostmodel.Capacity; 0
 	// when the cluster has no add-on).
 	Capacity int32 `json:"capacity"`
 	// CapacityBasis is what the agent computed the cluster's capacity from
@@ -269,7 +270,7 @@ func collectHost(ctx context.Context, c client.Reader, mc *clusterv1.ManagedClus
 		if c := meta.FindStatusCondition(mca.Status.Conditions, addon.ConditionCAPITypes); c != nil {
 			h.CAPI = c.Reason
 		}
-		capacity, err := scheduling.Capacity(ctx, c, mc, mca, scheduling.ConfigNamespaces{})
+		capacity, err := hostmodel.Capacity(ctx, c, mc, mca, hostmodel.ConfigNamespaces{})
 		if err != nil {
 			return h, err
 		}

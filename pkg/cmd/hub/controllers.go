@@ -21,6 +21,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/delivery"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/exportaccess"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/fleetmetrics"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hostmodel"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/importer"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/releaserollout"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/scheduling"
@@ -89,8 +90,8 @@ func SetupScheduleAndDeliver(mgr ctrl.Manager, opts *Options) error {
 // configNamespaces are the namespaces the add-on's render takes
 // HostingConfigs from, which the scheduler, the delivery and the fleet
 // metrics read them from too.
-func (o *Options) configNamespaces() scheduling.ConfigNamespaces {
-	return scheduling.ConfigNamespaces{Hub: o.Namespace, Allowed: o.hostingConfigNamespaces()}
+func (o *Options) configNamespaces() hostmodel.ConfigNamespaces {
+	return hostmodel.ConfigNamespaces{Hub: o.Namespace, Allowed: o.hostingConfigNamespaces()}
 }
 
 // CacheOptions are the hub manager's cache options (what its controllers

@@ -28,6 +28,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	addonhub "github.com/hcp-fleet/hcp-fleet/pkg/addon/hub"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/delivery"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hostmodel"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/importer"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/scheduling"
 	"github.com/hcp-fleet/hcp-fleet/pkg/kubeutil"
@@ -98,7 +99,7 @@ func NewOptions() *Options {
 		DefaultAgentImage:        addon.DefaultAgentImage,
 		SchedulingStrategy:       string(scheduling.StrategySpread),
 		LostHostTimeout:          10 * time.Minute,
-		HostUnavailableGrace:     scheduling.DefaultUnavailableGrace,
+		HostUnavailableGrace:     hostmodel.DefaultUnavailableGrace,
 		ImportedClusterLabels:    importer.DefaultImportedClusterLabels,
 		HostedClusterAnnotations: delivery.DefaultHostedClusterAnnotations,
 		KubeAPIQPS:               DefaultKubeAPIQPS,

@@ -27,6 +27,7 @@ import (
 
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	"github.com/hcp-fleet/hcp-fleet/pkg/fleetview"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hostmodel"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/scheduling"
 )
 
@@ -75,7 +76,7 @@ func (o *options) reader() (client.Reader, error) {
 
 func (o *options) hub() (HubSettings, error) {
 	s, err := scheduling.ParseStrategy(o.strategy)
-	return HubSettings{Strategy: s, ConfigNamespaces: scheduling.ConfigNamespaces{Hub: o.hubNS, Allowed: o.configNS}}, err
+	return HubSettings{Strategy: s, ConfigNamespaces: hostmodel.ConfigNamespaces{Hub: o.hubNS, Allowed: o.configNS}}, err
 }
 
 // namespace is -n, or the kubeconfig context's namespace; explicit says

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hostmodel"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/scheduling"
 )
 
@@ -26,7 +27,7 @@ type HubSettings struct {
 	Strategy scheduling.Strategy
 	// ConfigNamespaces are the hub's --namespace and
 	// --hosting-config-namespaces.
-	ConfigNamespaces scheduling.ConfigNamespaces
+	ConfigNamespaces hostmodel.ConfigNamespaces
 }
 
 // Explanation is what `explain hcd` shows about one HostedClusterDeployment.

@@ -24,6 +24,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	"github.com/hcp-fleet/hcp-fleet/pkg/fleetview"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hostmodel"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/scheduling"
 )
 
@@ -118,8 +119,8 @@ func CollectHost(ctx context.Context, c client.Reader, hub HubSettings, name str
 
 // hostingConfigInEffect names the HostingConfig the add-on runs with and
 // whether it is the default or this cluster's override.
-func hostingConfigInEffect(mca *addonv1alpha1.ManagedClusterAddOn, namespaces scheduling.ConfigNamespaces) string {
-	key, ok := scheduling.HostingConfigKey(mca)
+func hostingConfigInEffect(mca *addonv1alpha1.ManagedClusterAddOn, namespaces hostmodel.ConfigNamespaces) string {
+	key, ok := hostmodel.HostingConfigKey(mca)
 	if !ok {
 		return "none resolved yet: the API defaults"
 	}

@@ -35,6 +35,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/pkg/cmd/kubectlhcpfleet"
 	"github.com/hcp-fleet/hcp-fleet/pkg/fleetview"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hostmodel"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/scheduling"
 )
 
@@ -54,7 +55,7 @@ var (
 	admin client.Client
 	// hubSettings are the local fleet hub's (its defaults).
 	hubSettings = kubectlhcpfleet.HubSettings{Strategy: scheduling.StrategySpread,
-		ConfigNamespaces: scheduling.ConfigNamespaces{Hub: addon.DefaultHubNamespace}}
+		ConfigNamespaces: hostmodel.ConfigNamespaces{Hub: addon.DefaultHubNamespace}}
 )
 
 func TestMain(m *testing.M) {

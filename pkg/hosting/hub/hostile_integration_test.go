@@ -32,6 +32,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/delivery"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hostmodel"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/scheduling"
 )
 
@@ -1071,7 +1072,7 @@ func addOnConfigElsewhere(t *testing.T, cluster string) string {
 		if err := hubc.Get(ctx, client.ObjectKeyFromObject(mca), mca); err != nil {
 			return err
 		}
-		if key, ok := scheduling.HostingConfigKey(mca); !ok || key.Namespace != hostileNS {
+		if key, ok := hostmodel.HostingConfigKey(mca); !ok || key.Namespace != hostileNS {
 			return fmt.Errorf("configReferences %+v", mca.Status.ConfigReferences)
 		}
 		for _, c := range mca.Status.Conditions {
@@ -1122,7 +1123,7 @@ func waitAddOnSettled(t *testing.T, cluster string) {
 		if err := hubc.Get(ctx, types.NamespacedName{Namespace: cluster, Name: addon.Name}, mca); err != nil {
 			return err
 		}
-		key, ok := scheduling.HostingConfigKey(mca)
+		key, ok := hostmodel.HostingConfigKey(mca)
 		if !ok || key.Namespace != "hcp-fleet" {
 			return fmt.Errorf("config %v", key)
 		}

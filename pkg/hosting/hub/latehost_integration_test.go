@@ -18,7 +18,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/fleettest"
 	"github.com/hcp-fleet/hcp-fleet/pkg/cmd/hub"
-	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/scheduling"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hostmodel"
 )
 
 // TestLateHostKeepsItsShare: a management cluster under load renews its
@@ -69,8 +69,8 @@ func TestLateHostKeepsItsShare(t *testing.T) {
 	meta.SetStatusCondition(&mc.Status.Conditions, metav1.Condition{Type: clusterv1.ManagedClusterConditionAvailable,
 		Status: metav1.ConditionFalse, Reason: "ManagedClusterKubeAPIServerUnavailable",
 		Message: "The kube-apiserver is not ok, status code: 0, context deadline exceeded"})
-	heldBySchedulerBefore := heldReads(t, scheduling.HeldByScheduler)
-	heldByDeliveryBefore := heldReads(t, scheduling.HeldByDelivery)
+	heldBySchedulerBefore := heldReads(t, hostmodel.HeldByScheduler)
+	heldByDeliveryBefore := heldReads(t, hostmodel.HeldByDelivery)
 	if err := hubc.Status().Update(ctx, mc); err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestLateHostKeepsItsShare(t *testing.T) {
 	// The hub saw the flap (both the scheduler and the delivery read the
 	// cluster as held) and wrote nothing on the resident for it.
 	env.Eventually(t, time.Minute, "the scheduler and the delivery read "+late+" as held", func(context.Context) error {
-		s, d := heldReads(t, scheduling.HeldByScheduler)-heldBySchedulerBefore, heldReads(t, scheduling.HeldByDelivery)-heldByDeliveryBefore
+		s, d := heldReads(t, hostmodel.HeldByScheduler)-heldBySchedulerBefore, heldReads(t, hostmodel.HeldByDelivery)-heldByDeliveryBefore
 		if s == 0 || d == 0 {
 			return fmt.Errorf("held reads: scheduler %v, delivery %v", s, d)
 		}

@@ -34,6 +34,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/pkg/extension"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hcdstatus"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hostmodel"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/scheduling"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/tenancy"
 	olmhub "github.com/hcp-fleet/hcp-fleet/pkg/olm/hub"
@@ -83,14 +84,14 @@ type Options struct {
 	Annotations AnnotationPolicy
 	// ConfigNamespaces are where a hosting cluster's HostingConfig (its
 	// hosting-namespace policy) may come from.
-	ConfigNamespaces scheduling.ConfigNamespaces
+	ConfigNamespaces hostmodel.ConfigNamespaces
 	// RefreshInterval bounds how often a ManifestWork is rewritten because
 	// only a referenced Secret or ConfigMap changed (DefaultRefreshInterval
 	// when 0).
 	RefreshInterval time.Duration
 	// UnavailableGrace is how long a hosting cluster or its add-on may
 	// report itself unavailable before HostingClusterAvailable and
-	// Available say so (scheduling.HeldAvailable); 0: at once.
+	// Available say so (hostmodel.HeldAvailable); 0: at once.
 	UnavailableGrace time.Duration
 }
 
@@ -247,7 +248,7 @@ func (r *Reconciler) configuredBy(ctx context.Context, o client.Object) []reconc
 	var out []reconcile.Request
 	for i := range mcas.Items {
 		mca := &mcas.Items[i]
-		if key, ok := scheduling.HostingConfigKey(mca); ok && mca.Name == addon.Name && key == client.ObjectKeyFromObject(o) {
+		if key, ok := hostmodel.HostingConfigKey(mca); ok && mca.Name == addon.Name && key == client.ObjectKeyFromObject(o) {
 			out = append(out, r.boundTo(func(client.Object) string { return mca.Namespace })(ctx, o)...)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hostmodel"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/scheduling"
 )
 
@@ -41,7 +42,7 @@ func (r *Reconciler) hostingConfig(ctx context.Context, cluster string) (hostCon
 	if err := r.client.Get(ctx, types.NamespacedName{Namespace: cluster, Name: addon.Name}, mca); err != nil {
 		return hostConfig{}, client.IgnoreNotFound(err)
 	}
-	hc, err := scheduling.HostingConfigOf(ctx, r.client, mca, r.opts.ConfigNamespaces)
+	hc, err := hostmodel.HostingConfigOf(ctx, r.client, mca, r.opts.ConfigNamespaces)
 	if err != nil {
 		return hostConfig{}, err
 	}
@@ -74,12 +75,12 @@ func hostingNamespaceNotAllowed(hcd *v1alpha1.HostedClusterDeployment, cluster s
 // host reads what the hub knows about the hosting cluster.
 func (r *Reconciler) host(ctx context.Context, cluster string) (Host, error) {
 	h, err := hostOf(ctx, r.client, cluster, r.opts.UnavailableGrace, time.Now())
-	scheduling.CountHeld(scheduling.HeldByDelivery, h.Recheck)
+	hostmodel.CountHeld(hostmodel.HeldByDelivery, h.Recheck)
 	return h, err
 }
 
 // hostOf reads what the hub knows about cluster; its Available and
-// AddOnAvailable hold for grace (scheduling.HeldAvailable).
+// AddOnAvailable hold for grace (hostmodel.HeldAvailable).
 func hostOf(ctx context.Context, c client.Reader, cluster string, grace time.Duration, now time.Time) (Host, error) {
 	h := Host{Cluster: cluster}
 	mc := &clusterv1.ManagedCluster{}
@@ -91,10 +92,10 @@ func hostOf(ctx context.Context, c client.Reader, cluster string, grace time.Dur
 	}
 	h.Exists = mc.DeletionTimestamp == nil
 	var recheck time.Duration
-	h.Available, h.Recheck = scheduling.ClusterAvailable(mc, grace, now)
+	h.Available, h.Recheck = hostmodel.ClusterAvailable(mc, grace, now)
 	mca := &addonv1alpha1.ManagedClusterAddOn{}
 	if err := c.Get(ctx, types.NamespacedName{Namespace: cluster, Name: addon.Name}, mca); err == nil {
-		h.AddOnAvailable, recheck = scheduling.AddOnAvailable(mca, grace, now)
+		h.AddOnAvailable, recheck = hostmodel.AddOnAvailable(mca, grace, now)
 		h.Recheck = minPositive(h.Recheck, recheck)
 	} else if !apierrors.IsNotFound(err) {
 		return h, err

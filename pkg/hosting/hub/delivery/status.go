@@ -25,7 +25,7 @@ type Host struct {
 	Exists bool
 	// Available: its klusterlet reports in (ManagedCluster Available=True),
 	// or stopped reporting less than the grace ago
-	// (scheduling.HeldAvailable).
+	// (hostmodel.HeldAvailable).
 	Available bool
 	// AddOnAvailable: the hcp-fleet agent's lease is fresh, or went stale
 	// less than the grace ago.

@@ -29,6 +29,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hostmodel"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/scheduling"
 )
 
@@ -78,7 +79,7 @@ var conditionTypes = []string{
 // source is one hub's cache.
 type source struct {
 	reader     client.Reader
-	namespaces scheduling.ConfigNamespaces
+	namespaces hostmodel.ConfigNamespaces
 }
 
 // collector is registered once per process with controller-runtime's
@@ -95,7 +96,7 @@ func init() { metrics.Registry.MustRegister(fleet) }
 
 // Setup makes the hub's cache the collector's source while this replica
 // leads (a non-leader's view would duplicate the leader's).
-func Setup(mgr ctrl.Manager, namespaces scheduling.ConfigNamespaces) error {
+func Setup(mgr ctrl.Manager, namespaces hostmodel.ConfigNamespaces) error {
 	return mgr.Add(leaderRunnable(func(ctx context.Context) error {
 		s := &source{reader: mgr.GetClient(), namespaces: namespaces}
 		fleet.add(s)
@@ -220,7 +221,7 @@ func (s *source) collect(ctx context.Context, ch chan<- prometheus.Metric) error
 		if err := s.reader.Get(ctx, types.NamespacedName{Name: cluster}, mc); client.IgnoreNotFound(err) != nil {
 			return err
 		}
-		capacity, err := scheduling.Capacity(ctx, s.reader, mc, mca, s.namespaces)
+		capacity, err := hostmodel.Capacity(ctx, s.reader, mc, mca, s.namespaces)
 		if err != nil {
 			return err
 		}

@@ -164,7 +164,7 @@ func BenchmarkScheduling(b *testing.B) {
 		if run > 1 {
 			removeBurst(b, env, hubc, fmt.Sprintf("bench-%d", run-1), 2*slowestRollout)
 			// The agents' reported counts are a floor of each cluster's
-			// load (scheduling.Load): the next burst starts when they are 0.
+			// load (hostmodel.Load): the next burst starts when they are 0.
 			removeHostedClusters(b, env, hubc, hostClients)
 			if err := fleet.ReniceManagementClusters(nice); err != nil {
 				fmt.Fprintf(os.Stderr, "management clusters stay at nice %d: %v\n", settledNice, err)

@@ -31,6 +31,7 @@ import (
 	hcdac "github.com/hcp-fleet/hcp-fleet/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hcdstatus"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hostmodel"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/tenancy"
 )
 
@@ -92,7 +93,7 @@ type Options struct {
 	// no watched object changed (a safety net; changes trigger retries).
 	RetryInterval time.Duration
 	// ConfigNamespaces are where a cluster's HostingConfig may come from.
-	ConfigNamespaces ConfigNamespaces
+	ConfigNamespaces hostmodel.ConfigNamespaces
 	// Workers is how many HostedClusterDeployments are scheduled at once
 	// (DefaultWorkers when 0). Decisions stay one at a time; the binding
 	// writes, which take most of the time, overlap.
@@ -129,22 +130,6 @@ const snapshotSyncWait = 200 * time.Millisecond
 // what a burst waits for, and it accepts parallel writes many times faster
 // than serial ones.
 const DefaultWorkers = 8
-
-// ConfigNamespaces are the namespaces the hub takes HostingConfigs from: its
-// own (Hub; addon.DefaultHubNamespace when empty) and those the admin lists
-// (Allowed). A ManagedClusterAddOn a tenant can edit may name a HostingConfig
-// anywhere; one elsewhere would set a cluster's capacity and hosting
-// namespaces, so it is read as if none were named (the API defaults), as
-// the agent's render does (addon.HostingConfigNamespaceAllowed).
-type ConfigNamespaces struct {
-	Hub     string
-	Allowed []string
-}
-
-// Allows reports whether a HostingConfig in ns is taken.
-func (n ConfigNamespaces) Allows(ns string) bool {
-	return addon.HostingConfigNamespaceAllowed(ns, n.Hub, n.Allowed)
-}
 
 // Reconciler binds HostedClusterDeployments to management clusters.
 type Reconciler struct {

@@ -21,6 +21,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hostmodel"
 )
 
 // Inputs reads what Schedule decides on from the hub: the Request, the
@@ -34,7 +35,7 @@ type Inputs struct {
 	// it); StrategySpread when empty.
 	Strategy Strategy
 	// ConfigNamespaces are where a cluster's HostingConfig may come from.
-	ConfigNamespaces ConfigNamespaces
+	ConfigNamespaces hostmodel.ConfigNamespaces
 	// Bound lists the HostedClusterDeployments bound to a management
 	// cluster (status.hostingCluster).
 	Bound func(ctx context.Context, cluster string) ([]v1alpha1.HostedClusterDeployment, error)
@@ -230,21 +231,21 @@ func (in Inputs) candidate(ctx context.Context, name string, keys []string) (Can
 	// its time with many clusters). An API client ignores the option.
 	if err := in.Client.Get(ctx, types.NamespacedName{Name: name}, mc, client.UnsafeDisableDeepCopy); err == nil {
 		var recheck time.Duration
-		c.ClusterAvailable, recheck = ClusterAvailable(mc, in.UnavailableGrace, time.Now())
-		CountHeld(HeldByScheduler, recheck)
+		c.ClusterAvailable, recheck = hostmodel.ClusterAvailable(mc, in.UnavailableGrace, time.Now())
+		hostmodel.CountHeld(hostmodel.HeldByScheduler, recheck)
 		c.Cordoned = Cordoned(mc)
-		claims = ClaimsMap(mc.Status.ClusterClaims)
+		claims = hostmodel.ClaimsMap(mc.Status.ClusterClaims)
 	} else if !apierrors.IsNotFound(err) {
 		return c, err
 	}
 	mca := &addonv1alpha1.ManagedClusterAddOn{}
 	if err := in.Client.Get(ctx, types.NamespacedName{Namespace: name, Name: addon.Name}, mca, client.UnsafeDisableDeepCopy); err == nil {
 		var recheck time.Duration
-		c.AddOnAvailable, recheck = AddOnAvailable(mca, in.UnavailableGrace, time.Now())
-		CountHeld(HeldByScheduler, recheck)
+		c.AddOnAvailable, recheck = hostmodel.AddOnAvailable(mca, in.UnavailableGrace, time.Now())
+		hostmodel.CountHeld(hostmodel.HeldByScheduler, recheck)
 		c.OperatorInstalled = meta.IsStatusConditionTrue(mca.Status.Conditions, addon.ConditionHyperShiftOperatorInstalled)
 		c.AgentNamespace = mca.Status.Namespace
-		hc, err := HostingConfigOf(ctx, in.Client, mca, in.ConfigNamespaces)
+		hc, err := hostmodel.HostingConfigOf(ctx, in.Client, mca, in.ConfigNamespaces)
 		if err != nil {
 			return c, err
 		}
@@ -255,7 +256,7 @@ func (in Inputs) candidate(ctx context.Context, name string, keys []string) (Can
 			spec = &hc.Spec
 		}
 		maxHosted, _ := spec.Limits()
-		c.Capacity = EffectiveCapacity(maxHosted, claims)
+		c.Capacity = hostmodel.EffectiveCapacity(maxHosted, claims)
 	} else if !apierrors.IsNotFound(err) {
 		return c, err
 	}
@@ -284,7 +285,7 @@ func (in Inputs) candidate(ctx context.Context, name string, keys []string) (Can
 				}
 			}
 		}
-		c.Load = Load(claimInt(claims, hosting.ClaimHostedClusters), claimInt(claims, hosting.ClaimUnmanagedHostedClusters), count)
+		c.Load = hostmodel.Load(hostmodel.ClaimInt(claims, hosting.ClaimHostedClusters), hostmodel.ClaimInt(claims, hosting.ClaimUnmanagedHostedClusters), count)
 		return c, nil
 	}
 	bound, err := in.Bound(ctx, name)
@@ -312,11 +313,11 @@ func (in Inputs) candidate(ctx context.Context, name string, keys []string) (Can
 			}
 		}
 	}
-	reported := claimInt(claims, hosting.ClaimHostedClusters)
+	reported := hostmodel.ClaimInt(claims, hosting.ClaimHostedClusters)
 	if w := in.Without; w != nil && w.Status.HostingCluster == name && reported > 0 &&
 		meta.IsStatusConditionTrue(w.Status.Conditions, v1alpha1.ConditionDelivered) {
 		reported-- // its HostedCluster is there and likely counted
 	}
-	c.Load = Load(reported, claimInt(claims, hosting.ClaimUnmanagedHostedClusters), count)
+	c.Load = hostmodel.Load(reported, hostmodel.ClaimInt(claims, hosting.ClaimUnmanagedHostedClusters), count)
 	return c, nil
 }

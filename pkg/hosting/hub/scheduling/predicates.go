@@ -17,6 +17,7 @@ import (
 
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hostmodel"
 )
 
 // schedulingChanged passes creations and deletions, and updates that change
@@ -48,7 +49,7 @@ func managedClusterFacts(o client.Object) string {
 		fmt.Fprintf(&b, "%s=%s;", k, mc.Labels[k])
 	}
 	fmt.Fprintf(&b, "|%v|%v|", meta.IsStatusConditionTrue(mc.Status.Conditions, clusterv1.ManagedClusterConditionAvailable), Cordoned(mc))
-	claims := ClaimsMap(mc.Status.ClusterClaims)
+	claims := hostmodel.ClaimsMap(mc.Status.ClusterClaims)
 	for _, name := range schedulingClaims {
 		fmt.Fprintf(&b, "%s;", claims[name])
 	}
@@ -62,7 +63,7 @@ func addOnFacts(o client.Object) string {
 	if !ok {
 		return ""
 	}
-	key, _ := HostingConfigKey(mca)
+	key, _ := hostmodel.HostingConfigKey(mca)
 	return fmt.Sprintf("%v|%v|%s|%s",
 		meta.IsStatusConditionTrue(mca.Status.Conditions, addonv1alpha1.ManagedClusterAddOnConditionAvailable),
 		meta.IsStatusConditionTrue(mca.Status.Conditions, addon.ConditionHyperShiftOperatorInstalled),

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hostmodel"
 )
 
 func ready(name string, load, capacity int32) Candidate {
@@ -188,7 +189,7 @@ func TestLoad(t *testing.T) {
 		{15, 0, 10, 15},  // 5 of ours are orphaned or still tearing down
 		{0, 0, 0, 0},
 	} {
-		if got := Load(c.total, c.unmanaged, c.bound); got != c.want {
+		if got := hostmodel.Load(c.total, c.unmanaged, c.bound); got != c.want {
 			t.Errorf("Load(%d, %d, %d) = %d, want %d", c.total, c.unmanaged, c.bound, got, c.want)
 		}
 	}

@@ -1,4 +1,4 @@
-package scheduling
+package hostmodel
 
 import (
 	"context"
@@ -26,7 +26,8 @@ func Load(reportedTotal, reportedUnmanaged, bound int32) int32 {
 	return max(reportedTotal, reportedUnmanaged+bound)
 }
 
-func claimInt(claims map[string]string, name string) int32 {
+// ClaimInt is the claim name of claims as a number (0 when absent or not one).
+func ClaimInt(claims map[string]string, name string) int32 {
 	n, err := strconv.ParseInt(claims[name], 10, 32)
 	if err != nil {
 		return 0
