@@ -39,6 +39,7 @@ type options struct {
 	strategy string
 	hubNS    string
 	configNS []string
+	grace    time.Duration
 	// now is the clock (tests fix it).
 	now func() time.Time
 }
@@ -61,6 +62,8 @@ your permissions: a fleet admin sees the whole fleet, a tenant its own namespace
 		"the hub's --scheduling-strategy (Spread or BinPack): explain decides with it where no Placement annotation overrides it")
 	root.PersistentFlags().StringVar(&o.hubNS, "hub-namespace", addon.DefaultHubNamespace, "the hub's --namespace")
 	root.PersistentFlags().StringSliceVar(&o.configNS, "hub-hosting-config-namespaces", nil, "the hub's --hosting-config-namespaces")
+	root.PersistentFlags().DurationVar(&o.grace, "hub-host-unavailable-grace", hostmodel.DefaultUnavailableGrace,
+		"the hub's --host-unavailable-grace: a management cluster reporting itself unavailable for less is taken as available, as the scheduler takes it")
 	root.AddCommand(o.statusCommand(), o.explainCommand(), o.hostsCommand(), o.upgradeCommand(), o.cordonCommand(true), o.cordonCommand(false),
 		o.relocateCommand(), o.drainCommand())
 	return root
@@ -76,7 +79,7 @@ func (o *options) reader() (client.Reader, error) {
 
 func (o *options) hub() (HubSettings, error) {
 	s, err := scheduling.ParseStrategy(o.strategy)
-	return HubSettings{Strategy: s, ConfigNamespaces: hostmodel.ConfigNamespaces{Hub: o.hubNS, Allowed: o.configNS}}, err
+	return HubSettings{Strategy: s, ConfigNamespaces: hostmodel.ConfigNamespaces{Hub: o.hubNS, Allowed: o.configNS}, UnavailableGrace: o.grace}, err
 }
 
 // namespace is -n, or the kubeconfig context's namespace; explicit says

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"text/tabwriter"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -28,6 +29,10 @@ type HubSettings struct {
 	// ConfigNamespaces are the hub's --namespace and
 	// --hosting-config-namespaces.
 	ConfigNamespaces hostmodel.ConfigNamespaces
+	// UnavailableGrace is the hub's --host-unavailable-grace: a management
+	// cluster reporting itself unavailable for less counts as available, as
+	// the scheduler counts it.
+	UnavailableGrace time.Duration
 }
 
 // Explanation is what `explain hcd` shows about one HostedClusterDeployment.
@@ -82,7 +87,7 @@ func ExplainHCD(ctx context.Context, c client.Reader, hub HubSettings, namespace
 			return x, nil
 		}
 	}
-	in := scheduling.Inputs{Client: c, Strategy: hub.Strategy, ConfigNamespaces: hub.ConfigNamespaces, Bound: boundLister(c)}
+	in := scheduling.Inputs{Client: c, Strategy: hub.Strategy, ConfigNamespaces: hub.ConfigNamespaces, UnavailableGrace: hub.UnavailableGrace, Bound: boundLister(c)}
 	if hcd.Status.HostingCluster != "" {
 		in.Without = hcd // as when it was scheduled
 	}

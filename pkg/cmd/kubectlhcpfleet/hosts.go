@@ -107,7 +107,7 @@ func CollectHost(ctx context.Context, c client.Reader, hub HubSettings, name str
 			h.Deployments = append(h.Deployments, fleetview.DeploymentOf(&all.Items[i]))
 		}
 	}
-	in := scheduling.Inputs{Client: c, ConfigNamespaces: hub.ConfigNamespaces,
+	in := scheduling.Inputs{Client: c, ConfigNamespaces: hub.ConfigNamespaces, UnavailableGrace: hub.UnavailableGrace,
 		Bound: func(context.Context, string) ([]v1alpha1.HostedClusterDeployment, error) { return bound, nil }}
 	cand, err := in.Candidate(ctx, name)
 	if err != nil {

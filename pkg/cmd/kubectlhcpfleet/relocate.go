@@ -55,7 +55,7 @@ func CheckRelocation(ctx context.Context, c client.Reader, hub HubSettings, name
 	}
 	// Its own binding left out, as for explain: its slot on the source is
 	// not a load on the destination.
-	in := scheduling.Inputs{Client: c, Strategy: hub.Strategy, ConfigNamespaces: hub.ConfigNamespaces, Bound: boundLister(c), Without: hcd}
+	in := scheduling.Inputs{Client: c, Strategy: hub.Strategy, ConfigNamespaces: hub.ConfigNamespaces, UnavailableGrace: hub.UnavailableGrace, Bound: boundLister(c), Without: hcd}
 	g, err := in.Gather(ctx, hcd)
 	if err != nil {
 		return x, err
