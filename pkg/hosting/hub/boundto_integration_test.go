@@ -67,6 +67,8 @@ func TestBoundToAnnotationPolicy(t *testing.T) {
 	if err := tc.Create(ctx, hcd(ns, name)); err != nil {
 		t.Fatalf("the tenant creates a deployment without the annotation: %v", err)
 	}
+	// Gone before the next test: the burst counts every slot of the fleet.
+	t.Cleanup(func() { deleteAndWait(t, ns, name) })
 	// The hub's own write is allowed: the delivery sets the annotation.
 	var h *v1alpha1.HostedClusterDeployment
 	env.Eventually(t, 2*time.Minute, "the hub writes "+hcdstatus.AnnotationBoundTo, func(ctx context.Context) error {
