@@ -106,6 +106,10 @@ func newAgentAddon(opts Options, kube kubernetes.Interface, dyn dynamic.Interfac
 		// Available means the agent and its HyperShift operator are
 		// healthy (health.go), so a bad operator image shows on the add-on.
 		WithAgentHealthProber(healthProber()).
+		// The work prober skips a cluster whose availability is Unknown
+		// and, unlike the lease, nothing re-probes it when the cluster
+		// comes back: re-sync the add-on when that changes.
+		WithAgentDeployTriggerClusterFilter(clusterAvailabilityChanged).
 		// The addon-manager resolves these configs into the
 		// ManagedClusterAddOn's status.configReferences, from which the
 		// values are read.

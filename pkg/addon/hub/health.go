@@ -85,3 +85,20 @@ func operatorHealth(mca *addonv1alpha1.ManagedClusterAddOn) error {
 		return fmt.Errorf("the HyperShift operator is not healthy: %s=%s %s: %s", c.Type, c.Status, c.Reason, c.Message)
 	}
 }
+
+// clusterAvailabilityChanged says whether a ManagedCluster's Available
+// condition changed status. addon-framework's work prober skips a cluster
+// whose Available is Unknown (OCM's registration sets its add-ons Unknown
+// then), and re-probes only on a ManagedClusterAddOn or ManifestWork event:
+// a cluster that comes back with its add-on ManifestWork unchanged would
+// keep its add-on Unknown for good. The agent-deploy controller re-syncs the
+// cluster's add-ons when this filter says so.
+func clusterAvailabilityChanged(old, new *clusterv1.ManagedCluster) bool {
+	status := func(mc *clusterv1.ManagedCluster) metav1.ConditionStatus {
+		if c := meta.FindStatusCondition(mc.Status.Conditions, clusterv1.ManagedClusterConditionAvailable); c != nil {
+			return c.Status
+		}
+		return ""
+	}
+	return status(old) != status(new)
+}

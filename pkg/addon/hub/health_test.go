@@ -9,6 +9,7 @@ import (
 	"k8s.io/utils/ptr"
 	"open-cluster-management.io/addon-framework/pkg/agent"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	workv1 "open-cluster-management.io/api/work/v1"
 
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
@@ -79,5 +80,31 @@ func TestHealthProberProbesTheAgentDeployment(t *testing.T) {
 	id := p.WorkProber.ProbeFields[0].ResourceIdentifier
 	if id.Group != "apps" || id.Resource != "deployments" || id.Name != AgentDeployment || id.Namespace != "*" {
 		t.Fatalf("probe field %+v", id)
+	}
+}
+
+// A cluster that comes back (Available Unknown → True) re-syncs its add-on,
+// whose work prober skipped it while Unknown; a lease renewal alone does not.
+func TestClusterAvailabilityChanged(t *testing.T) {
+	with := func(s metav1.ConditionStatus) *clusterv1.ManagedCluster {
+		mc := &clusterv1.ManagedCluster{}
+		if s != "" {
+			mc.Status.Conditions = []metav1.Condition{{Type: clusterv1.ManagedClusterConditionAvailable, Status: s}}
+		}
+		return mc
+	}
+	for _, tc := range []struct {
+		old, new metav1.ConditionStatus
+		want     bool
+	}{
+		{metav1.ConditionUnknown, metav1.ConditionTrue, true},
+		{metav1.ConditionTrue, metav1.ConditionUnknown, true},
+		{"", metav1.ConditionTrue, true},
+		{metav1.ConditionTrue, metav1.ConditionTrue, false},
+		{metav1.ConditionFalse, metav1.ConditionFalse, false},
+	} {
+		if got := clusterAvailabilityChanged(with(tc.old), with(tc.new)); got != tc.want {
+			t.Errorf("Available %q → %q: %v, want %v", tc.old, tc.new, got, tc.want)
+		}
 	}
 }

@@ -33,7 +33,7 @@ func TestLateHostKeepsItsShare(t *testing.T) {
 	ctx := context.Background()
 	// The burst in one namespace, the hosted cluster already on the late
 	// cluster in another (bindings counts a namespace's).
-	ns, home := "late", "late-home"
+	ns, home := "latehost", "latehost-home"
 	late := "cluster-2"
 	tenant(t, ns)
 	tenant(t, home)
