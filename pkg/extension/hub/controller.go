@@ -2,7 +2,6 @@ package hub
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
 
@@ -12,7 +11,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	workv1 "open-cluster-management.io/api/work/v1"
@@ -351,15 +349,11 @@ func (r *Reconciler) applyStatus(ctx context.Context, ext *v1alpha1.HostedCluste
 	}
 	body := map[string]any{"apiVersion": v1alpha1.GroupVersion.String(), "kind": v1alpha1.HostedClusterExtensionKind,
 		"metadata": map[string]any{"name": ext.Name, "namespace": ext.Namespace}, "status": status}
-	data, err := json.Marshal(body)
+	target, patch, err := kubeutil.ApplyPatch(body)
 	if err != nil {
 		return err
 	}
-	target := &unstructured.Unstructured{}
-	if err := target.UnmarshalJSON(data); err != nil {
-		return err
-	}
-	err = r.client.Status().Patch(ctx, target, client.RawPatch(types.ApplyPatchType, data), client.FieldOwner(FieldManager), client.ForceOwnership)
+	err = r.client.Status().Patch(ctx, target, patch, client.FieldOwner(FieldManager), client.ForceOwnership)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}

@@ -2,15 +2,12 @@ package hcdstatus
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -92,21 +89,11 @@ func ApplyConditions(conds []metav1.Condition) []*metav1ac.ConditionApplyConfigu
 // compare-and-swap: the apply fails with a Conflict when the object changed
 // since. Errors (NotFound included) are returned as they are.
 func Apply(ctx context.Context, c client.StatusClient, hcd *hcdac.HostedClusterDeploymentApplyConfiguration, fieldManager string) error {
-	data, err := json.Marshal(hcd)
+	target, patch, err := kubeutil.ApplyPatch(hcd)
 	if err != nil {
 		return err
 	}
-	// The patch target is the apply configuration itself, unstructured: it
-	// names the object, and the response decoded into it drops no field the
-	// Go types do not know.
-	target := &unstructured.Unstructured{}
-	if err := target.UnmarshalJSON(data); err != nil {
-		return err
-	}
-	// controller-runtime v0.22's SubResourceWriter has no Apply: send the
-	// apply configuration as a raw apply patch.
-	return c.Status().Patch(ctx, target, client.RawPatch(types.ApplyPatchType, data),
-		client.FieldOwner(fieldManager), client.ForceOwnership)
+	return c.Status().Patch(ctx, target, patch, client.FieldOwner(fieldManager), client.ForceOwnership)
 }
 
 // WaitingForAvailable is the Imported condition while the import waits for

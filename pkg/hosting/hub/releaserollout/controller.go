@@ -2,7 +2,6 @@ package releaserollout
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"time"
@@ -14,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -294,17 +292,13 @@ func (r *Reconciler) move(ctx context.Context, rr *v1alpha1.ReleaseRollout, h *v
 	}
 	body := map[string]any{"apiVersion": v1alpha1.GroupVersion.String(), "kind": "HostedClusterDeployment",
 		"metadata": map[string]any{"name": h.Name, "namespace": h.Namespace, "resourceVersion": h.ResourceVersion}, "spec": spec}
-	data, err := json.Marshal(body)
+	patchTarget, patch, err := kubeutil.ApplyPatch(body)
 	if err != nil {
-		return err
-	}
-	patchTarget := &unstructured.Unstructured{}
-	if err := patchTarget.UnmarshalJSON(data); err != nil {
 		return err
 	}
 	// The resourceVersion makes it a compare-and-swap: the plan was made
 	// from that version of the HCD.
-	if err := r.client.Patch(ctx, patchTarget, client.RawPatch(types.ApplyPatchType, data), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+	if err := r.client.Patch(ctx, patchTarget, patch, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
 		return fmt.Errorf("moving the release of HostedClusterDeployment %s/%s: %w", h.Namespace, h.Name, err)
 	}
 	part, what := "control-plane", "control plane"
@@ -346,15 +340,11 @@ func (r *Reconciler) applyStatus(ctx context.Context, rr *v1alpha1.ReleaseRollou
 	}
 	body := map[string]any{"apiVersion": v1alpha1.GroupVersion.String(), "kind": v1alpha1.ReleaseRolloutKind,
 		"metadata": map[string]any{"name": rr.Name, "namespace": rr.Namespace}, "status": status}
-	data, err := json.Marshal(body)
+	target, patch, err := kubeutil.ApplyPatch(body)
 	if err != nil {
 		return err
 	}
-	target := &unstructured.Unstructured{}
-	if err := target.UnmarshalJSON(data); err != nil {
-		return err
-	}
-	err = r.client.Status().Patch(ctx, target, client.RawPatch(types.ApplyPatchType, data), client.FieldOwner(FieldManager), client.ForceOwnership)
+	err = r.client.Status().Patch(ctx, target, patch, client.FieldOwner(FieldManager), client.ForceOwnership)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
