@@ -617,34 +617,27 @@ func runOurs(b *testing.B, env *fleettest.Env, hubc client.WithWatch, own *hubRe
 // waited for); it returns when the last one settled, from start.
 func settle(b *testing.B, hubc client.WithWatch, ns string, start time.Time, limit time.Duration) time.Duration {
 	ctx := context.Background()
-	deadline := start.Add(limit)
-	best, lastProgress := -1, time.Now()
 	var why error
-	for {
+	untilProgressStops(b, start.Add(limit), func() (done bool, progress int, known bool) {
 		var list v1alpha1.HostedClusterDeploymentList
-		if err := hubc.List(ctx, &list, client.InNamespace(ns)); err == nil {
-			settled := 0
-			why = nil
-			for _, h := range list.Items {
-				if err := rolledOut(&h); err != nil {
-					why = err
-					continue
-				}
-				settled++
-			}
-			if why == nil {
-				return time.Since(start)
-			}
-			if settled > best {
-				best, lastProgress = settled, time.Now()
-			}
+		if err := hubc.List(ctx, &list, client.InNamespace(ns)); err != nil {
+			return false, 0, false
 		}
-		if time.Now().After(deadline) && time.Since(lastProgress) > time.Minute {
-			b.Fatalf("every hosted cluster rolled out and imported: %d of them after %s (limit %s, none more for a minute): %v",
-				max(best, 0), time.Since(start).Round(time.Second), limit.Round(time.Second), why)
+		settled := 0
+		why = nil
+		for _, h := range list.Items {
+			if err := rolledOut(&h); err != nil {
+				why = err
+				continue
+			}
+			settled++
 		}
-		time.Sleep(time.Second)
-	}
+		return why == nil, settled, true
+	}, func(best int) string {
+		return fmt.Sprintf("every hosted cluster rolled out and imported: %d of them after %s (limit %s, none more for a minute): %v",
+			best, time.Since(start).Round(time.Second), limit.Round(time.Second), why)
+	})
+	return time.Since(start)
 }
 
 // rolledOut says why h has not finished rolling out, or nil.

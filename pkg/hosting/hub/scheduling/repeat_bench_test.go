@@ -59,20 +59,34 @@ func removeBurst(b *testing.B, env *fleettest.Env, hubc client.WithWatch, ns str
 		}
 	})
 	start := time.Now()
-	deadline := start.Add(max(limit, 5*time.Minute))
-	best, lastProgress := -1, time.Now()
+	untilProgressStops(b, start.Add(max(limit, 5*time.Minute)), func() (done bool, progress int, known bool) {
+		if err := hubc.List(ctx, &list, client.InNamespace(ns)); err != nil {
+			return false, 0, false
+		}
+		return len(list.Items) == 0, -len(list.Items), true
+	}, func(int) string {
+		return fmt.Sprintf("deleting the burst in %s: %d left after %s", ns, len(list.Items), time.Since(start).Round(time.Second))
+	})
+	fmt.Printf("burst in %s deleted in %s\n", ns, time.Since(start).Round(time.Second))
+}
+
+// untilProgressStops polls check every second until it reports done. Past
+// deadline it gives up (failure says why, given the best progress seen)
+// once progress has not grown for a minute: a slow machine that still makes
+// progress is waited for. A check that could not tell (known false) counts
+// as no progress.
+func untilProgressStops(b *testing.B, deadline time.Time, check func() (done bool, progress int, known bool), failure func(best int) string) {
+	best, seen, lastProgress := 0, false, time.Now()
 	for {
-		if err := hubc.List(ctx, &list, client.InNamespace(ns)); err == nil {
-			if len(list.Items) == 0 {
-				fmt.Printf("burst in %s deleted in %s\n", ns, time.Since(start).Round(time.Second))
-				return
-			}
-			if gone := -len(list.Items); best == -1 || gone > best {
-				best, lastProgress = gone, time.Now()
-			}
+		done, progress, known := check()
+		if done {
+			return
+		}
+		if known && (!seen || progress > best) {
+			best, seen, lastProgress = progress, true, time.Now()
 		}
 		if time.Now().After(deadline) && time.Since(lastProgress) > time.Minute {
-			b.Fatalf("deleting the burst in %s: %d left after %s", ns, len(list.Items), time.Since(start).Round(time.Second))
+			b.Fatal(failure(best))
 		}
 		time.Sleep(time.Second)
 	}
