@@ -174,12 +174,7 @@ For a bound HostedClusterDeployment its own binding is left out, as when it was 
 change the decision follows. Needs read access to the fleet (management clusters, their add-ons and
 all HostedClusterDeployments), as the scheduler has.`,
 		Example: "  kubectl hcpfleet explain hcd my-cluster -n team-a",
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) != 2 || (args[0] != "hcd" && args[0] != "hostedclusterdeployment" && args[0] != "hostedclusterdeployments") {
-				return errors.New("usage: kubectl hcpfleet explain hcd NAME [-n NAMESPACE]")
-			}
-			return nil
-		},
+		Args:    hcdArgs("usage: kubectl hcpfleet explain hcd NAME [-n NAMESPACE]"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutput(o.output); err != nil {
 				return err
@@ -279,4 +274,16 @@ func stripClock(frame string) string {
 		return rest
 	}
 	return frame
+}
+
+// hcdArgs accepts the arguments "hcd NAME" (or the kind's full singular or
+// plural name instead of hcd), as kubectl names a resource; anything else
+// gets usage.
+func hcdArgs(usage string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) != 2 || (args[0] != "hcd" && args[0] != "hostedclusterdeployment" && args[0] != "hostedclusterdeployments") {
+			return errors.New(usage)
+		}
+		return nil
+	}
 }

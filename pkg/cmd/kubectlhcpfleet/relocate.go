@@ -98,12 +98,7 @@ API server hostname, no KMS encryption, not KubeVirt: docs/operations.md) and wh
 the named cluster, or the scheduler's choice without --to, by the scheduler's own filters, never
 the cluster it runs on nor a cordoned one. It only reads. Moving it is not built yet.`,
 		Example: "  kubectl hcpfleet relocate hcd my-cluster -n team-a --to cluster-2 --dry-run",
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) != 2 || (args[0] != "hcd" && args[0] != "hostedclusterdeployment" && args[0] != "hostedclusterdeployments") {
-				return errors.New("usage: kubectl hcpfleet relocate hcd NAME [-n NAMESPACE] [--to CLUSTER] --dry-run")
-			}
-			return nil
-		},
+		Args:    hcdArgs("usage: kubectl hcpfleet relocate hcd NAME [-n NAMESPACE] [--to CLUSTER] --dry-run"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !dryRun {
 				return errors.New("only --dry-run is built: the hub does not move hosted clusters yet (docs/operations.md, \"Relocate and drain\")")
