@@ -158,16 +158,7 @@ func TestRestoreWithoutManifestWork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("HostedClusterDeployment"))
-	if err := hubc.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, u); err != nil {
-		t.Fatal(err)
-	}
-	backup := &unstructured.Unstructured{Object: map[string]any{"apiVersion": u.GetAPIVersion(), "kind": u.GetKind(), "spec": u.Object["spec"]}}
-	backup.SetNamespace(ns)
-	backup.SetName(name)
-	backup.SetLabels(u.GetLabels())
-	backup.SetAnnotations(u.GetAnnotations())
+	backup := veleroBackup(t, ns, name)
 
 	env.Product.StopHubs()
 	restarted := false

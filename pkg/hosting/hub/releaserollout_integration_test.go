@@ -13,18 +13,13 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
-	"github.com/hcp-fleet/hcp-fleet/internal/localfleet"
 	"github.com/hcp-fleet/hcp-fleet/pkg/cmd/hub"
 )
-
-var imageSetGVR = schema.GroupVersionResource{Group: "hive.openshift.io", Version: "v1", Resource: "clusterimagesets"}
 
 const (
 	rel4189  = "quay.io/openshift-release-dev/ocp-release:4.18.9-multi"
@@ -42,7 +37,7 @@ func TestReleaseRollout(t *testing.T) {
 	ctx := context.Background()
 	const ns = "rollout"
 	tenant(t, ns)
-	installImageSetCRD(t)
+	env.ServeClusterImageSets(t)
 	for _, set := range []struct{ name, image string }{{"img4.18.9-multi-appsub", rel4189}, {"img4.18.10-multi-appsub", rel41810}} {
 		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "hive.openshift.io/v1", "kind": "ClusterImageSet",
 			"metadata": map[string]any{"name": set.name}, "spec": map[string]any{"releaseImage": set.image}}}
@@ -261,32 +256,4 @@ func checkHistory(t *testing.T, history []v1alpha1.ReleaseRolloutStatus, maxUnav
 		t.Errorf("started %v, want the four not held", started)
 	}
 	t.Logf("%d statuses seen; started at %v", len(history), started)
-}
-
-// installImageSetCRD serves Hive's ClusterImageSet on the hub, as ACM
-// does (schema open: the hub reads spec.releaseImage only).
-func installImageSetCRD(t *testing.T) {
-	t.Helper()
-	applier, err := localfleet.NewApplier(env.Fleet.Hub.Config())
-	if err != nil {
-		t.Fatal(err)
-	}
-	crd := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-		"metadata": map[string]any{"name": "clusterimagesets.hive.openshift.io"},
-		"spec": map[string]any{
-			"group": "hive.openshift.io", "scope": "Cluster",
-			"names": map[string]any{"kind": "ClusterImageSet", "listKind": "ClusterImageSetList", "plural": "clusterimagesets", "singular": "clusterimageset"},
-			"versions": []any{map[string]any{"name": "v1", "served": true, "storage": true,
-				"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "properties": map[string]any{
-					"spec": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}}}},
-		},
-	}}
-	if err := applier.Apply(context.Background(), crd); err != nil {
-		t.Fatal(err)
-	}
-	env.Eventually(t, time.Minute, "ClusterImageSets served", func(ctx context.Context) error {
-		_, err := dynamic.NewForConfigOrDie(env.Fleet.Hub.Config()).Resource(imageSetGVR).List(ctx, metav1.ListOptions{})
-		return err
-	})
 }

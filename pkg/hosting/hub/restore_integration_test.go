@@ -67,17 +67,7 @@ func TestRestoreKeepsBinding(t *testing.T) {
 	}
 	secretsBefore := hostObjects(t, host, scGVR, ns, name)
 
-	// The backup: what Velero keeps of the HCD.
-	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("HostedClusterDeployment"))
-	if err := hubc.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, u); err != nil {
-		t.Fatal(err)
-	}
-	backup := &unstructured.Unstructured{Object: map[string]any{"apiVersion": u.GetAPIVersion(), "kind": u.GetKind(), "spec": u.Object["spec"]}}
-	backup.SetNamespace(ns)
-	backup.SetName(name)
-	backup.SetLabels(u.GetLabels())
-	backup.SetAnnotations(u.GetAnnotations())
+	backup := veleroBackup(t, ns, name)
 
 	// The disaster: hcp-fleet stops; the HCD and its ManifestWork go from
 	// the hub without their finalizers running.
@@ -223,4 +213,21 @@ func findCondition(h *v1alpha1.HostedClusterDeployment, t string) *metav1.Condit
 		}
 	}
 	return nil
+}
+
+// veleroBackup is what Velero keeps of the HCD ns/name: its spec, labels
+// and annotations, without status, UID or finalizers.
+func veleroBackup(t *testing.T, ns, name string) *unstructured.Unstructured {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("HostedClusterDeployment"))
+	if err := hubc.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, u); err != nil {
+		t.Fatal(err)
+	}
+	backup := &unstructured.Unstructured{Object: map[string]any{"apiVersion": u.GetAPIVersion(), "kind": u.GetKind(), "spec": u.Object["spec"]}}
+	backup.SetNamespace(ns)
+	backup.SetName(name)
+	backup.SetLabels(u.GetLabels())
+	backup.SetAnnotations(u.GetAnnotations())
+	return backup
 }

@@ -18,7 +18,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
-	"github.com/hcp-fleet/hcp-fleet/internal/localfleet"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/fleettest"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hypershiftsim"
 	"github.com/hcp-fleet/hcp-fleet/pkg/olm"
@@ -169,7 +168,6 @@ func create(t *testing.T, c dynamic.Interface, gvr schema.GroupVersionResource, 
 var (
 	nsGVR        = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 	configMapGVR = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
-	imageSetGVR  = schema.GroupVersionResource{Group: "hive.openshift.io", Version: "v1", Resource: "clusterimagesets"}
 )
 
 func namespace(name string) map[string]any {
@@ -244,8 +242,8 @@ func TestUpgradeGateHoldsForAnyReason(t *testing.T) {
 	g.wantRelease(rel4180)
 
 	// The admin publishes it, as ACM names ClusterImageSets.
-	installImageSetCRD(t)
-	create(t, dynamic.NewForConfigOrDie(env.Fleet.Hub.Config()), imageSetGVR, map[string]any{
+	env.ServeClusterImageSets(t)
+	create(t, dynamic.NewForConfigOrDie(env.Fleet.Hub.Config()), fleettest.ImageSetGVR, map[string]any{
 		"apiVersion": "hive.openshift.io/v1", "kind": "ClusterImageSet",
 		"metadata": map[string]any{"name": "img4.19.0-multi-appsub"}, "spec": map[string]any{"releaseImage": digest}})
 	g.waitUpgradeBlocked(metav1.ConditionTrue, v1alpha1.ReasonOperatorIncompatible, "from OpenShift 4.18 to 4.19", "operators/pinned.v1 (olm.maxOpenShiftVersion 4.18)")
@@ -256,34 +254,6 @@ func TestUpgradeGateHoldsForAnyReason(t *testing.T) {
 	}
 	g.waitRelease(digest, "4.19.0")
 	g.waitUpgradeBlocked(metav1.ConditionFalse, v1alpha1.ReasonAsExpected)
-}
-
-// installImageSetCRD serves Hive's ClusterImageSet on the hub, as ACM
-// does (schema open: the hub reads spec.releaseImage only).
-func installImageSetCRD(t *testing.T) {
-	t.Helper()
-	applier, err := localfleet.NewApplier(env.Fleet.Hub.Config())
-	if err != nil {
-		t.Fatal(err)
-	}
-	crd := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-		"metadata": map[string]any{"name": "clusterimagesets.hive.openshift.io"},
-		"spec": map[string]any{
-			"group": "hive.openshift.io", "scope": "Cluster",
-			"names": map[string]any{"kind": "ClusterImageSet", "listKind": "ClusterImageSetList", "plural": "clusterimagesets", "singular": "clusterimageset"},
-			"versions": []any{map[string]any{"name": "v1", "served": true, "storage": true,
-				"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "properties": map[string]any{
-					"spec": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}}}},
-		},
-	}}
-	if err := applier.Apply(context.Background(), crd); err != nil {
-		t.Fatal(err)
-	}
-	env.Eventually(t, time.Minute, "ClusterImageSets served", func(ctx context.Context) error {
-		_, err := dynamic.NewForConfigOrDie(env.Fleet.Hub.Config()).Resource(imageSetGVR).List(ctx, metav1.ListOptions{})
-		return err
-	})
 }
 
 // TestUpgradeGateFailsClosed: without a report from the agent (the hosted
