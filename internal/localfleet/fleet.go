@@ -184,6 +184,9 @@ func (f *Fleet) start(ctx context.Context, binDir string) error {
 	if err := installOCMHub(ctx, f.Hub); err != nil {
 		return err
 	}
+	if err := runOCMWebhook(f.ctx, f.Hub, f.report); err != nil {
+		return err
+	}
 	runOCMHub(f.ctx, f.Hub, f.report)
 	if err := bootstrapKubeconfig(ctx, f.Hub, f.bootstrapPath()); err != nil {
 		return err

@@ -113,8 +113,7 @@ func setUp(ctx context.Context) error {
 	if err := admin.Get(ctx, types.NamespacedName{Name: cordonedMC}, mc); err != nil {
 		return err
 	}
-	mc.Spec.Taints = append(mc.Spec.Taints, clusterv1.Taint{Key: hosting.TaintUnschedulable, Effect: clusterv1.TaintEffectNoSelect,
-		TimeAdded: metav1.Now()})
+	mc.Spec.Taints = append(mc.Spec.Taints, clusterv1.Taint{Key: hosting.TaintUnschedulable, Effect: clusterv1.TaintEffectNoSelect})
 	return admin.Update(ctx, mc)
 }
 

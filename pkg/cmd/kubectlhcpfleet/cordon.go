@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
@@ -46,7 +45,7 @@ for a cluster are retried at once.`
 			if err != nil {
 				return err
 			}
-			return Cordon(cmd.Context(), c, o.streams.Out, args[0], cordon, metav1.NewTime(o.now()))
+			return Cordon(cmd.Context(), c, o.streams.Out, args[0], cordon)
 		},
 	}
 }
@@ -55,8 +54,10 @@ for a cluster are retried at once.`
 // name and says what it did; it writes nothing when the cluster already is
 // as asked. The patch carries the resourceVersion it was computed on, so a
 // concurrent change of the taints (OCM's own unreachable/unavailable ones)
-// is never overwritten: it is retried on the new copy.
-func Cordon(ctx context.Context, c client.Client, out io.Writer, name string, cordon bool, now metav1.Time) error {
+// is never overwritten: it is retried on the new copy. The taint carries no
+// timeAdded: OCM's ManagedCluster webhook stamps it and refuses a new taint
+// that sets one.
+func Cordon(ctx context.Context, c client.Client, out io.Writer, name string, cordon bool) error {
 	changed := false
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		mc := &clusterv1.ManagedCluster{}
@@ -73,7 +74,7 @@ func Cordon(ctx context.Context, c client.Client, out io.Writer, name string, co
 		}
 		orig := mc.DeepCopy()
 		if cordon {
-			mc.Spec.Taints = append(mc.Spec.Taints, clusterv1.Taint{Key: hosting.TaintUnschedulable, Effect: clusterv1.TaintEffectNoSelect, TimeAdded: now})
+			mc.Spec.Taints = append(mc.Spec.Taints, clusterv1.Taint{Key: hosting.TaintUnschedulable, Effect: clusterv1.TaintEffectNoSelect})
 		} else {
 			mc.Spec.Taints = slices.DeleteFunc(mc.Spec.Taints, has)
 		}

@@ -172,7 +172,7 @@ func TestRelocateDryRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	patch := client.MergeFrom(mc.DeepCopy())
-	mc.Spec.Taints = append(mc.Spec.Taints, clusterv1.Taint{Key: hosting.TaintUnschedulable, Effect: clusterv1.TaintEffectNoSelect, TimeAdded: metav1.Now()})
+	mc.Spec.Taints = append(mc.Spec.Taints, clusterv1.Taint{Key: hosting.TaintUnschedulable, Effect: clusterv1.TaintEffectNoSelect})
 	if err := admin.Patch(ctx, mc, patch); err != nil {
 		t.Fatal(err)
 	}

@@ -35,7 +35,7 @@ func setCordon(t *testing.T, cluster string, cordon bool) {
 	orig := mc.DeepCopy()
 	mc.Spec.Taints = slices.DeleteFunc(mc.Spec.Taints, func(t clusterv1.Taint) bool { return t.Key == hosting.TaintUnschedulable })
 	if cordon {
-		mc.Spec.Taints = append(mc.Spec.Taints, clusterv1.Taint{Key: hosting.TaintUnschedulable, Effect: clusterv1.TaintEffectNoSelect, TimeAdded: metav1.Now()})
+		mc.Spec.Taints = append(mc.Spec.Taints, clusterv1.Taint{Key: hosting.TaintUnschedulable, Effect: clusterv1.TaintEffectNoSelect})
 	}
 	if err := hubc.Patch(ctx, mc, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
 		t.Fatal(err)
