@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	workv1 "open-cluster-management.io/api/work/v1"
@@ -34,6 +35,7 @@ func Tenant(ctx context.Context, hub client.Client, name string) error {
 			ClusterSets: []string{"global"},
 			Predicates: []clusterv1beta1.ClusterPredicate{{RequiredClusterSelector: clusterv1beta1.ClusterSelector{
 				LabelSelector: metav1.LabelSelector{MatchLabels: map[string]string{hcpfleet.HostLabel: "true"}}}}},
+			Tolerations: AvailabilityTolerations(),
 		}},
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "pull-secret", Namespace: name}, StringData: map[string]string{".dockerconfigjson": `{"auths":{}}`}},
 	} {
@@ -42,6 +44,18 @@ func Tenant(ctx context.Context, hub client.Client, name string) error {
 		}
 	}
 	return nil
+}
+
+// AvailabilityTolerations tolerate OCM's availability taints for the hub's
+// default --host-unavailable-grace, as examples/20-placement.yaml does: a
+// management cluster that flaps stays in the Placement's decisions as long
+// as the hub still takes it as available (docs/hosting.md).
+func AvailabilityTolerations() []clusterv1beta1.Toleration {
+	seconds := int64(300)
+	return []clusterv1beta1.Toleration{
+		{Key: clusterv1.ManagedClusterTaintUnavailable, Operator: clusterv1beta1.TolerationOpExists, TolerationSeconds: &seconds},
+		{Key: clusterv1.ManagedClusterTaintUnreachable, Operator: clusterv1beta1.TolerationOpExists, TolerationSeconds: &seconds},
+	}
 }
 
 // HCD is a HostedClusterDeployment of a Tenant's namespace with one node

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
@@ -54,6 +55,11 @@ type Explanation struct {
 	// restore), says where it binds it or why it waits; Scheduling is nil
 	// then. Empty when the reader may not list ManifestWorks.
 	Recovery string
+	// Untolerated are OCM's availability taints the Placement does not
+	// tolerate (scheduling.UntoleratedAvailabilityTaints): a management
+	// cluster that flaps leaves its decisions at once. Empty without a
+	// Placement or when the reader may not get it.
+	Untolerated []string
 	// Scheduling is the scheduler's own decision on the current inputs, with
 	// the deployment's own binding left out (as when it was scheduled:
 	// scheduling.Inputs.Without).
@@ -72,6 +78,15 @@ func ExplainHCD(ctx context.Context, c client.Reader, hub HubSettings, namespace
 	}
 	x := &Explanation{Namespace: namespace, Name: name, Placement: hcd.Spec.Placement, Pinned: hcd.Spec.HostingCluster,
 		BoundTo: hcd.Status.HostingCluster, Scheduled: meta.FindStatusCondition(hcd.Status.Conditions, v1alpha1.ConditionScheduled)}
+	if hcd.Spec.Placement != "" {
+		p := &clusterv1beta1.Placement{}
+		switch err := c.Get(ctx, types.NamespacedName{Namespace: namespace, Name: hcd.Spec.Placement}, p); {
+		case err == nil:
+			x.Untolerated = scheduling.UntoleratedAvailabilityTaints(p.Spec.Tolerations)
+		case !apierrors.IsNotFound(err) && !apierrors.IsForbidden(err):
+			return nil, err
+		}
+	}
 	if hcd.Status.HostingCluster == "" {
 		// What the scheduler does first (scheduling/recover.go). A tenant
 		// may not list ManifestWorks: explained without it.
@@ -153,6 +168,10 @@ func RenderExplanation(w io.Writer, x *Explanation) error {
 		fmt.Fprintf(&b, "  candidates: spec.hostingCluster %s, if a cluster set bound to %s holds it\n", x.Pinned, x.Namespace)
 	default:
 		fmt.Fprintf(&b, "  candidates: the decisions of Placement %s/%s\n", x.Namespace, x.Placement)
+	}
+	if len(x.Untolerated) > 0 {
+		fmt.Fprintf(&b, "  note: Placement %s/%s does not tolerate %s: a management cluster that reports itself unavailable for a moment leaves its decisions at once, before the hub's --host-unavailable-grace (tolerate them for that long; docs/hosting.md)\n",
+			x.Namespace, x.Placement, strings.Join(x.Untolerated, " or "))
 	}
 	if x.Recovery != "" {
 		fmt.Fprintf(&b, "  %s\n", x.Recovery)

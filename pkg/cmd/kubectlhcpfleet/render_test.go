@@ -43,6 +43,8 @@ func TestRenderExplanation(t *testing.T) {
 			Scheduling: explain(fits, scheduling.StrategySpread)}},
 		{"explain-pending-binpack", &Explanation{Namespace: "team-a", Name: "web", Placement: "hosts",
 			Scheduling: explain(fits, scheduling.StrategyBinPack)}},
+		{"explain-placement-untolerated", &Explanation{Namespace: "team-a", Name: "web", Placement: "hosts",
+			Untolerated: scheduling.AvailabilityTaints, Scheduling: explain(fits, scheduling.StrategySpread)}},
 		{"explain-none-fits", &Explanation{Namespace: "team-a", Name: "web", Placement: "hosts",
 			Scheduled:  &metav1.Condition{Status: metav1.ConditionFalse, Reason: none.Decision.Reason(), Message: none.Decision.Message()},
 			Scheduling: none}},

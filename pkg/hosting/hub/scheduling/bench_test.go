@@ -39,6 +39,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	"github.com/hcp-fleet/hcp-fleet/pkg/cmd/hub"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hostmodel"
 )
 
 var hcGVR = schema.GroupVersionResource{Group: "hypershift.openshift.io", Version: "v1beta1", Resource: "hostedclusters"}
@@ -89,6 +90,12 @@ func BenchmarkScheduling(b *testing.B) {
 	// BENCH_HOST_GRACE sets the hub's --host-unavailable-grace ("0": the
 	// hub acts on every availability report, as before it had one).
 	hostGrace, graceErr := time.ParseDuration(os.Getenv("BENCH_HOST_GRACE"))
+	grace := hostmodel.DefaultUnavailableGrace
+	if graceErr == nil {
+		grace = hostGrace
+	}
+	benchTolerations = placementTolerations(grace)
+	fmt.Printf("placements tolerate: %s\n", tolerationsNote(benchTolerations))
 	product, err := hcpfleet.Start(fleet, hcpfleet.Options{HubTransport: own.Wrap, Hub: func(o *hub.Options) {
 		if graceErr == nil {
 			o.HostUnavailableGrace = hostGrace
@@ -308,6 +315,7 @@ func hostingPlacement(ns, name string, prioritize bool) *clusterv1beta1.Placemen
 		Predicates: []clusterv1beta1.ClusterPredicate{{RequiredClusterSelector: clusterv1beta1.ClusterSelector{
 			LabelSelector: metav1.LabelSelector{MatchLabels: map[string]string{hcpfleet.HostLabel: "true"}},
 		}}},
+		Tolerations: benchTolerations,
 	}}
 	if prioritize {
 		p.Spec.NumberOfClusters = ptrInt32(1)
@@ -504,6 +512,11 @@ func runOurs(b *testing.B, env *fleettest.Env, hubc client.WithWatch, own *hubRe
 			deliveredMu.Unlock()
 		}
 	}()
+	managed := make([]string, 0, len(env.Fleet.Managed))
+	for _, m := range env.Fleet.Managed {
+		managed = append(managed, m.Name)
+	}
+	churn := startHostChurn(b, hubc, ns, managed)
 	before, beforeBy := hubWriteBreakdown(b, env)
 	partsBefore := statusWriteParts(b)
 	breakdown := startSchedulingBreakdown(b)
@@ -543,6 +556,7 @@ func runOurs(b *testing.B, env *fleettest.Env, hubc client.WithWatch, own *hubRe
 	})
 	elapsed := time.Since(start)
 	use := burst.stop(b)
+	fmt.Printf("hcp-fleet: management cluster churn until all delivered: %s\n", churn.stop())
 	if err != nil {
 		b.Fatalf("hcp-fleet: not all %d delivered after 20m: %v", n, perCluster)
 	}

@@ -37,12 +37,39 @@ func Cordoned(mc *clusterv1.ManagedCluster) bool {
 // rules for a taint of that key and any value: operator Exists with its key
 // or no key (every taint), and effect empty (every effect) or NoSelect.
 func TolerationOf(tolerations []clusterv1beta1.Toleration) bool {
+	return Tolerates(tolerations, hosting.TaintUnschedulable)
+}
+
+// Tolerates says whether tolerations tolerate a NoSelect taint of key
+// (any value), by OCM's rules: see TolerationOf. TolerationSeconds is not
+// read: a toleration with it tolerates for that long.
+func Tolerates(tolerations []clusterv1beta1.Toleration, key string) bool {
 	return slices.ContainsFunc(tolerations, func(t clusterv1beta1.Toleration) bool {
-		keyMatches := t.Key == hosting.TaintUnschedulable || (t.Key == "" && t.Operator == clusterv1beta1.TolerationOpExists)
+		keyMatches := t.Key == key || (t.Key == "" && t.Operator == clusterv1beta1.TolerationOpExists)
 		opMatches := t.Operator == clusterv1beta1.TolerationOpExists || (t.Operator == clusterv1beta1.TolerationOpEqual || t.Operator == "") && t.Value == ""
 		effectMatches := t.Effect == "" || t.Effect == clusterv1.TaintEffectNoSelect
 		return keyMatches && opMatches && effectMatches
 	})
+}
+
+// AvailabilityTaints are the taints OCM's registration puts on a
+// ManagedCluster whose Available condition is False or Unknown
+// (registration hub/taint/controller.go), effect NoSelect: a Placement that
+// does not tolerate them drops the cluster from its decisions at once, so
+// the scheduler stops seeing a cluster that only flapped, before
+// --host-unavailable-grace (docs/hosting.md).
+var AvailabilityTaints = []string{clusterv1.ManagedClusterTaintUnavailable, clusterv1.ManagedClusterTaintUnreachable}
+
+// UntoleratedAvailabilityTaints are the AvailabilityTaints tolerations do
+// not tolerate.
+func UntoleratedAvailabilityTaints(tolerations []clusterv1beta1.Toleration) []string {
+	var keys []string
+	for _, k := range AvailabilityTaints {
+		if !Tolerates(tolerations, k) {
+			keys = append(keys, k)
+		}
+	}
+	return keys
 }
 
 // toleratesCordon says whether hcd may go to a cordoned cluster: its

@@ -2,6 +2,7 @@ package scheduling
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -59,6 +60,30 @@ func TestTolerationOf(t *testing.T) {
 		{"equal, another value", clusterv1beta1.Toleration{Key: hosting.TaintUnschedulable, Operator: clusterv1beta1.TolerationOpEqual, Value: "x"}, false},
 	} {
 		if got := TolerationOf([]clusterv1beta1.Toleration{tc.tol}); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestUntoleratedAvailabilityTaints(t *testing.T) {
+	seconds := int64(300)
+	for _, tc := range []struct {
+		name string
+		tols []clusterv1beta1.Toleration
+		want []string
+	}{
+		{"none", nil, AvailabilityTaints},
+		{"both, for the grace", []clusterv1beta1.Toleration{
+			{Key: clusterv1.ManagedClusterTaintUnavailable, Operator: clusterv1beta1.TolerationOpExists, TolerationSeconds: &seconds},
+			{Key: clusterv1.ManagedClusterTaintUnreachable, Operator: clusterv1beta1.TolerationOpExists, TolerationSeconds: &seconds},
+		}, nil},
+		{"unreachable only", []clusterv1beta1.Toleration{
+			{Key: clusterv1.ManagedClusterTaintUnreachable, Operator: clusterv1beta1.TolerationOpExists},
+		}, []string{clusterv1.ManagedClusterTaintUnavailable}},
+		{"every taint", []clusterv1beta1.Toleration{{Operator: clusterv1beta1.TolerationOpExists}}, nil},
+		{"the cordon only", []clusterv1beta1.Toleration{{Key: hosting.TaintUnschedulable, Operator: clusterv1beta1.TolerationOpExists}}, AvailabilityTaints},
+	} {
+		if got := UntoleratedAvailabilityTaints(tc.tols); !slices.Equal(got, tc.want) {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}
 	}
