@@ -18,11 +18,12 @@ import (
 // refusing to start says so instead of filling the pod's memory.
 const maxAssetBytes = 64 << 20
 
-// Cache-Control values. The console fetches plugin-manifest.json (and,
-// through it, the remote entry) at each load and must see a new version at
-// once: those revalidate every time (their ETag makes that a 304). Webpack
-// names every other chunk after its content hash, so a name never changes
-// content and the browser may keep it for good.
+// Cache-Control values. The console fetches plugin-manifest.json at each
+// load and must see a new version at once, so it revalidates every time
+// (its ETag makes that a 304); so does an unhashed remote entry
+// (plugin-entry.js). Webpack names the production remote entry and every
+// chunk after its content hash, so such a name never changes content and
+// the browser may keep it for good.
 const (
 	cacheRevalidate = "no-cache"
 	cacheImmutable  = "public, max-age=31536000, immutable"

@@ -9,12 +9,14 @@ import (
 	"testing/fstest"
 )
 
-// A build as `make console` writes it: the manifest, the remote entry, the
-// hashed chunks, locales (console.openshift.io i18n) and a subdirectory.
+// A build as `make console` writes it: the manifest, the remote entry
+// (unhashed, as older SDKs name it, and hashed), the hashed chunks, locales (console.openshift.io i18n) and a subdirectory.
 func build() fstest.MapFS {
 	return fstest.MapFS{
 		"plugin-manifest.json": {Data: []byte(`{"name":"hcp-fleet","version":"0.1.0"}`)},
 		"plugin-entry.js":      {Data: []byte(`window.loadPluginEntry("hcp-fleet@0.1.0", {});`)},
+		// SDK 4.22's production remote entry is named after its content.
+		"plugin-entry.339c8f0fd1342cd3c28f.min.js":          {Data: []byte(`window.loadPluginEntry("hcp-fleet@0.1.0", {"hashed": true});`)},
 		"exposed-HCDList-chunk-0f3c9a1b2d4e5f60a7b8.min.js": {Data: []byte(`(self.webpackChunk=[]).push([1])`)},
 		"main-bundle-89abcdef01234567.min.css":              {Data: []byte(`.x{}`)},
 		"locales/en/plugin__hcp-fleet.json":                 {Data: []byte(`{"Fleet":"Fleet"}`)},
@@ -47,7 +49,8 @@ func load(t *testing.T) *assets {
 
 // Each kind of file gets its own type (browsers refuse a script or a
 // stylesheet of another type under nosniff), the remote entry and the
-// manifest revalidate at every load while hashed chunks are kept for good,
+// manifest revalidate at every load while what is named after its content
+// is kept for good,
 // and the body is the file.
 func TestServesFilesWithTypesAndCaching(t *testing.T) {
 	a := load(t)
@@ -56,6 +59,7 @@ func TestServesFilesWithTypesAndCaching(t *testing.T) {
 	}{
 		{"/plugin-manifest.json", "application/json; charset=utf-8", cacheRevalidate},
 		{"/plugin-entry.js", "application/javascript; charset=utf-8", cacheRevalidate},
+		{"/plugin-entry.339c8f0fd1342cd3c28f.min.js", "application/javascript; charset=utf-8", cacheImmutable},
 		{"/exposed-HCDList-chunk-0f3c9a1b2d4e5f60a7b8.min.js", "application/javascript; charset=utf-8", cacheImmutable},
 		{"/main-bundle-89abcdef01234567.min.css", "text/css; charset=utf-8", cacheImmutable},
 		{"/locales/en/plugin__hcp-fleet.json", "application/json; charset=utf-8", cacheRevalidate},
