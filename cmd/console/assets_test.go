@@ -48,10 +48,9 @@ func load(t *testing.T) *assets {
 }
 
 // Each kind of file gets its own type (browsers refuse a script or a
-// stylesheet of another type under nosniff), the remote entry and the
-// manifest revalidate at every load while what is named after its content
-// is kept for good,
-// and the body is the file.
+// stylesheet of another type under nosniff), the manifest and an unhashed
+// remote entry revalidate at every load while what is named after its
+// content is kept for good, and the body is the file.
 func TestServesFilesWithTypesAndCaching(t *testing.T) {
 	a := load(t)
 	for _, tc := range []struct {

@@ -3,7 +3,7 @@
 // fetches them through its proxy from the Service a ConsolePlugin names
 // (manifests/console). It serves files only: no API access, no
 // ServiceAccount token, no writes; HTTPS with the serving certificate
-// OpenShift's service CA issues for the Service, reloaded when rotated.
+// OpenShift's service CA issues for the Service, re-read when rotated.
 package main
 
 import (
@@ -17,8 +17,6 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
-
-	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
 )
 
 // DefaultAssetsDir is where the image carries the build (hack/images,
@@ -50,21 +48,16 @@ func run(ctx context.Context, dir, addr, certFile, keyFile string) error {
 	if err != nil {
 		return fmt.Errorf("assets in %s: %w", dir, err)
 	}
-	// The service CA rotates the Secret's certificate; the watcher
-	// reloads it, so that the pod need not restart.
-	cw, err := certwatcher.New(certFile, keyFile)
+	// The service CA rotates the Secret's certificate; it is re-read when
+	// it changes, so that the pod need not restart.
+	cert, err := loadServingCert(certFile, keyFile)
 	if err != nil {
 		return err
 	}
-	go func() {
-		if err := cw.Start(ctx); err != nil {
-			fmt.Fprintln(os.Stderr, "hcp-fleet-console: certificate watcher:", err)
-		}
-	}()
 	srv := &http.Server{
 		Addr:              addr,
 		Handler:           newMux(a),
-		TLSConfig:         &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: cw.GetCertificate},
+		TLSConfig:         &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: cert.GetCertificate},
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      30 * time.Second,
