@@ -53,10 +53,11 @@ images: ## The hub and agent images as OCI archives in bin/images (podman load -
 BUNDLE_VERSION   ?= 0.1.0
 BUNDLE_HUB_IMG   ?= quay.io/hcp-fleet/hcp-fleet-hub:v$(BUNDLE_VERSION)
 BUNDLE_AGENT_IMG ?= quay.io/hcp-fleet/hcp-fleet-agent:v$(BUNDLE_VERSION)
+BUNDLE_CONSOLE_IMG ?= quay.io/hcp-fleet/hcp-fleet-console:v$(BUNDLE_VERSION)
 
 .PHONY: bundle
 bundle: ## Generate the OLM bundle (bundle/, bundle.Dockerfile) from manifests/ and examples/.
-	$(GO) run ./hack/bundle --version $(BUNDLE_VERSION) --hub-image $(BUNDLE_HUB_IMG) --agent-image $(BUNDLE_AGENT_IMG)
+	$(GO) run ./hack/bundle --version $(BUNDLE_VERSION) --hub-image $(BUNDLE_HUB_IMG) --agent-image $(BUNDLE_AGENT_IMG) --console-image $(BUNDLE_CONSOLE_IMG)
 
 # `make deploy`: manifests/ (kustomize) with the images set, applied
 # server-side (the HostedClusterDeployment CRD is too large for a
@@ -64,16 +65,17 @@ bundle: ## Generate the OLM bundle (bundle/, bundle.Dockerfile) from manifests/ 
 # kubectl `make k8s-bins` builds (kustomize built in) unless KUBECTL is set.
 IMG        ?= $(IMAGE_REGISTRY)/hcp-fleet-hub:$(IMAGE_VERSION)
 AGENT_IMG  ?= $(IMAGE_REGISTRY)/hcp-fleet-agent:$(IMAGE_VERSION)
+CONSOLE_IMG ?= $(IMAGE_REGISTRY)/hcp-fleet-console:$(IMAGE_VERSION)
 KUBECTL    ?= $(K8S_BINS)/kubectl
 DEPLOY_DIR := bin/deploy
 
 .PHONY: deploy-manifests
-deploy-manifests: ## Write the overlay `make deploy` applies to bin/deploy (IMG, AGENT_IMG).
+deploy-manifests: ## Write the overlay `make deploy` applies to bin/deploy (IMG, AGENT_IMG, CONSOLE_IMG).
 	@mkdir -p $(DEPLOY_DIR)
-	@hack/deploy/overlay.sh '$(IMG)' '$(AGENT_IMG)' > $(DEPLOY_DIR)/kustomization.yaml
+	@hack/deploy/overlay.sh '$(IMG)' '$(AGENT_IMG)' '$(CONSOLE_IMG)' > $(DEPLOY_DIR)/kustomization.yaml
 
 .PHONY: deploy
-deploy: deploy-manifests ## Install hcp-fleet on the hub of $KUBECONFIG with kustomize (IMG, AGENT_IMG; see docs/install.md).
+deploy: deploy-manifests ## Install hcp-fleet on the hub of $KUBECONFIG with kustomize (IMG, AGENT_IMG, CONSOLE_IMG; see docs/install.md).
 	$(KUBECTL) apply --server-side --field-manager=hcp-fleet-deploy -k $(DEPLOY_DIR)
 	$(KUBECTL) -n hcp-fleet rollout status deployment/hcp-fleet-hub --timeout=5m
 
@@ -196,6 +198,21 @@ resilience: ## The resilience suite (test/resilience): failures injected into on
 .PHONY: console
 console: ## Build the console plugin into console/dist (npm ci, webpack).
 	cd console && npm ci --no-audit --no-fund && npm run build
+
+# The console plugin's image: hcp-fleet-console (cmd/console) with the
+# plugin's build at /usr/share/hcp-fleet-console. Apart from `make images`,
+# which needs no npm; images/console.Containerfile builds the same with a
+# container engine (a Node.js stage, then the Go one).
+.PHONY: console-image
+console-image: console ## The console plugin's image (asset server + console/dist) as an OCI archive in bin/images.
+	@mkdir -p bin/images
+	CGO_ENABLED=0 GOOS=linux GOARCH=$(IMAGE_ARCH) $(GO) build -trimpath -o bin/images/hcp-fleet-console ./cmd/console
+	$(GO) run -C hack/images . --binary ../../bin/images/hcp-fleet-console --name hcp-fleet-console --arch $(IMAGE_ARCH) \
+	  --ref $(IMAGE_REGISTRY)/hcp-fleet-console:$(IMAGE_VERSION) --version $(IMAGE_VERSION) --revision $(IMAGE_REVISION) \
+	  --description "hcp-fleet console: the OpenShift console plugin's assets, served over HTTPS" \
+	  --assets ../../console/dist --assets-path /usr/share/hcp-fleet-console \
+	  --out ../../bin/images/hcp-fleet-console.oci.tar
+	$(GO) run -C hack/images . --verify ../../bin/images/hcp-fleet-console.oci.tar
 
 .PHONY: console-test
 console-test: console ## The console plugin's jest tests and its browser test against a local fleet (test/console; needs chromium).

@@ -3,7 +3,10 @@
 package manifests_test
 
 import (
+	"bytes"
 	"context"
+	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -27,11 +30,15 @@ import (
 
 // What `make deploy` applies goes onto a real API server, server-side, in
 // one pass (CRDs first; kubectl apply --server-side -k retries the rest),
-// and the hub's pod passes the API server's Pod Security admission at the
-// restricted level (a pod with privilege escalation, the control, does not).
+// and the pods of the hub and of the console plugin's asset server pass
+// the API server's Pod Security admission at the restricted level (a pod
+// with privilege escalation, the control, does not). The ConsolePlugin is
+// applied against OpenShift's own CRD (github.com/openshift/api, the
+// version go.mod pins), so its schema, not only its Go type, accepts it.
 // Costs one apiserver start (about 6 s).
 func TestApplyToAPIServer(t *testing.T) {
-	cfg := testenv.Start(t, testenv.Options{CRDPaths: []string{"../internal/localfleet/crds/hub"}, ErrorIfCRDPathMissing: true})
+	consoleCRD := filepath.Join(moduleDir(t, "github.com/openshift/api"), "console", "v1", "zz_generated.crd-manifests", "90_consoleplugins.crd.yaml")
+	cfg := testenv.Start(t, testenv.Options{CRDPaths: []string{"../internal/localfleet/crds/hub", consoleCRD}, ErrorIfCRDPathMissing: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	s := runtime.NewScheme()
@@ -97,13 +104,23 @@ func TestApplyToAPIServer(t *testing.T) {
 	if err := c.Update(ctx, ns); err != nil {
 		t.Fatal(err)
 	}
+	for _, name := range []string{"hcp-fleet-hub", "hcp-fleet-console"} {
+		checkPodSecurity(ctx, t, c, cs, name)
+	}
+}
+
+// checkPodSecurity asks the API server to admit the pod of the Deployment
+// name (dry run: nothing runs here), and to refuse the same pod with
+// privilege escalation.
+func checkPodSecurity(ctx context.Context, t *testing.T, c client.Client, cs kubernetes.Interface, name string) {
+	t.Helper()
 	d := &appsv1.Deployment{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: "hcp-fleet", Name: "hcp-fleet-hub"}, d); err != nil {
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "hcp-fleet", Name: name}, d); err != nil {
 		t.Fatal(err)
 	}
 	newPod := func() *corev1.Pod {
 		return &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{GenerateName: "hcp-fleet-hub-", Namespace: "hcp-fleet", Labels: d.Spec.Template.Labels},
+			ObjectMeta: metav1.ObjectMeta{GenerateName: name + "-", Namespace: "hcp-fleet", Labels: d.Spec.Template.Labels},
 			Spec:       *d.Spec.Template.Spec.DeepCopy(),
 		}
 	}
@@ -114,14 +131,25 @@ func TestApplyToAPIServer(t *testing.T) {
 		_, podErr = cs.CoreV1().Pods("hcp-fleet").Create(ctx, newPod(), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 		return podErr == nil || !strings.Contains(podErr.Error(), "serviceaccount"), nil
 	}); err != nil || podErr != nil {
-		t.Fatalf("the hub's pod is not admitted under Pod Security restricted: %v %v", err, podErr)
+		t.Fatalf("the pod of %s is not admitted under Pod Security restricted: %v %v", name, err, podErr)
 	}
 	control := newPod()
 	control.Spec.Containers[0].SecurityContext.AllowPrivilegeEscalation = ptr.To(true)
-	_, err = cs.CoreV1().Pods("hcp-fleet").Create(ctx, control, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	_, err := cs.CoreV1().Pods("hcp-fleet").Create(ctx, control, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "allowPrivilegeEscalation") {
-		t.Errorf("a pod with privilege escalation: %v, want forbidden by Pod Security", err)
+		t.Errorf("a pod of %s with privilege escalation: %v, want forbidden by Pod Security", name, err)
 	}
+}
+
+// moduleDir is where the Go toolchain keeps module path, at the version
+// go.mod requires.
+func moduleDir(t *testing.T, path string) string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", path).Output()
+	if err != nil || len(bytes.TrimSpace(out)) == 0 {
+		t.Fatalf("go list -m %s: %v (%s)", path, err, out)
+	}
+	return string(bytes.TrimSpace(out))
 }
 
 func waitForCRDs(ctx context.Context, t *testing.T, c client.Client, objs []*unstructured.Unstructured) {

@@ -28,7 +28,7 @@ import (
 )
 
 // The directories manifests/kustomization.yaml installs, each file in full.
-var kustomizedDirs = []string{"crds", "hub", "deploy"}
+var kustomizedDirs = []string{"crds", "hub", "deploy", "console"}
 
 // kustomizeBuild is `kustomize build dir` (kustomize/api as kubectl 1.34
 // embeds it).
@@ -131,8 +131,8 @@ func TestKustomization(t *testing.T) {
 		kinds[obj.GetKind()]++
 	}
 	for kind, n := range map[string]int{
-		"CustomResourceDefinition": 6, "Namespace": 1, "ServiceAccount": 1, "ClusterRole": 5, "ClusterRoleBinding": 1,
-		"Role": 1, "RoleBinding": 1, "Deployment": 1, "Service": 1, "ClusterManagementAddOn": 1, "HostingConfig": 1,
+		"CustomResourceDefinition": 6, "Namespace": 1, "ServiceAccount": 2, "ClusterRole": 5, "ClusterRoleBinding": 1,
+		"Role": 1, "RoleBinding": 1, "Deployment": 2, "Service": 2, "ConsolePlugin": 1, "ClusterManagementAddOn": 1, "HostingConfig": 1,
 		"Placement": 1, "ManagedClusterSetBinding": 1, "ServiceMonitor": 1, "PrometheusRule": 1,
 		"ValidatingAdmissionPolicy": 1, "ValidatingAdmissionPolicyBinding": 1,
 	} {
@@ -284,8 +284,8 @@ func TestHubDeployment(t *testing.T) {
 	}
 }
 
-// `make deploy`'s overlay (hack/deploy/overlay.sh) replaces both images,
-// whatever their form, and nothing else.
+// `make deploy`'s overlay (hack/deploy/overlay.sh) replaces the three
+// images, whatever their form, and nothing else.
 func TestDeployOverlay(t *testing.T) {
 	dir := t.TempDir()
 	here, err := filepath.Abs(".")
@@ -298,7 +298,8 @@ func TestDeployOverlay(t *testing.T) {
 		t.Fatal(err)
 	}
 	const hubImage, agentImage = "registry.example:5000/team/hub:v9", "quay.io/x/agent@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
-	out, err := exec.Command("bash", "../hack/deploy/overlay.sh", hubImage, agentImage, base).Output()
+	const consoleImage = "registry.example:5000/team/console:v9"
+	out, err := exec.Command("bash", "../hack/deploy/overlay.sh", hubImage, agentImage, consoleImage, base).Output()
 	if err != nil {
 		t.Fatalf("overlay.sh: %v", err)
 	}
@@ -320,9 +321,18 @@ func TestDeployOverlay(t *testing.T) {
 	want.Spec.Template.Spec.Containers[0].Image = hubImage
 	want.Spec.Template.Spec.Containers[0].Env[0].Value = agentImage
 	if !reflect.DeepEqual(d, want) {
-		t.Errorf("the overlay changed more than the images")
+		t.Errorf("the overlay changed more than the hub's images")
 	}
-	if _, err := exec.Command("bash", "../hack/deploy/overlay.sh", `bad"ref`, agentImage).Output(); err == nil {
+	cd := typed[appsv1.Deployment](t, overlaid, "Deployment", "hcp-fleet-console")
+	wantConsole := typed[appsv1.Deployment](t, plain, "Deployment", "hcp-fleet-console")
+	wantConsole.Spec.Template.Spec.Containers[0].Image = consoleImage
+	if !reflect.DeepEqual(cd, wantConsole) {
+		t.Errorf("the overlay changed the console's Deployment other than its image to %q: image %q", consoleImage, cd.Spec.Template.Spec.Containers[0].Image)
+	}
+	if _, err := exec.Command("bash", "../hack/deploy/overlay.sh", `bad"ref`, agentImage, consoleImage).Output(); err == nil {
 		t.Errorf("overlay.sh took an image reference with a quote")
+	}
+	if _, err := exec.Command("bash", "../hack/deploy/overlay.sh", hubImage, agentImage, "bad ref").Output(); err == nil {
+		t.Errorf("overlay.sh took a console image reference with a space")
 	}
 }

@@ -14,13 +14,14 @@ export type Condition = {
 export type Meta = {
   name?: string;
   namespace?: string;
+  uid?: string;
   labels?: Record<string, string>;
   deletionTimestamp?: string;
 };
 
 export type HCD = {
   metadata: Meta;
-  spec?: { deletionPolicy?: string; placement?: string };
+  spec?: { deletionPolicy?: string; placement?: string; nodePools?: NodePoolTemplate[] };
   status?: {
     hostingCluster?: string;
     conditions?: Condition[];
@@ -29,6 +30,13 @@ export type HCD = {
     managedCluster?: string;
     nodePools?: { name: string; replicas: number; readyReplicas: number }[];
   };
+};
+
+// NodePoolTemplate is the part of spec.nodePools[] the console reads and
+// scales (api/v1alpha1 NodePoolTemplate; spec is HyperShift's NodePoolSpec).
+export type NodePoolTemplate = {
+  name: string;
+  spec?: { replicas?: number; autoScaling?: { min?: number; max?: number } };
 };
 
 export type ManagedCluster = {
@@ -179,3 +187,159 @@ export const hosts = (
       };
     })
     .sort((a, b) => a.name.localeCompare(b.name));
+
+// K8sEvent is a core/v1 Event, as the hub's controllers record them
+// (controller-runtime's recorder, source hcdstatus.EventSource).
+export type K8sEvent = {
+  metadata: Meta;
+  type?: string;
+  reason?: string;
+  message?: string;
+  count?: number;
+  firstTimestamp?: string;
+  lastTimestamp?: string;
+  eventTime?: string;
+  source?: { component?: string };
+  reportingComponent?: string;
+  involvedObject?: { kind?: string; name?: string; uid?: string };
+};
+
+// eventFieldSelector selects the Events about one HostedClusterDeployment;
+// with its UID, not those of a deleted one of the same name.
+export const eventFieldSelector = (hcd: HCD): string =>
+  [
+    'involvedObject.kind=HostedClusterDeployment',
+    `involvedObject.name=${hcd.metadata.name ?? ''}`,
+    ...(hcd.metadata.uid ? [`involvedObject.uid=${hcd.metadata.uid}`] : []),
+  ].join(',');
+
+export const eventTime = (e: K8sEvent): string => e.lastTimestamp || e.eventTime || e.firstTimestamp || '';
+
+// sortEvents puts the newest first.
+export const sortEvents = (events: K8sEvent[]): K8sEvent[] =>
+  [...events].sort((a, b) => eventTime(b).localeCompare(eventTime(a)));
+
+export type NodePoolRow = {
+  name: string;
+  // index in spec.nodePools, -1 for a pool only the status knows.
+  index: number;
+  // desired is spec.replicas; undefined when the pool autoscales.
+  desired?: number;
+  autoscaling?: { min?: number; max?: number };
+  replicas: number;
+  ready: number;
+};
+
+// nodePoolRows joins the pools the spec asks for with what the status
+// reports of them, in the spec's order.
+export const nodePoolRows = (hcd: HCD): NodePoolRow[] => {
+  const status = hcd.status?.nodePools ?? [];
+  const of = (name: string) => status.find((p) => p.name === name);
+  const rows: NodePoolRow[] = (hcd.spec?.nodePools ?? []).map((p, index) => ({
+    name: p.name,
+    index,
+    desired: p.spec?.autoScaling ? undefined : p.spec?.replicas,
+    autoscaling: p.spec?.autoScaling,
+    replicas: of(p.name)?.replicas ?? 0,
+    ready: of(p.name)?.readyReplicas ?? 0,
+  }));
+  for (const p of status) {
+    if (!rows.some((r) => r.name === p.name)) {
+      rows.push({ name: p.name, index: -1, replicas: p.replicas ?? 0, ready: p.readyReplicas ?? 0 });
+    }
+  }
+  return rows;
+};
+
+export type JSONPatchOp = { op: 'test' | 'add' | 'replace'; path: string; value: unknown };
+
+// scalePatch sets one node pool's replicas, as the user: a JSON patch whose
+// test op fails the request if spec.nodePools changed order under the page,
+// instead of scaling another pool. Whether the user may scale, and to
+// what, is the API server's to say (RBAC, the CRD's validation).
+export const scalePatch = (row: NodePoolRow, replicas: number): JSONPatchOp[] => [
+  { op: 'test', path: `/spec/nodePools/${row.index}/name`, value: row.name },
+  { op: 'add', path: `/spec/nodePools/${row.index}/spec/replicas`, value: replicas },
+];
+
+// parseReplicas accepts a whole number of nodes, or returns undefined.
+export const parseReplicas = (text: string): number | undefined => {
+  if (!/^\d{1,6}$/.test(text.trim())) return undefined;
+  return Number(text.trim());
+};
+
+// ReleaseRollout (api/v1alpha1/releaserollout_types.go), the part shown.
+export type ReleaseRollout = {
+  metadata: Meta;
+  spec?: { release?: { image?: string }; paused?: boolean; abort?: boolean };
+  status?: {
+    observedGeneration?: number;
+    conditions?: Condition[];
+    wave?: number;
+    waves?: number;
+    selected?: number;
+    pending?: number;
+    upgrading?: number;
+    done?: number;
+    blocked?: number;
+    failed?: number;
+    hostedClusters?: { name: string; wave: number; state: string; reason?: string; message?: string }[];
+  };
+};
+
+// HostedClusterExtension (api/v1alpha1/hostedclusterextension_types.go),
+// the part shown.
+export type HostedClusterExtension = {
+  metadata: Meta;
+  spec?: { strategy?: { type?: string; paused?: boolean } };
+  status?: {
+    conditions?: Condition[];
+    revision?: number;
+    selected?: number;
+    updated?: number;
+    available?: number;
+    failed?: number;
+    hostedClusters?: { name: string; hostingCluster?: string; revision?: number; state?: string; currentPhase?: string; failure?: { message?: string } }[];
+  };
+};
+
+export type Progress = { value: number; of: number; state: string; reason: string; message: string };
+
+// rolloutProgress: done of selected, and the state the RolloutCompleted and
+// RolloutProgressing conditions give (their reasons: Completed, Paused,
+// Aborted, WaveFailed, InvalidRollout, WaveInProgress), "Pending" until
+// the hub has written a status.
+export const rolloutProgress = (rr: ReleaseRollout): Progress => {
+  const s = rr.status ?? {};
+  const completed = findCondition(s.conditions, 'RolloutCompleted');
+  const progressing = findCondition(s.conditions, 'RolloutProgressing');
+  const c = completed?.status === 'True' ? completed : progressing;
+  return {
+    value: s.done ?? 0,
+    of: s.selected ?? 0,
+    state: c ? c.reason || c.type : 'Pending',
+    reason: c?.reason ?? '',
+    message: c?.message ?? '',
+  };
+};
+
+// extensionProgress: available of selected, and the state the Degraded,
+// Progressing and Available conditions give, in that order.
+export const extensionProgress = (hce: HostedClusterExtension): Progress => {
+  const s = hce.status ?? {};
+  const conds = s.conditions;
+  const c =
+    [findCondition(conds, 'Degraded'), findCondition(conds, 'Progressing'), findCondition(conds, 'Available')].find(
+      (x) => x?.status === 'True',
+    ) ?? findCondition(conds, 'Available');
+  return {
+    value: s.available ?? 0,
+    of: s.selected ?? 0,
+    state: c ? (c.status === 'True' ? c.type : `Not ${c.type}`) : 'Pending',
+    reason: c?.reason ?? '',
+    message: c?.message ?? '',
+  };
+};
+
+// percent of a progress, 0 when nothing is selected.
+export const percent = (p: Progress): number => (p.of > 0 ? Math.round((100 * p.value) / p.of) : 0);

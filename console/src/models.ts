@@ -26,3 +26,19 @@ export const AddOnPlacementScoreModel: K8sGroupVersionKind = {
   version: 'v1alpha1',
   kind: 'AddOnPlacementScore',
 };
+
+export const EventModel: K8sGroupVersionKind = { version: 'v1', kind: 'Event' };
+
+export const SecretModel: K8sGroupVersionKind = { version: 'v1', kind: 'Secret' };
+
+export const ReleaseRolloutModel: K8sGroupVersionKind = {
+  group: 'hcpfleet.io',
+  version: 'v1alpha1',
+  kind: 'ReleaseRollout',
+};
+
+export const HostedClusterExtensionModel: K8sGroupVersionKind = {
+  group: 'hcpfleet.io',
+  version: 'v1alpha1',
+  kind: 'HostedClusterExtension',
+};

@@ -7,7 +7,10 @@
 //
 //   node test/browser.mjs <baseURL> <identity> <screenshot dir> < pages.json
 //
-// pages.json: [{"name": "fleet", "path": "/hcpfleet/fleet", "waitFor": ["[data-test=hosts]"]}]
+// pages.json: [{"name": "fleet", "path": "/hcpfleet/fleet", "waitFor": ["[data-test=hosts]"],
+//               "actions": [{"fill": [selector, text]}, {"click": selector}, {"waitFor": [selectors]}]}]
+// Actions run in order after the page's waitFor: fill replaces an input's
+// text as a user types it, click clicks, waitFor waits for the answer.
 // stdout: [{"name", "text", "screenshot", "error"}]
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
@@ -49,6 +52,18 @@ try {
         () => document.body.dataset.pluginError || document.querySelector('[data-test=plugin-error]')?.textContent,
       );
       if (failed) r.error = `plugin did not load: ${failed}`;
+      for (const a of failed ? [] : p.actions ?? []) {
+        if (a.fill) {
+          const [sel, text] = a.fill;
+          await page.click(sel, { clickCount: 3 });
+          await page.keyboard.press('Backspace');
+          await page.type(sel, text);
+        }
+        if (a.click) await page.click(a.click);
+        if (a.waitFor) {
+          await page.waitForFunction((sels) => sels.every((s) => document.querySelector(s)), { timeout, polling: 200 }, a.waitFor);
+        }
+      }
     } catch (e) {
       r.error = `${e.message}; browser log: ${logs.slice(-10).join(' | ')}`;
     }

@@ -172,24 +172,47 @@ func TestInstallStrategy(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := csv.Spec.InstallStrategy.StrategySpec
-	if len(s.DeploymentSpecs) != 1 {
-		t.Fatalf("%d deployments", len(s.DeploymentSpecs))
+	if len(s.DeploymentSpecs) != 2 {
+		t.Fatalf("%d deployments, want the hub's and the console's", len(s.DeploymentSpecs))
 	}
-	var d appsv1.Deployment
-	if err := fromUnstructured(objectsOf(t, "Deployment")[0], &d); err != nil {
-		t.Fatal(err)
+	deployment := func(name string) appsv1.Deployment {
+		for _, obj := range objectsOf(t, "Deployment") {
+			if obj.GetName() == name {
+				var d appsv1.Deployment
+				if err := fromUnstructured(obj, &d); err != nil {
+					t.Fatal(err)
+				}
+				return d
+			}
+		}
+		t.Fatalf("no Deployment %s in the manifests", name)
+		return appsv1.Deployment{}
 	}
+	d := deployment(hubDeploymentName)
 	want := d.Spec.DeepCopy()
 	want.Template.Spec.Containers[0].Image = opts.HubImage
 	want.Template.Spec.Containers[0].Env[0].Value = opts.AgentImage
 	if got := s.DeploymentSpecs[0]; got.Name != d.Name || !reflect.DeepEqual(got.Spec, *want) {
 		t.Errorf("CSV deployment %s differs from the manifests' Deployment %s with the bundle's images", got.Name, d.Name)
 	}
+	// The console's asset server: as in the manifests, with the bundle's
+	// console image; OLM creates its ServiceAccount for a permissions entry
+	// that grants nothing.
+	cd := deployment(consoleDeploymentName)
+	wantConsole := cd.Spec.DeepCopy()
+	wantConsole.Template.Spec.Containers[0].Image = opts.ConsoleImage
+	if got := s.DeploymentSpecs[1]; got.Name != cd.Name || !reflect.DeepEqual(got.Spec, *wantConsole) {
+		t.Errorf("CSV deployment %s differs from the manifests' Deployment %s with the bundle's console image", got.Name, cd.Name)
+	}
+	if csv.Annotations[consolePluginsAnnotation] != `["hcp-fleet"]` {
+		t.Errorf("%s: %q, want the ConsolePlugin hcp-fleet", consolePluginsAnnotation, csv.Annotations[consolePluginsAnnotation])
+	}
 	sa := d.Spec.Template.Spec.ServiceAccountName
-	wantPerms := []v1alpha1.StrategyDeploymentPermissions{{ServiceAccountName: sa, Rules: rulesOf(t, "Role", "hcp-fleet-hub")}}
+	wantPerms := []v1alpha1.StrategyDeploymentPermissions{{ServiceAccountName: sa, Rules: rulesOf(t, "Role", "hcp-fleet-hub")},
+		{ServiceAccountName: cd.Spec.Template.Spec.ServiceAccountName, Rules: []rbacv1.PolicyRule{}}}
 	wantCluster := []v1alpha1.StrategyDeploymentPermissions{{ServiceAccountName: sa, Rules: rulesOf(t, "ClusterRole", "hcp-fleet:hub")}}
 	if !reflect.DeepEqual(s.Permissions, wantPerms) {
-		t.Errorf("permissions %+v, want the Role hcp-fleet-hub's rules for %s", s.Permissions, sa)
+		t.Errorf("permissions %+v, want the Role hcp-fleet-hub's rules for %s and none for the console's", s.Permissions, sa)
 	}
 	if !reflect.DeepEqual(s.ClusterPermissions, wantCluster) {
 		t.Errorf("clusterPermissions differ from the ClusterRole hcp-fleet:hub's rules for %s", sa)
@@ -201,7 +224,8 @@ func TestInstallStrategy(t *testing.T) {
 			t.Errorf("install mode %s supported=%v; want OwnNamespace only", m.Type, m.Supported)
 		}
 	}
-	if csv.Spec.RelatedImages[0].Image != opts.HubImage || csv.Spec.RelatedImages[1].Image != opts.AgentImage || csv.Annotations["containerImage"] != opts.HubImage {
+	if len(csv.Spec.RelatedImages) != 3 || csv.Spec.RelatedImages[0].Image != opts.HubImage || csv.Spec.RelatedImages[1].Image != opts.AgentImage ||
+		csv.Spec.RelatedImages[2].Image != opts.ConsoleImage || csv.Annotations["containerImage"] != opts.HubImage {
 		t.Errorf("relatedImages %v, containerImage %q", csv.Spec.RelatedImages, csv.Annotations["containerImage"])
 	}
 
@@ -213,6 +237,7 @@ func TestInstallStrategy(t *testing.T) {
 	wantNames := []string{
 		"annotations.yaml",
 		"bundle.Dockerfile",
+		"hcp-fleet-console_v1_service.yaml",
 		"hcp-fleet-cordon_rbac.authorization.k8s.io_v1_clusterrole.yaml",
 		"hcp-fleet-hub-metrics_v1_service.yaml",
 		"hcp-fleet-hub_monitoring.coreos.com_v1_prometheusrule.yaml",
@@ -220,6 +245,7 @@ func TestInstallStrategy(t *testing.T) {
 		"hcp-fleet-metrics-reader_rbac.authorization.k8s.io_v1_clusterrole.yaml",
 		"hcp-fleet-tenant_rbac.authorization.k8s.io_v1_clusterrole.yaml",
 		"hcp-fleet.clusterserviceversion.yaml",
+		"hcp-fleet_console.openshift.io_v1_consoleplugin.yaml",
 		"hcpfleet.io_hostedclusterdeployments.yaml",
 		"hcpfleet.io_hostedclusterextensions.yaml",
 		"hcpfleet.io_hostedclusterinventories.yaml",
@@ -273,6 +299,41 @@ func TestInstallStrategyRefuses(t *testing.T) {
 	ok := &sorted{sas: []*corev1.ServiceAccount{&hubSA}, others: []*unstructured.Unstructured{role, binding("ClusterRoleBinding", "", hubSubject)}}
 	if _, _, err := installStrategy(deploy, ok); err != nil {
 		t.Errorf("the hub's ClusterRoleBinding: %v", err)
+	}
+	// A side Deployment (the console's) runs without API access, or the
+	// bundle does not take it.
+	consoleDeploy := func(sa string, automount *bool) *appsv1.Deployment {
+		d := &appsv1.Deployment{}
+		d.Name, d.Namespace = consoleDeploymentName, "hcp-fleet"
+		d.Spec.Template.Spec.ServiceAccountName = sa
+		d.Spec.Template.Spec.AutomountServiceAccountToken = automount
+		return d
+	}
+	consoleSA := &corev1.ServiceAccount{}
+	consoleSA.Name, consoleSA.Namespace = "hcp-fleet-console", "hcp-fleet"
+	no, yes := false, true
+	consoleSubject := map[string]any{"kind": "ServiceAccount", "name": "hcp-fleet-console", "namespace": "hcp-fleet"}
+	for name, tc := range map[string]struct {
+		d  *appsv1.Deployment
+		in *sorted
+	}{
+		"the console with a token":           {consoleDeploy("hcp-fleet-console", &yes), &sorted{sas: []*corev1.ServiceAccount{consoleSA}}},
+		"the console with the default token": {consoleDeploy("hcp-fleet-console", nil), &sorted{sas: []*corev1.ServiceAccount{consoleSA}}},
+		"the console as default":             {consoleDeploy("default", &no), &sorted{}},
+		"the console's ServiceAccount bound": {consoleDeploy("hcp-fleet-console", &no), &sorted{sas: []*corev1.ServiceAccount{consoleSA}, others: []*unstructured.Unstructured{role, binding("ClusterRoleBinding", "", consoleSubject)}}},
+		"no ServiceAccount for the console":  {consoleDeploy("hcp-fleet-console", &no), &sorted{}},
+	} {
+		if _, err := tokenlessServiceAccounts([]*appsv1.Deployment{tc.d}, tc.in); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	in := &sorted{sas: []*corev1.ServiceAccount{consoleSA, &hubSA}}
+	if perms, err := tokenlessServiceAccounts([]*appsv1.Deployment{consoleDeploy("hcp-fleet-console", &no)}, in); err != nil ||
+		len(perms) != 1 || perms[0].ServiceAccountName != "hcp-fleet-console" || len(perms[0].Rules) != 0 || len(in.sas) != 1 {
+		t.Errorf("the console without a token: %+v, %v; ServiceAccounts left %d, want the hub's", perms, err, len(in.sas))
+	}
+	if _, _, err := deploymentsWithImages([]*appsv1.Deployment{{ObjectMeta: metav1.ObjectMeta{Name: "another"}}, deploy}, testOptions()); err == nil || !strings.Contains(err.Error(), "knows only") {
+		t.Errorf("an unknown Deployment: accepted")
 	}
 	if _, err := sortObjects([]*unstructured.Unstructured{u("batch/v1", "Job", "hcp-fleet", "j", nil)}); err == nil {
 		t.Errorf("a Job: accepted, but OLM cannot install it and the admin is not told")

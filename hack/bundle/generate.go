@@ -51,8 +51,16 @@ const (
 
 	// The hub's container and the environment variable that carries the
 	// agent image into --agent-image (manifests/deploy/70-hub-deployment.yaml).
-	hubContainer  = "hub"
-	agentImageEnv = "RELATED_IMAGE_AGENT"
+	hubDeploymentName = "hcp-fleet-hub"
+	hubContainer      = "hub"
+	agentImageEnv     = "RELATED_IMAGE_AGENT"
+	// The console plugin's asset server (manifests/console): a second
+	// Deployment of the install strategy, without API access.
+	consoleDeploymentName = "hcp-fleet-console"
+	consoleContainer      = "console"
+	// consolePluginsAnnotation lists the CSV's ConsolePlugins: OLM's
+	// console offers to enable them when the operator is installed.
+	consolePluginsAnnotation = "console.openshift.io/plugins"
 )
 
 // Options say what to build the bundle from and which images it names.
@@ -62,6 +70,7 @@ type Options struct {
 	Version      string
 	HubImage     string
 	AgentImage   string
+	ConsoleImage string
 }
 
 // DefaultOptions are `make bundle`'s defaults, relative to the repository
@@ -73,6 +82,7 @@ func DefaultOptions() Options {
 		Version:      "0.1.0",
 		HubImage:     "quay.io/hcp-fleet/hcp-fleet-hub:v0.1.0",
 		AgentImage:   "quay.io/hcp-fleet/hcp-fleet-agent:v0.1.0",
+		ConsoleImage: "quay.io/hcp-fleet/hcp-fleet-console:v0.1.0",
 	}
 }
 
@@ -107,6 +117,9 @@ var bundleObjectKinds = map[schema.GroupKind]bool{
 	{Group: rbacv1.GroupName, Kind: "ClusterRoleBinding"}:    true,
 	{Group: rbacv1.GroupName, Kind: "Role"}:                  true,
 	{Group: rbacv1.GroupName, Kind: "RoleBinding"}:           true,
+	// The console plugin's registration (OLM's catalog operator creates
+	// ConsolePlugins from a bundle).
+	{Group: "console.openshift.io", Kind: "ConsolePlugin"}: true,
 }
 
 // resourcesOf lists, per owned kind, what the operator creates for one
@@ -174,11 +187,23 @@ func Generate(opts Options) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	deploy, err := hubDeployment(in.deployments, opts)
+	deploy, side, err := deploymentsWithImages(in.deployments, opts)
+	if err != nil {
+		return nil, err
+	}
+	sideSAs, err := tokenlessServiceAccounts(side, in)
 	if err != nil {
 		return nil, err
 	}
 	strategy, extra, err := installStrategy(deploy, in)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range side {
+		strategy.DeploymentSpecs = append(strategy.DeploymentSpecs, v1alpha1.StrategyDeploymentSpec{Name: d.Name, Label: d.Labels, Spec: d.Spec})
+	}
+	strategy.Permissions = append(strategy.Permissions, sideSAs...)
+	plugins, err := consolePlugins(in.others)
 	if err != nil {
 		return nil, err
 	}
@@ -196,13 +221,14 @@ func Generate(opts Options) (map[string][]byte, error) {
 		ObjectMeta: metav1.ObjectMeta{
 			Name: PackageName + ".v" + ver.String(),
 			Annotations: map[string]string{
-				"alm-examples":   examples,
-				"capabilities":   "Basic Install",
-				"categories":     "Integration & Delivery,OpenShift Optional",
-				"containerImage": opts.HubImage,
-				"description":    "Schedules HyperShift hosted control planes onto management clusters of an ACM/MCE hub.",
-				"repository":     repository,
-				"support":        "hcp-fleet",
+				"alm-examples":           examples,
+				"capabilities":           "Basic Install",
+				"categories":             "Integration & Delivery,OpenShift Optional",
+				"containerImage":         opts.HubImage,
+				"description":            "Schedules HyperShift hosted control planes onto management clusters of an ACM/MCE hub.",
+				"repository":             repository,
+				"support":                "hcp-fleet",
+				consolePluginsAnnotation: plugins,
 			},
 		},
 		Spec: v1alpha1.ClusterServiceVersionSpec{
@@ -238,6 +264,7 @@ func Generate(opts Options) (map[string][]byte, error) {
 			RelatedImages: []v1alpha1.RelatedImage{
 				{Name: "hcp-fleet-hub", Image: opts.HubImage},
 				{Name: "hcp-fleet-agent", Image: opts.AgentImage},
+				{Name: "hcp-fleet-console", Image: opts.ConsoleImage},
 			},
 		},
 	}
@@ -313,27 +340,126 @@ func sortObjects(objs []*unstructured.Unstructured) (*sorted, error) {
 	return &s, errors.Join(errs...)
 }
 
-// hubDeployment is the one Deployment, with the images of opts.
-func hubDeployment(deployments []*appsv1.Deployment, opts Options) (*appsv1.Deployment, error) {
-	if len(deployments) != 1 {
-		return nil, fmt.Errorf("%d Deployments in the manifests, want the hub's only", len(deployments))
+// deploymentsWithImages returns the hub's Deployment and the console's (the
+// side Deployments), with the images of opts.
+func deploymentsWithImages(deployments []*appsv1.Deployment, opts Options) (*appsv1.Deployment, []*appsv1.Deployment, error) {
+	var hub *appsv1.Deployment
+	var side []*appsv1.Deployment
+	for _, d := range deployments {
+		d = d.DeepCopy()
+		switch d.Name {
+		case hubDeploymentName:
+			if err := setHubImages(d, opts); err != nil {
+				return nil, nil, err
+			}
+			hub = d
+		case consoleDeploymentName:
+			if err := setImage(d, consoleContainer, opts.ConsoleImage); err != nil {
+				return nil, nil, err
+			}
+			side = append(side, d)
+		default:
+			return nil, nil, fmt.Errorf("the Deployment %s: the bundle generator knows only %s and %s", d.Name, hubDeploymentName, consoleDeploymentName)
+		}
 	}
-	d := deployments[0].DeepCopy()
+	if hub == nil {
+		return nil, nil, fmt.Errorf("the manifests have no Deployment %s", hubDeploymentName)
+	}
+	return hub, side, nil
+}
+
+func setImage(d *appsv1.Deployment, container, image string) error {
+	for i := range d.Spec.Template.Spec.Containers {
+		if c := &d.Spec.Template.Spec.Containers[i]; c.Name == container {
+			c.Image = image
+			return nil
+		}
+	}
+	return fmt.Errorf("the Deployment %s has no container %s", d.Name, container)
+}
+
+// setHubImages sets the hub's image and the agent image it deploys.
+func setHubImages(d *appsv1.Deployment, opts Options) error {
+	if err := setImage(d, hubContainer, opts.HubImage); err != nil {
+		return err
+	}
 	for i := range d.Spec.Template.Spec.Containers {
 		c := &d.Spec.Template.Spec.Containers[i]
 		if c.Name != hubContainer {
 			continue
 		}
-		c.Image = opts.HubImage
 		for j := range c.Env {
 			if c.Env[j].Name == agentImageEnv {
 				c.Env[j].Value = opts.AgentImage
-				return d, nil
+				return nil
 			}
 		}
-		return nil, fmt.Errorf("the Deployment %s: container %s has no %s", d.Name, hubContainer, agentImageEnv)
 	}
-	return nil, fmt.Errorf("the Deployment %s has no container %s", d.Name, hubContainer)
+	return fmt.Errorf("the Deployment %s: container %s has no %s", d.Name, hubContainer, agentImageEnv)
+}
+
+// tokenlessServiceAccounts takes the ServiceAccounts of the side
+// Deployments out of in and returns a permissions entry without rules for
+// each: OLM creates a ServiceAccount only for a permissions entry (with a
+// Role that grants nothing here), and the bundle validators refuse a
+// ServiceAccount manifest that a Deployment of the CSV names. A side
+// Deployment mounts no token and nothing binds its ServiceAccount, which
+// this checks.
+func tokenlessServiceAccounts(side []*appsv1.Deployment, in *sorted) ([]v1alpha1.StrategyDeploymentPermissions, error) {
+	var out []v1alpha1.StrategyDeploymentPermissions
+	for _, d := range side {
+		pod := d.Spec.Template.Spec
+		name := pod.ServiceAccountName
+		if name == "" || name == "default" || pod.AutomountServiceAccountToken == nil || *pod.AutomountServiceAccountToken {
+			return nil, fmt.Errorf("the Deployment %s: want its own ServiceAccount and automountServiceAccountToken: false (it needs no API access)", d.Name)
+		}
+		for _, obj := range in.others {
+			if obj.GetKind() != "RoleBinding" && obj.GetKind() != "ClusterRoleBinding" {
+				continue
+			}
+			var b rbacv1.RoleBinding // ClusterRoleBinding has the same fields
+			if err := fromUnstructured(obj, &b); err != nil {
+				return nil, err
+			}
+			for _, s := range b.Subjects {
+				if s.Kind == rbacv1.ServiceAccountKind && s.Name == name && s.Namespace == d.Namespace {
+					return nil, fmt.Errorf("%s %s binds %s, the ServiceAccount of %s, which runs without API access", obj.GetKind(), obj.GetName(), name, d.Name)
+				}
+			}
+		}
+		found := false
+		kept := in.sas[:0]
+		for _, sa := range in.sas {
+			if sa.Name == name && sa.Namespace == d.Namespace {
+				found = true
+				continue
+			}
+			kept = append(kept, sa)
+		}
+		in.sas = kept
+		if !found {
+			return nil, fmt.Errorf("the manifests have no ServiceAccount %s/%s for Deployment %s", d.Namespace, name, d.Name)
+		}
+		out = append(out, v1alpha1.StrategyDeploymentPermissions{ServiceAccountName: name, Rules: []rbacv1.PolicyRule{}})
+	}
+	return out, nil
+}
+
+// consolePlugins is the CSV's console.openshift.io/plugins annotation: the
+// names of the manifests' ConsolePlugins, as a JSON array.
+func consolePlugins(objs []*unstructured.Unstructured) (string, error) {
+	names := []string{}
+	for _, obj := range objs {
+		if obj.GroupVersionKind().GroupKind() == (schema.GroupKind{Group: "console.openshift.io", Kind: "ConsolePlugin"}) {
+			names = append(names, obj.GetName())
+		}
+	}
+	if len(names) == 0 {
+		return "", errors.New("the manifests have no ConsolePlugin")
+	}
+	sort.Strings(names)
+	data, err := json.Marshal(names)
+	return string(data), err
 }
 
 // installStrategy turns the Deployment and the RBAC of its ServiceAccount

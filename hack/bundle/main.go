@@ -23,6 +23,7 @@ func main() {
 	fs.StringVar(&opts.Version, "version", opts.Version, "Bundle (CSV) version, semver without a leading v.")
 	fs.StringVar(&opts.HubImage, "hub-image", opts.HubImage, "Hub image of the CSV's Deployment.")
 	fs.StringVar(&opts.AgentImage, "agent-image", opts.AgentImage, "Agent image the hub deploys on management clusters.")
+	fs.StringVar(&opts.ConsoleImage, "console-image", opts.ConsoleImage, "Image of the console plugin's asset server.")
 	out := fs.String("out", ".", "Directory to write bundle/ and bundle.Dockerfile into (the repository root).")
 	_ = fs.Parse(os.Args[1:])
 	if err := run(opts, *out); err != nil {

@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
 # Prints the kustomize overlay `make deploy` applies: manifests/ with the hub
-# image and the agent image (the hub's RELATED_IMAGE_AGENT, which becomes its
-# --agent-image) replaced. JSON patches replace whole references, so any
+# image, the agent image (the hub's RELATED_IMAGE_AGENT, which becomes its
+# --agent-image) and the console plugin's asset server image replaced. JSON patches replace whole references, so any
 # form works (registry:port/name:tag, name@sha256:...); the test ops make
 # the build fail if the Deployment no longer has its container or variable
 # where the patch expects them.
 #
-#   hack/deploy/overlay.sh HUB_IMAGE AGENT_IMAGE [BASE]
+#   hack/deploy/overlay.sh HUB_IMAGE AGENT_IMAGE CONSOLE_IMAGE [BASE]
 #
 # BASE is the manifests directory as seen from where the overlay is written
 # (default ../../manifests, for bin/deploy).
 set -euo pipefail
-hub="${1:?hub image}" agent="${2:?agent image}" base="${3:-../../manifests}"
+hub="${1:?hub image}" agent="${2:?agent image}" console="${3:?console image}" base="${4:-../../manifests}"
 # JSON strings: the references may not contain quotes or backslashes.
-for ref in "$hub" "$agent"; do
+for ref in "$hub" "$agent" "$console"; do
   if [[ "$ref" == *[\"\\[:space:]]* ]]; then echo "overlay.sh: invalid image reference: $ref" >&2; exit 1; fi
 done
 cat <<YAML
@@ -41,4 +41,16 @@ patches:
     - op: replace
       path: /spec/template/spec/containers/0/env/0/value
       value: "${agent}"
+- target:
+    group: apps
+    kind: Deployment
+    name: hcp-fleet-console
+    namespace: hcp-fleet
+  patch: |-
+    - op: test
+      path: /spec/template/spec/containers/0/name
+      value: console
+    - op: replace
+      path: /spec/template/spec/containers/0/image
+      value: "${console}"
 YAML

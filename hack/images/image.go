@@ -1,8 +1,10 @@
-// Command images builds hcp-fleet's container images — the hub and the
-// agent — as OCI image archives, without a container engine: a static
-// binary on an empty base, run as a non-root user, with the OCI labels. `make
-// images` runs it once per binary; a machine with a container engine can use
-// images/Containerfile instead.
+// Command images builds hcp-fleet's container images — the hub, the agent
+// and the console plugin's asset server — as OCI image archives, without a
+// container engine: a static binary on an empty base, run as a non-root
+// user, with the OCI labels, and for the console the plugin's build as
+// read-only files. `make images` and `make console-image` run it once per
+// binary; a machine with a container engine can use images/*.Containerfile
+// instead.
 package main
 
 import (
@@ -46,6 +48,11 @@ type Spec struct {
 	// Created is the image's creation time; the zero time keeps builds
 	// reproducible (the same binary gives the same digest).
 	Created time.Time
+	// Assets, when set, is a directory copied into the image at
+	// AssetsPath: the console plugin's build (console/dist), which
+	// hcp-fleet-console serves. Owned by root and read-only, so the
+	// non-root server cannot change what it serves.
+	Assets, AssetsPath string
 }
 
 // Entrypoint is where Spec's binary lands in the image.
@@ -87,6 +94,11 @@ func Build(s Spec) (v1.Image, error) {
 	if _, err := tw.Write(bin); err != nil {
 		return nil, err
 	}
+	if s.Assets != "" {
+		if err := addTree(tw, s.Assets, s.AssetsPath, s.Created); err != nil {
+			return nil, err
+		}
+	}
 	if err := tw.Close(); err != nil {
 		return nil, err
 	}
@@ -115,6 +127,55 @@ func Build(s Spec) (v1.Image, error) {
 	cfg.Config.Labels = s.Labels()
 	cfg.Config.Env = []string{"PATH=/usr/local/bin"}
 	return mutate.ConfigFile(img, cfg)
+}
+
+// addTree writes the regular files and directories under src into tw at
+// dst (an absolute path in the image), with its parent directories; files
+// 0444, directories 0555, all root's. Symlinks and other files are refused:
+// a build has none, and one could point outside the tree.
+func addTree(tw *tar.Writer, src, dst string, created time.Time) error {
+	if !path.IsAbs(dst) || path.Clean(dst) != dst || dst == "/" {
+		return fmt.Errorf("assets path %q: want a clean absolute directory", dst)
+	}
+	// Parents of dst, other than those Build writes.
+	var parents []string
+	for d := path.Dir(dst); d != "/"; d = path.Dir(d) {
+		parents = append([]string{d}, parents...)
+	}
+	for _, d := range parents {
+		if d == "/usr" || d == "/usr/local" || d == "/usr/local/bin" {
+			continue
+		}
+		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: d[1:] + "/", Mode: 0o755, ModTime: created}); err != nil {
+			return err
+		}
+	}
+	return filepath.WalkDir(src, func(file string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, file)
+		if err != nil {
+			return err
+		}
+		name := path.Join(dst, filepath.ToSlash(rel))[1:]
+		switch {
+		case d.IsDir():
+			return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: name + "/", Mode: 0o555, ModTime: created})
+		case d.Type().IsRegular():
+			data, err := os.ReadFile(file)
+			if err != nil {
+				return err
+			}
+			if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: 0o444, Size: int64(len(data)), ModTime: created}); err != nil {
+				return err
+			}
+			_, err = tw.Write(data)
+			return err
+		default:
+			return fmt.Errorf("%s: not a regular file or directory", file)
+		}
+	})
 }
 
 // WriteArchive writes img as an OCI image archive (a tar of an OCI image

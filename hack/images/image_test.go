@@ -119,3 +119,81 @@ func TestArchiveRoundTrip(t *testing.T) {
 		t.Errorf("digests differ: %s %s", d1, d2)
 	}
 }
+
+// The console's image carries the plugin's build read-only, root's, under
+// the assets path; a build with a symlink, or a relative path, is refused.
+func TestAssetsInImage(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "hcp-fleet-console")
+	if err := os.WriteFile(bin, []byte("#!/bin/false\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	assets := filepath.Join(dir, "dist")
+	files := map[string]string{"plugin-manifest.json": `{"name":"hcp-fleet"}`, "locales/en/plugin__hcp-fleet.json": `{}`}
+	for name, content := range files {
+		p := filepath.Join(assets, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	spec := Spec{Binary: bin, Name: "hcp-fleet-console", Ref: "quay.io/hcp-fleet/hcp-fleet-console:test", Arch: "amd64",
+		Assets: assets, AssetsPath: "/usr/share/hcp-fleet-console"}
+	img, err := Build(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	layers, err := img.Layers()
+	if err != nil || len(layers) != 1 {
+		t.Fatalf("%d layers (%v), want 1", len(layers), err)
+	}
+	rc, err := layers[0].Uncompressed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = rc.Close() }()
+	tr := tar.NewReader(rc)
+	seen := map[string]bool{}
+	for {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen[hdr.Name] = true
+		rel, ok := strings.CutPrefix(hdr.Name, "usr/share/hcp-fleet-console/")
+		if !ok {
+			continue
+		}
+		if hdr.Uid != 0 || hdr.Mode&0o222 != 0 {
+			t.Errorf("%s: owner %d, mode %o: want root's and read-only", hdr.Name, hdr.Uid, hdr.Mode)
+		}
+		if want, isFile := files[rel]; isFile {
+			b, _ := io.ReadAll(tr)
+			if string(b) != want {
+				t.Errorf("%s: %q, want %q", hdr.Name, b, want)
+			}
+		}
+	}
+	for _, want := range []string{"usr/share/", "usr/share/hcp-fleet-console/", "usr/share/hcp-fleet-console/plugin-manifest.json",
+		"usr/share/hcp-fleet-console/locales/en/plugin__hcp-fleet.json", "usr/local/bin/hcp-fleet-console"} {
+		if !seen[want] {
+			t.Errorf("the layer lacks %s", want)
+		}
+	}
+
+	if err := os.Symlink("/etc/passwd", filepath.Join(assets, "passwd.js")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Build(spec); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("a build with a symlink: %v", err)
+	}
+	spec.AssetsPath = "usr/share/x"
+	if _, err := Build(spec); err == nil {
+		t.Errorf("a relative assets path: accepted")
+	}
+}

@@ -18,6 +18,8 @@ func main() {
 	flag.StringVar(&s.Revision, "revision", "", "org.opencontainers.image.revision (the git commit)")
 	flag.StringVar(&s.Arch, "arch", runtime.GOARCH, "the binary's architecture")
 	flag.StringVar(&out, "out", "", "the OCI image archive to write")
+	flag.StringVar(&s.Assets, "assets", "", "a directory to ship read-only in the image (the console plugin's build)")
+	flag.StringVar(&s.AssetsPath, "assets-path", "", "where --assets lands in the image (an absolute directory)")
 	verify := flag.Bool("verify", false, "instead of building, read back the OCI image archives given as arguments and check them")
 	flag.Parse()
 	if *verify {
@@ -35,8 +37,8 @@ func main() {
 		}
 		return
 	}
-	if s.Binary == "" || s.Name == "" || s.Ref == "" || out == "" {
-		fmt.Fprintln(os.Stderr, "images: --binary, --name, --ref and --out are required")
+	if s.Binary == "" || s.Name == "" || s.Ref == "" || out == "" || (s.Assets == "") != (s.AssetsPath == "") {
+		fmt.Fprintln(os.Stderr, "images: --binary, --name, --ref and --out are required, --assets and --assets-path go together")
 		os.Exit(2)
 	}
 	img, err := Build(s)

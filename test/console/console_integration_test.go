@@ -20,6 +20,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -38,6 +39,7 @@ const (
 	tenantNS    = "team-a"
 	otherNS     = "team-b"
 	tenantUser  = "alice"
+	rolloutName = "hold-4-18"
 	cordonedMC  = "cluster-2"
 	pluginName  = "hcp-fleet"
 	enableEnv   = "HCPFLEET_CONSOLE_TEST"
@@ -109,6 +111,16 @@ func setUp(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// A paused ReleaseRollout in the tenant's namespace: it shows on the
+	// rollouts page and moves nothing.
+	rr := &v1alpha1.ReleaseRollout{ObjectMeta: metav1.ObjectMeta{Namespace: tenantNS, Name: rolloutName},
+		Spec: v1alpha1.ReleaseRolloutSpec{Release: v1alpha1.RolloutRelease{Image: fleettest.Release}, Paused: true,
+			// The typed client sends a zero IntOrString as "", which the
+			// CRD refuses; the default is 1.
+			MaxUnavailable: intstr.FromInt32(1)}}
+	if err := admin.Create(ctx, rr); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
 	mc := &clusterv1.ManagedCluster{}
 	if err := admin.Get(ctx, types.NamespacedName{Name: cordonedMC}, mc); err != nil {
 		return err
@@ -119,12 +131,23 @@ func setUp(ctx context.Context) error {
 
 func hcdName(ns string) string { return strings.TrimPrefix(ns, "team-") + "-cluster" }
 
-// page is one page the browser visits, and the selectors whose presence
-// says its data (or the API server's refusal) arrived.
+// page is one page the browser visits, the selectors whose presence says
+// its data (or the API server's refusal) arrived, and what the user then
+// does on it.
 type page struct {
 	Name    string   `json:"name"`
 	Path    string   `json:"path"`
 	WaitFor []string `json:"waitFor"`
+	Actions []action `json:"actions,omitempty"`
+}
+
+// action is one step of a user on a page, in order: replace an input's
+// text (Fill: selector, text), click, or wait for selectors (the positive
+// signal that the step's answer arrived).
+type action struct {
+	Fill    []string `json:"fill,omitempty"`
+	Click   string   `json:"click,omitempty"`
+	WaitFor []string `json:"waitFor,omitempty"`
 }
 
 type visit struct {
@@ -159,40 +182,98 @@ func TestPluginAsAdminAndTenant(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The plugin comes from the shipped asset server, as the console's
+	// proxy fetches it from the ConsolePlugin's Service.
+	dist, err := filepath.Abs(filepath.Join(repo, "console", "dist"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
+	assets, err := StartAssetServer(repo, t.TempDir(), dist)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(assets.Stop)
+	t.Logf("hcp-fleet-console built and serving in %s", time.Since(began).Round(time.Millisecond))
+	plugin := assets.Proxy("/api/plugins/" + pluginName + "/")
+	pool := a.Spec.NodePools[0].Name
+	// The rollouts page shows the hub's word on the rollout: wait for it.
+	rolloutState := ""
+	poll.Until(t, 2*time.Minute, "the ReleaseRollout's status", func(ctx context.Context) error {
+		rr := &v1alpha1.ReleaseRollout{}
+		if err := admin.Get(ctx, types.NamespacedName{Namespace: tenantNS, Name: rolloutName}, rr); err != nil {
+			return err
+		}
+		for _, c := range rr.Status.Conditions {
+			if c.Type == v1alpha1.ConditionRolloutProgressing && c.Reason != "" {
+				rolloutState = c.Reason
+				return nil
+			}
+		}
+		return fmt.Errorf("no %s condition yet: %+v", v1alpha1.ConditionRolloutProgressing, rr.Status)
+	})
 
 	t.Run("admin", func(t *testing.T) {
-		got := browse(t, Identity{}, "admin", shots, []page{
-			{"fleet", "/hcpfleet/fleet", []string{"[data-test=host-cluster-1]", "[data-test=cordoned]", "[data-test=hosts] a"}},
-			{"hcds", "/hcpfleet/all-namespaces/hostedclusterdeployments", []string{"[data-test=hcd-" + a.Name + "]", "[data-test=hcd-" + b.Name + "]"}},
-			{"hcd", aDetails, []string{"[data-test=condition-Scheduled]"}},
+		got := browse(t, Identity{}, "admin", shots, plugin, []page{
+			{"fleet", "/hcpfleet/fleet", []string{"[data-test=host-cluster-1]", "[data-test=cordoned]", "[data-test=hosts] a"}, nil},
+			{"hcds", "/hcpfleet/all-namespaces/hostedclusterdeployments", []string{"[data-test=hcd-" + a.Name + "]", "[data-test=hcd-" + b.Name + "]"}, nil},
+			{"hcd", aDetails, []string{"[data-test=condition-Scheduled]", "[data-test=events]"}, nil},
+			{"rollouts", "/hcpfleet/all-namespaces/rollouts", []string{"[data-test=rollout-" + rolloutName + "]", "[data-test=none-hostedclusterextensions]"}, nil},
 		})
+		contains(t, got["rollouts"], rolloutName, tenantNS, fleettest.Release, rolloutState, "No HostedClusterExtensions.")
 		contains(t, got["fleet"], "cluster-1", "cluster-2", "Cordoned", "Available", tenantNS+"/"+a.Name, otherNS+"/"+b.Name)
 		contains(t, got["hcds"], a.Name, b.Name, a.Status.HostingCluster)
-		contains(t, got["hcd"], a.Status.HostingCluster, a.Status.KubeconfigSecret.Name, "Scheduled", a.Name+"-workers")
+		contains(t, got["hcd"], a.Status.HostingCluster, a.Status.KubeconfigSecret.Name, "Scheduled", a.Name+"-workers",
+			"Scheduled is True", "management cluster "+a.Status.HostingCluster)
 	})
 
 	t.Run("tenant", func(t *testing.T) {
-		got := browse(t, Identity{User: tenantUser, Groups: []string{tenantNS, "system:authenticated"}}, "tenant", shots, []page{
-			{"fleet", "/hcpfleet/fleet", []string{"[data-test=load-error]"}},
-			{"hcds", "/hcpfleet/ns/" + tenantNS + "/hostedclusterdeployments", []string{"[data-test=hcd-" + a.Name + "]"}},
-			{"hcds-all", "/hcpfleet/all-namespaces/hostedclusterdeployments", []string{"[data-test=load-error]"}},
-			{"hcd", aDetails, []string{"[data-test=condition-Scheduled]"}},
-			{"hcd-other", bDetails, []string{"[data-test=load-error]"}},
+		got := browse(t, Identity{User: tenantUser, Groups: []string{tenantNS, "system:authenticated"}}, "tenant", shots, plugin, []page{
+			{"fleet", "/hcpfleet/fleet", []string{"[data-test=load-error]"}, nil},
+			{"hcds", "/hcpfleet/ns/" + tenantNS + "/hostedclusterdeployments", []string{"[data-test=hcd-" + a.Name + "]"}, nil},
+			{"hcds-all", "/hcpfleet/all-namespaces/hostedclusterdeployments", []string{"[data-test=load-error]"}, nil},
+			{"hcd", aDetails, []string{"[data-test=condition-Scheduled]", "[data-test=events]"}, nil},
+			{"hcd-other", bDetails, []string{"[data-test=load-error]"}, nil},
+			{"rollouts", "/hcpfleet/ns/" + tenantNS + "/rollouts", []string{"[data-test=rollout-" + rolloutName + "]", "[data-test=none-hostedclusterextensions]"}, nil},
+			{"rollouts-all", "/hcpfleet/all-namespaces/rollouts", []string{"[data-test=section-releaserollouts] [data-test=load-error]",
+				"[data-test=section-hostedclusterextensions] [data-test=load-error]"}, nil},
+			// The tenant scales its node pool from 2 to 3: the page patches
+			// the deployment as alice, and says so once the API server
+			// accepted it.
+			{"hcd-scale", aDetails, []string{"[data-test=scale-input-" + pool + "]"}, []action{
+				{Fill: []string{"[data-test=scale-input-" + pool + "]", "3"}},
+				{Click: "[data-test=scale-" + pool + "]"},
+				{WaitFor: []string{"[data-test=scaled-" + pool + "]"}},
+			}},
 		})
 		contains(t, got["fleet"], `User "alice" cannot list resource "managedclusters"`)
 		absent(t, got["fleet"], "cluster-1", "Cordoned")
 		contains(t, got["hcds"], a.Name, a.Status.HostingCluster)
 		absent(t, got["hcds"], b.Name)
 		contains(t, got["hcds-all"], `cannot list resource "hostedclusterdeployments"`)
-		contains(t, got["hcd"], a.Status.KubeconfigSecret.Name, "Scheduled")
+		contains(t, got["hcd"], a.Status.KubeconfigSecret.Name, "Scheduled", "Scheduled is True")
 		contains(t, got["hcd-other"], `cannot get resource "hostedclusterdeployments"`)
 		absent(t, got["hcd-other"], b.Status.KubeconfigSecret.Name)
+		contains(t, got["rollouts"], rolloutName, rolloutState)
+		contains(t, got["rollouts-all"], `cannot list resource "releaserollouts"`, `cannot list resource "hostedclusterextensions"`)
+		contains(t, got["hcd-scale"], "requested 3")
+		// The patch reached the hub as the tenant's: the spec says 3.
+		poll.Until(t, time.Minute, "the scaled node pool in the spec", func(ctx context.Context) error {
+			h := &v1alpha1.HostedClusterDeployment{}
+			if err := admin.Get(ctx, types.NamespacedName{Namespace: tenantNS, Name: a.Name}, h); err != nil {
+				return err
+			}
+			if r := h.Spec.NodePools[0].Spec.Replicas; r == nil || *r != 3 {
+				return fmt.Errorf("spec.nodePools[0].spec.replicas %v, want 3", r)
+			}
+			return nil
+		})
 	})
 }
 
 // browse serves the host page, the built plugin and the hub proxy as id,
 // and has the browser visit pages; it returns each page's text by name.
-func browse(t *testing.T, id Identity, who, shots string, pages []page) map[string]string {
+func browse(t *testing.T, id Identity, who, shots string, plugin http.Handler, pages []page) map[string]string {
 	t.Helper()
 	for _, dir := range []string{"console/dist/plugin-manifest.json", "console/dist-host/host.js"} {
 		if _, err := os.Stat(filepath.Join(repo, dir)); err != nil {
@@ -203,7 +284,7 @@ func browse(t *testing.T, id Identity, who, shots string, pages []page) map[stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(HostHandler(repo, pluginName, kube))
+	srv := httptest.NewServer(HostHandler(repo, pluginName, kube, plugin))
 	defer srv.Close()
 
 	in, err := json.Marshal(pages)
@@ -256,14 +337,13 @@ func absent(t *testing.T, text string, unwanted ...string) {
 
 // HostHandler serves the test host as the console serves itself and its
 // plugins: the host page for every app path, its script and PatternFly's
-// styles under /static/, the plugin's built assets under
-// /api/plugins/<name>/ (the console proxies these to the plugin's Service),
-// and the hub under /api/kubernetes/.
-func HostHandler(repo, plugin string, kube http.Handler) http.Handler {
+// styles under /static/, the plugin under /api/plugins/<name>/ (assets: a
+// proxy to the asset server, as the console proxies to the plugin's
+// Service), and the hub under /api/kubernetes/.
+func HostHandler(repo, plugin string, kube, assets http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/api/kubernetes/", kube)
-	mux.Handle("/api/plugins/"+plugin+"/", http.StripPrefix("/api/plugins/"+plugin+"/",
-		http.FileServer(http.Dir(filepath.Join(repo, "console", "dist")))))
+	mux.Handle("/api/plugins/"+plugin+"/", assets)
 	mux.Handle("/static/patternfly/", http.StripPrefix("/static/patternfly/",
 		http.FileServer(http.Dir(filepath.Join(repo, "console", "node_modules", "@patternfly", "patternfly")))))
 	mux.Handle("/static/", http.StripPrefix("/static/", http.FileServer(http.Dir(filepath.Join(repo, "console", "dist-host")))))

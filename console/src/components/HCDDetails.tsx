@@ -1,10 +1,11 @@
-// One HostedClusterDeployment: phase, host, version, the imported
-// ManagedCluster, the admin kubeconfig Secret's name (never its data), node
-// pools and every condition with its reason and message, which is where
-// hcp-fleet says what is wrong and what to do.
+// One HostedClusterDeployment: phase, host, version, links to the imported
+// ManagedCluster and the admin kubeconfig Secret (its page, never its data
+// here), node pools with a scale action, every condition with its reason
+// and message, which is where hcp-fleet says what is wrong and what to do,
+// and the Events about it.
 import * as React from 'react';
 import { useParams } from 'react-router';
-import { useK8sWatchResource } from '@openshift-console/dynamic-plugin-sdk';
+import { ResourceLink, useK8sWatchResource } from '@openshift-console/dynamic-plugin-sdk';
 import {
   DescriptionList,
   DescriptionListDescription,
@@ -15,9 +16,11 @@ import {
   Title,
 } from '@patternfly/react-core';
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
-import { HCDModel } from '../models';
+import { HCDModel, ManagedClusterModel, SecretModel } from '../models';
 import { phase, version, type HCD } from '../fleet';
 import { ConditionLabel, LoadError } from './common';
+import { NodePools } from './NodePools';
+import { HCDEvents } from './HCDEvents';
 
 const Item: React.FC<{ term: string; children: React.ReactNode }> = ({ term, children }) => (
   <DescriptionListGroup>
@@ -34,29 +37,20 @@ export const HCDSummary: React.FC<{ hcd: HCD }> = ({ hcd }) => {
         <Item term="Phase">{phase(hcd)}</Item>
         <Item term="Host">{s.hostingCluster || '-'}</Item>
         <Item term="Version">{version(hcd) || '-'}</Item>
-        <Item term="Imported as">{s.managedCluster || '-'}</Item>
-        <Item term="Kubeconfig Secret">{s.kubeconfigSecret?.name || '-'}</Item>
+        <Item term="Imported as">
+          {s.managedCluster ? <ResourceLink groupVersionKind={ManagedClusterModel} name={s.managedCluster} /> : '-'}
+        </Item>
+        <Item term="Kubeconfig Secret">
+          {s.kubeconfigSecret?.name ? (
+            <ResourceLink groupVersionKind={SecretModel} name={s.kubeconfigSecret.name} namespace={hcd.metadata.namespace} />
+          ) : (
+            '-'
+          )}
+        </Item>
         <Item term="Placement">{hcd.spec?.placement || '-'}</Item>
       </DescriptionList>
       <Title headingLevel="h2">Node pools</Title>
-      <Table aria-label="Node pools" variant="compact" data-test="nodepools">
-        <Thead>
-          <Tr>
-            <Th>Name</Th>
-            <Th>Ready / replicas</Th>
-          </Tr>
-        </Thead>
-        <Tbody>
-          {(s.nodePools ?? []).map((np) => (
-            <Tr key={np.name}>
-              <Td dataLabel="Name">{np.name}</Td>
-              <Td dataLabel="Ready / replicas">
-                {np.readyReplicas ?? 0} / {np.replicas ?? 0}
-              </Td>
-            </Tr>
-          ))}
-        </Tbody>
-      </Table>
+      <NodePools hcd={hcd} />
       <Title headingLevel="h2">Conditions</Title>
       <Table aria-label="Conditions" variant="compact" data-test="conditions">
         <Thead>
@@ -80,6 +74,8 @@ export const HCDSummary: React.FC<{ hcd: HCD }> = ({ hcd }) => {
           ))}
         </Tbody>
       </Table>
+      <Title headingLevel="h2">Events</Title>
+      <HCDEvents hcd={hcd} />
     </>
   );
 };

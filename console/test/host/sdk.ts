@@ -12,7 +12,13 @@
 // /api/kubernetes (the user's own identity), then watch it over a websocket
 // from the returned resourceVersion; the answer is [data, loaded,
 // loadError], and loadError carries the API server's Status like the
-// console's HttpError (message, code, json).
+// console's HttpError (message, code, json). useK8sModel, k8sPatch
+// and ResourceLink follow the console's
+// frontend/packages/console-dynamic-plugin-sdk/src/utils/k8s/k8s-resource.ts
+// (a JSON patch, application/json-patch+json, through the same proxy) and
+// public/components/utils/resource-link.tsx (resourcePathFromModel: /k8s/
+// cluster/ or ns/<ns>/, then group~version~kind for a CRD's kind, the
+// plural for a built-in one).
 import * as React from 'react';
 
 export type K8sGroupVersionKind = { group?: string; version: string; kind: string };
@@ -21,6 +27,7 @@ export type WatchK8sResource = {
   name?: string;
   namespace?: string;
   isList?: boolean;
+  fieldSelector?: string;
 };
 
 type K8sObject = { metadata: { name?: string; namespace?: string; resourceVersion?: string; uid?: string } };
@@ -81,7 +88,7 @@ export const useK8sWatchResource = <R,>(resource: WatchK8sResource | null): [R, 
   const key = JSON.stringify(resource ?? null);
   React.useEffect(() => {
     if (!resource) return undefined;
-    const { groupVersionKind, namespace, name, isList } = JSON.parse(key) as WatchK8sResource;
+    const { groupVersionKind, namespace, name, isList, fieldSelector } = JSON.parse(key) as WatchK8sResource;
     let closed = false;
     let ws: WebSocket | undefined;
     const items = new Map<string, K8sObject>();
@@ -96,7 +103,7 @@ export const useK8sWatchResource = <R,>(resource: WatchK8sResource | null): [R, 
         const collection = urlFor(m.gv, m.plural, m.namespaced, namespace);
         let rv: string;
         if (isList) {
-          const list = await fetchJSON(collection);
+          const list = await fetchJSON(fieldSelector ? `${collection}?${new URLSearchParams({ fieldSelector })}` : collection);
           list.items.forEach((o: K8sObject) => items.set(keyOf(o), o));
           rv = list.metadata.resourceVersion;
         } else {
@@ -108,6 +115,7 @@ export const useK8sWatchResource = <R,>(resource: WatchK8sResource | null): [R, 
         if (closed) return;
         const q = new URLSearchParams({ watch: 'true', resourceVersion: rv });
         if (!isList) q.set('fieldSelector', `metadata.name=${name}`);
+        else if (fieldSelector) q.set('fieldSelector', fieldSelector);
         ws = new WebSocket(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}${collection}?${q}`);
         ws.onmessage = (msg) => {
           const ev = JSON.parse(msg.data) as { type: string; object: K8sObject };
@@ -126,4 +134,81 @@ export const useK8sWatchResource = <R,>(resource: WatchK8sResource | null): [R, 
     };
   }, [key]);
   return [state.data as R, state.loaded, state.error];
+};
+
+export type K8sModel = {
+  apiGroup?: string;
+  apiVersion: string;
+  kind: string;
+  plural: string;
+  namespaced: boolean;
+  crd: boolean;
+  abbr: string;
+  label: string;
+  labelPlural: string;
+};
+
+const modelOf = async (gvk: K8sGroupVersionKind): Promise<K8sModel> => {
+  const m = await modelFor(gvk);
+  return {
+    apiGroup: gvk.group,
+    apiVersion: gvk.version,
+    kind: gvk.kind,
+    plural: m.plural,
+    namespaced: m.namespaced,
+    // The console's models of API groups other than the built-in ones
+    // are CRDs'; the kinds this plugin links to are core or OCM's.
+    crd: !!gvk.group,
+    abbr: gvk.kind.replace(/[a-z]/g, ''),
+    label: gvk.kind,
+    labelPlural: m.plural,
+  };
+};
+
+// useK8sModel answers [model, inFlight], the model from discovery.
+export const useK8sModel = (gvk: K8sGroupVersionKind): [K8sModel | undefined, boolean] => {
+  const [model, setModel] = React.useState<K8sModel>();
+  const key = JSON.stringify(gvk);
+  React.useEffect(() => {
+    let closed = false;
+    modelOf(JSON.parse(key)).then(
+      (m) => !closed && setModel(m),
+      () => undefined,
+    );
+    return () => {
+      closed = true;
+    };
+  }, [key]);
+  return [model, !model];
+};
+
+export const k8sPatch = async <R,>({
+  model,
+  resource,
+  data,
+}: {
+  model: K8sModel;
+  resource: K8sObject;
+  data: unknown[];
+}): Promise<R> => {
+  const gv = model.apiGroup ? `apis/${model.apiGroup}/${model.apiVersion}` : `api/${model.apiVersion}`;
+  const res = await fetch(urlFor(gv, model.plural, model.namespaced, resource.metadata.namespace, resource.metadata.name), {
+    method: 'PATCH',
+    headers: { Accept: 'application/json', 'Content-Type': 'application/json-patch+json' },
+    credentials: 'same-origin',
+    body: JSON.stringify(data),
+  });
+  const body = await res.json().catch(() => undefined);
+  if (!res.ok) throw new HttpError(body?.message ?? res.statusText, res.status, body);
+  return body as R;
+};
+
+export const ResourceLink: React.FC<{
+  groupVersionKind: K8sGroupVersionKind;
+  name: string;
+  namespace?: string;
+}> = ({ groupVersionKind: gvk, name, namespace }) => {
+  const ref = gvk.group ? `${gvk.group}~${gvk.version}~${gvk.kind}` : `${gvk.kind.toLowerCase()}s`;
+  const href = `/k8s/${namespace ? `ns/${namespace}` : 'cluster'}/${ref}/${encodeURIComponent(name)}`;
+  return React.createElement('a', { href, 'data-test-id': name }, name);
 };
