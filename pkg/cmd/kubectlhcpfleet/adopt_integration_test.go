@@ -105,8 +105,9 @@ func TestAdoptDryRun(t *testing.T) {
 		}
 	}
 
-	// A tenant may read no inventory: it cannot even ask.
-	if out, err := run(ctx, "adopt", cluster, allowedNS+"/"+name, "--into", team, "--as", "alice", "--as-group", team); err == nil || !strings.Contains(err.Error(), "forbidden") {
+	// A tenant may read neither the management clusters nor their
+	// inventories: it cannot even ask (the reader names the refused read).
+	if out, err := run(ctx, "adopt", cluster, allowedNS+"/"+name, "--into", team, "--as", "alice", "--as-group", team); err == nil || !strings.Contains(err.Error(), "missing permission") {
 		t.Errorf("a tenant asked to adopt: %v\n%s", err, out)
 	}
 	if out, err := run(ctx, "adopt", cluster, allowedNS+"/"+name, "--into", team, "--dry-run=false"); err == nil || !strings.Contains(err.Error(), "dry-run") {
