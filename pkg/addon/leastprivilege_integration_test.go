@@ -67,6 +67,9 @@ var hubResources = []string{
 	"hcpfleet.io/hostedclusterextensions", "hcpfleet.io/hostedclusterextensions/status", "apps/controllerrevisions",
 	"hcpfleet.io/releaserollouts", "hcpfleet.io/releaserollouts/status",
 	"hcpfleet.io/hostedclusterinventories", "hcpfleet.io/hostedclusterinventories/status",
+	// The adoption request (docs/operations.md, designed): no identity of
+	// the tables, a tenant least, may write or read it.
+	"hcpfleet.io/hostedclusteradoptions", "hcpfleet.io/hostedclusteradoptions/status",
 }
 
 // spokeResources are probed on a management cluster besides the sensitive

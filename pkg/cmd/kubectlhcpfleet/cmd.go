@@ -1,8 +1,8 @@
 // Package kubectlhcpfleet is `kubectl hcpfleet` (cmd/kubectl-hcpfleet): the
 // fleet view, "why is this hosted cluster (not) there?" and one management
-// cluster's detail, read from a hub with the user's own kubeconfig and
-// RBAC. It only reads, but for cordon and uncordon, which taint a
-// ManagedCluster.
+// cluster's detail, and whether a hosted cluster can be relocated or
+// adopted, read from a hub with the user's own kubeconfig and RBAC. It only
+// reads, but for cordon and uncordon, which taint a ManagedCluster.
 //
 // explain asks the scheduler itself: it reads the inputs through
 // scheduling.Inputs, as the hub does, and decides with scheduling.Explain,
@@ -65,7 +65,7 @@ your permissions: a fleet admin sees the whole fleet, a tenant its own namespace
 	root.PersistentFlags().DurationVar(&o.grace, "hub-host-unavailable-grace", hostmodel.DefaultUnavailableGrace,
 		"the hub's --host-unavailable-grace: a management cluster reporting itself unavailable for less is taken as available, as the scheduler takes it")
 	root.AddCommand(o.statusCommand(), o.explainCommand(), o.hostsCommand(), o.upgradeCommand(), o.cordonCommand(true), o.cordonCommand(false),
-		o.relocateCommand(), o.drainCommand())
+		o.relocateCommand(), o.drainCommand(), o.adoptCommand())
 	return root
 }
 
