@@ -82,6 +82,18 @@ type ReleaseRolloutSpec struct {
 	// +optional
 	NodePools RolloutNodePools `json:"nodePools,omitempty"`
 
+	// acceptRisks names the update risks (status.version.conditionalUpdates
+	// [].risks[].name of the HostedClusterDeployments) this rollout accepts:
+	// a hosted cluster for which the release is only a conditional update
+	// that is not recommended is skipped as Blocked, naming the risks,
+	// unless every risk of that update is listed here. Conditional updates
+	// are never taken silently.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MaxLength=256
+	AcceptRisks []string `json:"acceptRisks,omitempty"`
+
 	// paused keeps the rollout where it is: hosted clusters already moved
 	// finish their upgrade, no other one is moved until paused is unset.
 	// +optional

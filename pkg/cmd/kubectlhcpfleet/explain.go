@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/pkg/fleetview"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hostmodel"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/scheduling"
 )
@@ -54,6 +55,9 @@ type Explanation struct {
 	// restore), says where it binds it or why it waits; Scheduling is nil
 	// then. Empty when the reader may not list ManifestWorks.
 	Recovery string
+	// Updates are the releases it may go to, and the conditional updates
+	// with their risks (nil: its hosted cluster reports none).
+	Updates *fleetview.Updates
 	// Scheduling is the scheduler's own decision on the current inputs, with
 	// the deployment's own binding left out (as when it was scheduled:
 	// scheduling.Inputs.Without).
@@ -72,6 +76,11 @@ func ExplainHCD(ctx context.Context, c client.Reader, hub HubSettings, namespace
 	}
 	x := &Explanation{Namespace: namespace, Name: name, Placement: hcd.Spec.Placement, Pinned: hcd.Spec.HostingCluster,
 		BoundTo: hcd.Status.HostingCluster, Scheduled: meta.FindStatusCondition(hcd.Status.Conditions, v1alpha1.ConditionScheduled)}
+	updates, err := fleetview.ReleaseUpdates(ctx, c, hcd)
+	if err != nil {
+		return x, err
+	}
+	x.Updates = updates
 	if hcd.Status.HostingCluster == "" {
 		// What the scheduler does first (scheduling/recover.go). A tenant
 		// may not list ManifestWorks: explained without it.
@@ -161,6 +170,9 @@ func RenderExplanation(w io.Writer, x *Explanation) error {
 		r := s.Request
 		fmt.Fprintf(&b, "  request: HostedCluster %s/%s, node pools %s, release %s, platform %s\n", r.HostingNamespace, r.Name,
 			orDash(strings.Join(r.NodePools, ", ")), orWord(r.ReleaseMinor, "unknown (not checked)"), orWord(r.Platform, "any"))
+	}
+	if x.Updates != nil {
+		fmt.Fprintf(&b, "  releases: %s\n", x.Updates)
 	}
 	switch c := x.Scheduled; {
 	case x.BoundTo != "":

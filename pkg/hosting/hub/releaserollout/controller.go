@@ -215,6 +215,7 @@ func Observe(h *v1alpha1.HostedClusterDeployment) HostedCluster {
 	}
 	if v := h.Status.Version; v != nil {
 		hc.Current = v.Current
+		hc.Available, hc.Conditional = v.AvailableUpdates, v.ConditionalUpdates
 		if len(v.History) > 0 {
 			hc.Latest = v.History[0].DeepCopy()
 		}

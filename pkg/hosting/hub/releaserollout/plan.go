@@ -2,6 +2,7 @@ package releaserollout
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -36,6 +37,10 @@ const (
 	ReasonMinorSkip = "MinorSkip"
 	// ReasonClaimed: an older ReleaseRollout, still at work, selects it too.
 	ReasonClaimed = "ClaimedByOtherRollout"
+	// ReasonRisksNotAccepted: the release is only a conditional update for
+	// it, not recommended, and the rollout does not accept every risk of it
+	// (spec.acceptRisks).
+	ReasonRisksNotAccepted = "UpdateRisksNotAccepted"
 	// ReasonMoveFailed: the hub could not write the release (the message
 	// has the API server's answer); it tries again.
 	ReasonMoveFailed = "MoveFailed"
@@ -67,6 +72,10 @@ type HostedCluster struct {
 	Blocked *metav1.Condition
 	// Latest is the newest entry of status.version.history (nil: none).
 	Latest *v1alpha1.VersionHistoryEntry
+	// Available and Conditional are status.version.availableUpdates and
+	// conditionalUpdates, as the hosted cluster reports them.
+	Available   []v1alpha1.ReleaseStatus
+	Conditional []v1alpha1.ConditionalUpdate
 }
 
 // NodePool is one of spec.nodePools.
@@ -239,10 +248,70 @@ func pendingReason(in *Input, m *member) {
 			return
 		}
 	}
+	if risks := unaccepted(in, h); len(risks) > 0 {
+		m.state, m.reason = v1alpha1.RolloutStateBlocked, ReasonRisksNotAccepted
+		m.message = fmt.Sprintf("%s is only a conditional update for it, not recommended (%s); risks not accepted in spec.acceptRisks: %s",
+			orDefault(in.Version, in.Spec.Release.Image), h.recommendedReason(in), strings.Join(risks, ", "))
+		return
+	}
 	if !h.Ready || !h.Observed {
 		m.state, m.reason = v1alpha1.RolloutStateBlocked, ReasonNotReady
 		m.message = "not moved while it is not scheduled, delivered and available at its current release"
 	}
+}
+
+// targets: u names the rollout's release, by image or by version.
+func targets(in *Input, u v1alpha1.ReleaseStatus) bool {
+	return u.Image != "" && u.Image == in.Spec.Release.Image || u.Version != "" && u.Version == in.Version
+}
+
+// unaccepted are the risks of h's update to the release that the rollout
+// does not accept, when the release is only a conditional update for h that
+// is not recommended (Recommended not True, not among the available
+// updates). Every risk of the update must be accepted, not only the ones
+// the Recommended reason names: which of several apply is not reported.
+func unaccepted(in *Input, h *HostedCluster) []string {
+	for _, a := range h.Available {
+		if targets(in, a) {
+			return nil
+		}
+	}
+	for _, cu := range h.Conditional {
+		if !targets(in, cu.Release) || cu.Recommended == metav1.ConditionTrue {
+			continue
+		}
+		var out []string
+		for _, r := range cu.Risks {
+			if !slices.Contains(in.Spec.AcceptRisks, r.Name) {
+				out = append(out, r.Name)
+			}
+		}
+		// Not recommended without a named risk: the reason stands for it
+		// (fail closed: something must be accepted).
+		if name := orDefault(cu.Reason, "NotRecommended"); len(cu.Risks) == 0 && !slices.Contains(in.Spec.AcceptRisks, name) {
+			out = append(out, name)
+		}
+		return out
+	}
+	return nil
+}
+
+// recommendedReason is the Recommended condition of h's conditional update
+// to the release, in words.
+func (h *HostedCluster) recommendedReason(in *Input) string {
+	for _, cu := range h.Conditional {
+		if targets(in, cu.Release) {
+			return fmt.Sprintf("Recommended=%s %s", orDefault(string(cu.Recommended), "Unknown"), cu.Reason)
+		}
+	}
+	return ""
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 // waves assigns waves: the canaries (in name order) are wave 0, the others
