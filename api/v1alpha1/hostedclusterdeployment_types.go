@@ -439,6 +439,12 @@ type NodePoolStatus struct {
 	// status.replicas).
 	// +optional
 	ReadyReplicas int32 `json:"readyReplicas"`
+
+	// version is the OpenShift version the NodePool reports its nodes run
+	// (its status.version); empty until HyperShift reports one.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	Version string `json:"version,omitempty"`
 }
 
 // HostedClusterDeployment asks for a HyperShift hosted cluster to run on a management
