@@ -11,9 +11,12 @@ import (
 	"time"
 
 	configv1 "github.com/openshift/api/config/v1"
+	dto "github.com/prometheus/client_model/go"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hypershiftsim"
@@ -103,6 +106,23 @@ func TestReleaseUpdates(t *testing.T) {
 		t.Errorf("hosted clusters %+v, want cu-a Blocked %s naming EtcdSlow", h, releaserollout.ReasonRisksNotAccepted)
 	}
 	wantReleases(t, ns, map[string]string{"cu-a": release})
+	// The gauge of the fleet's metrics says the same (the hub runs in this
+	// process, so its registry is read directly).
+	env.Eventually(t, time.Minute, "hcpfleet_hub_release_rollout_hcds Blocked", func(context.Context) error {
+		got, err := crmetrics.Registry.Gather()
+		if err != nil {
+			return err
+		}
+		families := map[string]*dto.MetricFamily{}
+		for _, f := range got {
+			families[f.GetName()] = f
+		}
+		labels := map[string]string{"rollout": ns + "/" + rr.Name, "state": "Blocked"}
+		if v, ok := sample(families, "hcpfleet_hub_release_rollout_hcds", labels); !ok || v != 1 {
+			return fmt.Errorf("%v: %g (found %v), want 1", labels, v, ok)
+		}
+		return nil
+	})
 
 	// Accepted: it moves, and completes at 4.18.8.
 	patchRollout(t, ns, rr.Name, `{"spec":{"acceptRisks":["EtcdSlow"]}}`)
@@ -110,4 +130,66 @@ func TestReleaseUpdates(t *testing.T) {
 		return rr.Status.Done == 1
 	})
 	wantReleases(t, ns, map[string]string{"cu-a": rel("4.18.8")})
+
+	// A maintenance window that is not open now (the day after tomorrow,
+	// UTC) holds the rollout: it says so, and moves nothing.
+	for _, v := range []string{"4.18.9"} {
+		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "hive.openshift.io/v1", "kind": "ClusterImageSet",
+			"metadata": map[string]any{"name": "img" + v + "-multi-appsub"}, "spec": map[string]any{"releaseImage": rel(v)}}}
+		if err := hubc.Create(ctx, u); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
+	windowed := rollout(ns, "windowed", rel("4.18.9"))
+	windowed.Spec.HostedClusterSelector.MatchLabels = map[string]string{"fleet": "updates"}
+	day := v1alpha1.Weekday(time.Now().UTC().AddDate(0, 0, 2).Weekday().String())
+	windowed.Spec.MaintenanceWindow = &v1alpha1.MaintenanceWindow{Days: []v1alpha1.Weekday{day}, Start: "00:00", DurationMinutes: 60, TimeZone: "UTC"}
+	createRollout(t, windowed)
+	waitRollout(t, ns, windowed.Name, v1alpha1.ReasonRolloutInProgress, func(rr *v1alpha1.ReleaseRollout) bool {
+		return strings.Contains(meta.FindStatusCondition(rr.Status.Conditions, v1alpha1.ConditionRolloutProgressing).Message, "waits for the maintenance window")
+	})
+	wantReleases(t, ns, map[string]string{"cu-a": rel("4.18.8")})
+	if err := hubc.Delete(ctx, windowed); err != nil {
+		t.Fatal(err)
+	}
+
+	// A fleet admin's rollout goes before a tenant's, although younger; the
+	// tenant's names it. Both paused: the precedence, not a move, is tested.
+	tc := tenantClient(t, ns)
+	own := rollout(ns, "tenant-own", rel("4.18.9"))
+	own.Spec.HostedClusterSelector.MatchLabels = map[string]string{"fleet": "updates"}
+	own.Spec.Paused = true
+	if err := tc.Create(ctx, own); err != nil {
+		t.Fatal(err)
+	}
+	forged := rollout(ns, "tenant-forged", rel("4.18.9"))
+	forged.Labels = map[string]string{v1alpha1.LabelFleetAdminRollout: "true"}
+	if err := tc.Create(ctx, forged); err == nil || !strings.Contains(err.Error(), "only fleet admins") {
+		t.Errorf("a tenant's rollout marked as the fleet admin's: %v, want refused", err)
+	}
+	admin := rollout(ns, "admin-wins", rel("4.18.9"))
+	admin.Spec.HostedClusterSelector.MatchLabels = map[string]string{"fleet": "updates"}
+	admin.Spec.Paused = true
+	admin.Labels = map[string]string{v1alpha1.LabelFleetAdminRollout: "true"}
+	createRollout(t, admin)
+	waitRollout(t, ns, own.Name, v1alpha1.ReasonRolloutPaused, func(rr *v1alpha1.ReleaseRollout) bool {
+		h := rr.Status.HostedClusters
+		return len(h) == 1 && h[0].Reason == releaserollout.ReasonClaimed && strings.Contains(h[0].Message, "admin-wins, a fleet admin's rollout")
+	})
+	waitRollout(t, ns, admin.Name, v1alpha1.ReasonRolloutPaused, func(rr *v1alpha1.ReleaseRollout) bool {
+		h := rr.Status.HostedClusters
+		return len(h) == 1 && h[0].Reason != releaserollout.ReasonClaimed
+	})
+	for _, rr := range []*v1alpha1.ReleaseRollout{own, admin} {
+		if err := hubc.Delete(ctx, rr); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// A release is one image or the latest z-stream, never both (CEL).
+	both := rollout(ns, "both", rel("4.18.8"))
+	both.Spec.Release.LatestZStream = true
+	if err := hubc.Create(ctx, both); err == nil || !strings.Contains(err.Error(), "either an image or latestZStream") {
+		t.Errorf("a rollout with an image and latestZStream: %v, want refused", err)
+	}
 }

@@ -222,6 +222,11 @@ func ComputeStatus(o Observed) Status {
 			desired = v[fbAutoscalingMin]
 		}
 		np.Replicas = atoi32(desired)
+		// Bounded as the schema is: a release rollout reads it to tell a
+		// pool is at the release (pkg/hosting/hub/releaserollout).
+		if ver := v[fbVersion]; len(ver) <= 64 {
+			np.Version = ver
+		}
 		if v[fbReady] == "True" {
 			np.ReadyReplicas = atoi32(v[fbReplicas])
 		}

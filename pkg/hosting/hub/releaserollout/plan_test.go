@@ -59,12 +59,12 @@ func (w *world) apply(p Plan, step int) {
 	for _, m := range p.Moves {
 		h := w.get(m.Name)
 		if m.ControlPlane {
-			h.Release = newImage
+			h.Release = m.Image
 		}
 		for _, name := range m.NodePools {
 			for i := range h.NodePools {
 				if h.NodePools[i].Name == name {
-					h.NodePools[i].Release = newImage
+					h.NodePools[i].Release = m.Image
 					h.NodePoolsReady = false
 					w.poolsMoved[h.Name] = step
 				}
