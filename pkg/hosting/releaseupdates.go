@@ -6,6 +6,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 )
@@ -72,8 +73,10 @@ func ReleaseUpdatesOf(hc *unstructured.Unstructured) ReleaseUpdates {
 		conds, _ := m["conditions"].([]any)
 		for _, c := range conds {
 			cm, _ := c.(map[string]any)
-			if cm["type"] == "Recommended" {
-				cu.Recommended, cu.Reason = metav1.ConditionStatus(str(cm["status"])), str(cm["reason"])
+			var cond metav1.Condition
+			if cm["type"] == "Recommended" && runtime.DefaultUnstructuredConverter.FromUnstructured(cm, &cond) == nil {
+				// Copied, never set here: the cluster-version operator's words.
+				cu.Recommended, cu.Reason = cond.Status, cond.Reason
 			}
 		}
 		risks, _ := m["risks"].([]any)
