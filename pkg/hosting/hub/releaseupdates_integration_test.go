@@ -21,6 +21,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hypershiftsim"
 	"github.com/hcp-fleet/hcp-fleet/pkg/fleetview"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/releaserollout"
 )
 
@@ -69,7 +70,19 @@ func TestReleaseUpdates(t *testing.T) {
 		}
 		v := h.Status.Version
 		if v == nil || len(v.AvailableUpdates) != 2 || len(v.ConditionalUpdates) != 1 {
-			return fmt.Errorf("status.version %+v", v)
+			// What the stand-in and the agent wrote on the host, to tell
+			// which hop is missing.
+			var onHost any
+			if c := hosts[h.Status.HostingCluster]; c != nil {
+				list, err := c.Resource(hosting.HostedClusterGVR).List(ctx, metav1.ListOptions{LabelSelector: hosting.LabelHCDName + "=cu-a"})
+				if err == nil && len(list.Items) == 1 {
+					hc := list.Items[0].Object
+					onHost = []any{hc["metadata"].(map[string]any)["annotations"], hc["spec"].(map[string]any)["channel"], hc["status"].(map[string]any)["version"]}
+				} else {
+					onHost = err
+				}
+			}
+			return fmt.Errorf("status.version %+v; on the host: %v", v, onHost)
 		}
 		if v.AvailableUpdates[0].Version != "4.18.7" || v.AvailableUpdates[1].Image != rel("4.18.6") {
 			return fmt.Errorf("available %+v, want 4.18.7 then 4.18.6", v.AvailableUpdates)
