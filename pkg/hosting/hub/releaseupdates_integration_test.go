@@ -76,8 +76,10 @@ func TestReleaseUpdates(t *testing.T) {
 			if c := hosts[h.Status.HostingCluster]; c != nil {
 				list, err := c.Resource(hosting.HostedClusterGVR).List(ctx, metav1.ListOptions{LabelSelector: hosting.LabelHCDName + "=cu-a"})
 				if err == nil && len(list.Items) == 1 {
-					hc := list.Items[0].Object
-					onHost = []any{hc["metadata"].(map[string]any)["annotations"], hc["spec"].(map[string]any)["channel"], hc["status"].(map[string]any)["version"]}
+					hc := list.Items[0]
+					channel, _, _ := unstructured.NestedString(hc.Object, "spec", "channel")
+					version, _, _ := unstructured.NestedFieldNoCopy(hc.Object, "status", "version")
+					onHost = []any{hc.GetAnnotations()[hosting.AnnotationReleaseUpdates], channel, version}
 				} else {
 					onHost = err
 				}
