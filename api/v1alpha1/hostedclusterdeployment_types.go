@@ -279,6 +279,82 @@ type HostedClusterVersionStatus struct {
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=100
 	History []VersionHistoryEntry `json:"history,omitempty"`
+
+	// availableUpdates are the releases the hosted cluster's update service
+	// recommends from the release it runs, newest first, as HyperShift
+	// reports them (status.version.availableUpdates) and the agent carries
+	// them to the hub. Empty when none are reported (no channel, no update
+	// service, or none recommended).
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	AvailableUpdates []ReleaseStatus `json:"availableUpdates,omitempty"`
+
+	// conditionalUpdates are the releases the update service knows risks
+	// for, newest first, with whether any of them applies to this hosted
+	// cluster (status.version.conditionalUpdates). A ReleaseRollout never
+	// moves a hosted cluster to one that is not recommended unless it
+	// accepts its risks by name (spec.acceptRisks).
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	ConditionalUpdates []ConditionalUpdate `json:"conditionalUpdates,omitempty"`
+}
+
+// ConditionalUpdate is a release the hosted cluster may update to when the
+// risks known for it do not apply, after OpenShift's ConditionalUpdate.
+type ConditionalUpdate struct {
+	// release is the release of the update.
+	// +required
+	Release ReleaseStatus `json:"release"`
+
+	// recommended is the status of the cluster-version operator's
+	// Recommended condition for it: True when none of the risks applies to
+	// the hosted cluster, False when one does, Unknown when they could not
+	// be evaluated.
+	// +optional
+	// +kubebuilder:validation:Enum=True;False;Unknown
+	Recommended metav1.ConditionStatus `json:"recommended,omitempty"`
+
+	// reason is that condition's reason: the name of the risk that
+	// applies, MultipleReasons, AsExpected or EvaluationFailed.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	Reason string `json:"reason,omitempty"`
+
+	// risks are the risks known for the update.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	Risks []UpdateRisk `json:"risks,omitempty"`
+}
+
+// UpdateRisk is one known risk of an update, after OpenShift's
+// ConditionalUpdateRisk.
+type UpdateRisk struct {
+	// name is the risk's CamelCase name, which spec.acceptRisks of a
+	// ReleaseRollout names to accept it.
+	// +required
+	// +kubebuilder:validation:MaxLength=256
+	Name string `json:"name"`
+
+	// message says what the risk is, in words.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Message string `json:"message,omitempty"`
+
+	// url points to more about the risk.
+	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	URL string `json:"url,omitempty"`
+
+	// matchingRules are the types of the rules that decide whether the risk
+	// applies (Always, PromQL), in order.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:items:MaxLength=64
+	MatchingRules []string `json:"matchingRules,omitempty"`
 }
 
 // ReleaseStatus names an OpenShift release.
@@ -363,6 +439,12 @@ type NodePoolStatus struct {
 	// status.replicas).
 	// +optional
 	ReadyReplicas int32 `json:"readyReplicas"`
+
+	// version is the OpenShift version the NodePool reports its nodes run
+	// (its status.version); empty until HyperShift reports one.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	Version string `json:"version,omitempty"`
 }
 
 // HostedClusterDeployment asks for a HyperShift hosted cluster to run on a management

@@ -13,6 +13,13 @@ const (
 	ReleaseRolloutResource = "releaserollouts"
 )
 
+// LabelFleetAdminRollout set to "true" on a ReleaseRollout marks a fleet
+// admin's rollout: it wins over the other rollouts of the namespace (a
+// tenant's) that select the same HostedClusterDeployment, whatever their
+// ages. Only who may write ReleaseRollout status may set it (the
+// ValidatingAdmissionPolicy hcp-fleet-admin-rollout).
+const LabelFleetAdminRollout = "hcpfleet.io/fleet-admin"
+
 // NodePoolUpgradePolicy says which node pools follow the control plane to the
 // target release. The names follow ACM's ClusterCurator, whose upgrade takes
 // nodePoolNames.
@@ -34,7 +41,7 @@ const (
 // waves of waveSize, the next wave only once the previous one is healthy at
 // the target release (and has soaked).
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.abort) || !oldSelf.abort || (has(self.abort) && self.abort)",message="spec.abort cannot be undone: an aborted rollout stays where it stopped; create a new ReleaseRollout to go on"
-// +kubebuilder:validation:XValidation:rule="self.release.image == oldSelf.release.image",message="spec.release.image is immutable: a rollout moves to one release; create a new ReleaseRollout for another"
+// +kubebuilder:validation:XValidation:rule="self.release == oldSelf.release",message="spec.release is immutable: a rollout moves to one release; create a new ReleaseRollout for another"
 // +kubebuilder:validation:XValidation:rule="!has(self.nodePools) || !has(self.nodePools.policy) || self.nodePools.policy != 'Named' || (has(self.nodePools.names) && size(self.nodePools.names) > 0)",message="spec.nodePools.names must list at least one node pool when spec.nodePools.policy is Named"
 type ReleaseRolloutSpec struct {
 	// hostedClusterSelector selects the HostedClusterDeployments of this
@@ -82,6 +89,24 @@ type ReleaseRolloutSpec struct {
 	// +optional
 	NodePools RolloutNodePools `json:"nodePools,omitempty"`
 
+	// acceptRisks names the update risks (status.version.conditionalUpdates
+	// [].risks[].name of the HostedClusterDeployments) this rollout accepts:
+	// a hosted cluster for which the release is only a conditional update
+	// that is not recommended is skipped as Blocked, naming the risks,
+	// unless every risk of that update is listed here. Conditional updates
+	// are never taken silently.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MaxLength=256
+	AcceptRisks []string `json:"acceptRisks,omitempty"`
+
+	// maintenanceWindow, when set, is the weekly time the rollout may move
+	// hosted clusters in: outside it no further hosted cluster is moved
+	// (those already moving finish, node pools included).
+	// +optional
+	MaintenanceWindow *MaintenanceWindow `json:"maintenanceWindow,omitempty"`
+
 	// paused keeps the rollout where it is: hosted clusters already moved
 	// finish their upgrade, no other one is moved until paused is unset.
 	// +optional
@@ -93,16 +118,59 @@ type ReleaseRolloutSpec struct {
 	Abort bool `json:"abort,omitempty"`
 }
 
-// RolloutRelease names the release of a rollout.
+// Weekday is a day of the week.
+// +kubebuilder:validation:Enum=Monday;Tuesday;Wednesday;Thursday;Friday;Saturday;Sunday
+type Weekday string
+
+// MaintenanceWindow is a weekly window: on each of days, from start, for
+// durationMinutes, in timeZone.
+type MaintenanceWindow struct {
+	// days are the days the window opens on.
+	// +required
+	// +listType=set
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=7
+	Days []Weekday `json:"days"`
+
+	// start is when the window opens, as HH:MM (24 hours).
+	// +required
+	// +kubebuilder:validation:Pattern=`^([01][0-9]|2[0-3]):[0-5][0-9]$`
+	Start string `json:"start"`
+
+	// durationMinutes is how long the window stays open, at most a week.
+	// +required
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10080
+	DurationMinutes int32 `json:"durationMinutes"`
+
+	// timeZone is the IANA time zone of start ("Europe/Berlin"); UTC by
+	// default. A name the hub does not know makes the rollout invalid.
+	// +optional
+	// +kubebuilder:default=UTC
+	// +kubebuilder:validation:MaxLength=64
+	TimeZone string `json:"timeZone,omitempty"`
+}
+
+// RolloutRelease names the release of a rollout: one image for all, or
+// the latest z-stream of each hosted cluster's current minor.
+// +kubebuilder:validation:XValidation:rule="has(self.image) != (has(self.latestZStream) && self.latestZStream)",message="spec.release names either an image or latestZStream: true, not both"
 type RolloutRelease struct {
 	// image is the release image pull spec, written into the moved hosted
 	// clusters' spec.hostedCluster.spec.release.image (and their node
 	// pools'). It must be the spec.releaseImage of a ClusterImageSet on the
 	// hub, which names its version.
-	// +required
+	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=512
-	Image string `json:"image"`
+	Image string `json:"image,omitempty"`
+
+	// latestZStream moves each selected hosted cluster to the newest
+	// release of the minor it runs that a ClusterImageSet publishes (and
+	// its TenantPolicy allows), among the updates the hosted cluster
+	// reports when it reports any. A hosted cluster already at that
+	// release is done as it is.
+	// +optional
+	LatestZStream bool `json:"latestZStream,omitempty"`
 }
 
 // RolloutNodePools says which node pools follow the control plane.
@@ -243,6 +311,7 @@ type RolloutHostedClusterStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:path=releaserollouts,singular=releaserollout,shortName=rro,scope=Namespaced
 // +kubebuilder:printcolumn:name="Release",type="string",JSONPath=".spec.release.image"
+// +kubebuilder:printcolumn:name="Z-Stream",type="boolean",JSONPath=".spec.release.latestZStream",priority=1
 // +kubebuilder:printcolumn:name="Wave",type="integer",JSONPath=".status.wave"
 // +kubebuilder:printcolumn:name="Done",type="integer",JSONPath=".status.done"
 // +kubebuilder:printcolumn:name="Upgrading",type="integer",JSONPath=".status.upgrading"

@@ -152,6 +152,9 @@ type Deployment struct {
 	// ManagedCluster is the hub ManagedCluster the hosted cluster was
 	// imported as.
 	ManagedCluster string `json:"managedCluster,omitempty"`
+	// Updates are the releases it may go to (nil: its hosted cluster
+	// reports no update).
+	Updates *Updates `json:"updates,omitempty"`
 }
 
 // Condition is one key condition, short.
@@ -216,6 +219,9 @@ func Collect(ctx context.Context, c client.Reader, namespace string) (Snapshot, 
 	}
 	for i := range hcds.Items {
 		s.Deployments = append(s.Deployments, DeploymentOf(&hcds.Items[i]))
+	}
+	if err := s.collectUpdates(ctx, c, hcds.Items); err != nil {
+		return s, err
 	}
 	if s.HostsHidden == "" {
 		var err error
@@ -373,6 +379,11 @@ func Render(w io.Writer, title string, s Snapshot, now time.Time) error {
 		for _, d := range s.Deployments {
 			if d.Problem != "" {
 				fmt.Fprintf(&b, "  %s/%s: %s\n", d.Namespace, d.Name, truncate(d.Problem, 160))
+			}
+		}
+		for _, d := range s.Deployments {
+			if d.Updates != nil {
+				fmt.Fprintf(&b, "  %s/%s updates: %s\n", d.Namespace, d.Name, truncate(d.Updates.String(), 240))
 			}
 		}
 	}

@@ -28,6 +28,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.CatalogSourceReferenceApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("CELProbe"):
 		return &apiv1alpha1.CELProbeApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ConditionalUpdate"):
+		return &apiv1alpha1.ConditionalUpdateApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ConditionProbe"):
 		return &apiv1alpha1.ConditionProbeApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("CredentialsSecretReference"):
@@ -96,6 +98,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.InventoryDeploymentApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("InventoryHostedCluster"):
 		return &apiv1alpha1.InventoryHostedClusterApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("MaintenanceWindow"):
+		return &apiv1alpha1.MaintenanceWindowApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("NodePoolStatus"):
 		return &apiv1alpha1.NodePoolStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("NodePoolTemplate"):
@@ -148,6 +152,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.TenantQuotasApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("Toleration"):
 		return &apiv1alpha1.TolerationApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("UpdateRisk"):
+		return &apiv1alpha1.UpdateRiskApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("UpgradeOverride"):
 		return &apiv1alpha1.UpgradeOverrideApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("VersionHistoryEntry"):

@@ -206,10 +206,10 @@ func desiredStatus(hc *hyperv1.HostedCluster, now time.Time, duration time.Durat
 		}
 	}
 	s.Version.ObservedGeneration = hc.Generation
-	if s.Version.AvailableUpdates == nil {
-		// Required by the schema; null would delete it in a merge patch.
-		s.Version.AvailableUpdates = []configv1.Release{}
-	}
+	// The hosted CVO's available and conditional updates from the version
+	// it runs (updates.go). AvailableUpdates is never nil: required by the
+	// schema, and null would delete it in a merge patch.
+	s.Version.AvailableUpdates, s.Version.ConditionalUpdates = updates(graphFor(hc.Spec.Channel), version, s.Version.ConditionalUpdates, now)
 	neverMsg, never := hc.Annotations[AnnotationNeverAvailable]
 	if current := &s.Version.History[0]; current.State == configv1.PartialUpdate && !never {
 		if elapsed := now.Sub(current.StartedTime.Time); elapsed >= duration {

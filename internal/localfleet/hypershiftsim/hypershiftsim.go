@@ -26,6 +26,9 @@
 //     (quay.io/openshift-release-dev/ocp-release:4.18.5-multi → 4.18.5); a
 //     release whose minor version is not in SupportedVersions gets
 //     ValidReleaseImage=False (reason InvalidImage) and is not rolled out.
+//     status.version.availableUpdates and conditionalUpdates come from the
+//     update graph a test serves for spec.channel (ServeUpdateGraph), as
+//     the hosted cluster-version operator computes them (updates.go).
 //
 //   - NodePools: adds the finalizer; after the rollout duration, and once
 //     their HostedCluster is available, status.replicas follows

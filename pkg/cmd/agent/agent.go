@@ -15,6 +15,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/agent/kubeconfigexport"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/agent/namespacegc"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/agent/operator"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/agent/releaseupdates"
 	"github.com/hcp-fleet/hcp-fleet/pkg/olm/agent/operatorlimits"
 	"github.com/hcp-fleet/hcp-fleet/pkg/olm/agent/subscriptiondefaults"
 )
@@ -31,7 +32,7 @@ import (
 // removes its grants in control-plane namespaces — before the operator's
 // cleanup takes away the HyperShift CRDs the engine reads.
 func Features() []addonagent.Feature {
-	return []addonagent.Feature{capacity.Feature(), inventory.Feature(), namespacegc.Feature(), kubeconfigexport.Feature(), operatorlimits.Feature(), subscriptiondefaults.Feature(), capifeature.Feature(capifeature.Options{}), operator.Feature(),
+	return []addonagent.Feature{capacity.Feature(), inventory.Feature(), namespacegc.Feature(), kubeconfigexport.Feature(), releaseupdates.Feature(), operatorlimits.Feature(), subscriptiondefaults.Feature(), capifeature.Feature(capifeature.Options{}), operator.Feature(),
 		extensionagent.Feature(extensionagent.Options{})}
 }
 

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/pkg/fleetview"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hostmodel"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/scheduling"
 )
@@ -60,6 +61,9 @@ type Explanation struct {
 	// cluster that flaps leaves its decisions at once. Empty without a
 	// Placement or when the reader may not get it.
 	Untolerated []string
+	// Updates are the releases it may go to, and the conditional updates
+	// with their risks (nil: its hosted cluster reports none).
+	Updates *fleetview.Updates
 	// Scheduling is the scheduler's own decision on the current inputs, with
 	// the deployment's own binding left out (as when it was scheduled:
 	// scheduling.Inputs.Without).
@@ -87,6 +91,11 @@ func ExplainHCD(ctx context.Context, c client.Reader, hub HubSettings, namespace
 			return nil, err
 		}
 	}
+	updates, err := fleetview.ReleaseUpdates(ctx, c, hcd)
+	if err != nil {
+		return x, err
+	}
+	x.Updates = updates
 	if hcd.Status.HostingCluster == "" {
 		// What the scheduler does first (scheduling/recover.go). A tenant
 		// may not list ManifestWorks: explained without it.
@@ -180,6 +189,9 @@ func RenderExplanation(w io.Writer, x *Explanation) error {
 		r := s.Request
 		fmt.Fprintf(&b, "  request: HostedCluster %s/%s, node pools %s, release %s, platform %s\n", r.HostingNamespace, r.Name,
 			orDash(strings.Join(r.NodePools, ", ")), orWord(r.ReleaseMinor, "unknown (not checked)"), orWord(r.Platform, "any"))
+	}
+	if x.Updates != nil {
+		fmt.Fprintf(&b, "  releases: %s\n", x.Updates)
 	}
 	switch c := x.Scheduled; {
 	case x.BoundTo != "":

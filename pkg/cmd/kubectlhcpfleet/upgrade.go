@@ -54,7 +54,14 @@ func (o *options) upgradeCommand() *cobra.Command {
 func RenderRollout(w io.Writer, rr *v1alpha1.ReleaseRollout) error {
 	var b strings.Builder
 	s := rr.Status
-	fmt.Fprintf(&b, "ReleaseRollout %s/%s → %s\n", rr.Namespace, rr.Name, rr.Spec.Release.Image)
+	target := rr.Spec.Release.Image
+	if rr.Spec.Release.LatestZStream {
+		target = "the latest z-stream of each hosted cluster's minor"
+	}
+	fmt.Fprintf(&b, "ReleaseRollout %s/%s → %s\n", rr.Namespace, rr.Name, target)
+	if len(rr.Spec.AcceptRisks) > 0 {
+		fmt.Fprintf(&b, "accepted update risks: %s\n", strings.Join(rr.Spec.AcceptRisks, ", "))
+	}
 	if s.ObservedGeneration != rr.Generation {
 		fmt.Fprintf(&b, "  (the hub has not seen generation %d yet; this is generation %d's status)\n", rr.Generation, s.ObservedGeneration)
 	}

@@ -43,6 +43,7 @@ const (
 	fbUpgradeableReason    = "cv-upgradeable-reason"
 	fbUpgradeableMessage   = "cv-upgradeable-message"
 	fbUpgradeReport        = "olm-upgrade-report"
+	fbReleaseUpdates       = "release-updates"
 	// fbOwnerUID is the object's hosting.LabelHCDUID (ownership.go).
 	fbOwnerUID = "hcd-uid"
 
@@ -101,6 +102,9 @@ var hostedClusterFeedback = concat(
 		// The agent's upgrade report: when it read the guest, and the guest
 		// ClusterVersion's Upgradeable (pkg/olm).
 		{Name: fbUpgradeReport, Path: ".metadata.annotations['hcpfleet\\.io/olm-upgrade-report']"},
+		// The available and conditional updates HyperShift reports, as
+		// the agent carries them (pkg/hosting.AnnotationReleaseUpdates).
+		{Name: fbReleaseUpdates, Path: ".metadata.annotations['hcpfleet\\.io/release-updates']"},
 		ownerUIDPath,
 	},
 )

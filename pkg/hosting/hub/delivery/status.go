@@ -14,6 +14,7 @@ import (
 	workv1 "open-cluster-management.io/api/work/v1"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hcdstatus"
 	olmhub "github.com/hcp-fleet/hcp-fleet/pkg/olm/hub"
 )
@@ -221,6 +222,11 @@ func ComputeStatus(o Observed) Status {
 			desired = v[fbAutoscalingMin]
 		}
 		np.Replicas = atoi32(desired)
+		// Bounded as the schema is: a release rollout reads it to tell a
+		// pool is at the release (pkg/hosting/hub/releaserollout).
+		if ver := v[fbVersion]; len(ver) <= 64 {
+			np.Version = ver
+		}
 		if v[fbReady] == "True" {
 			np.ReadyReplicas = atoi32(v[fbReplicas])
 		}
@@ -253,6 +259,11 @@ func ComputeStatus(o Observed) Status {
 			if t, err := time.Parse(time.RFC3339, hc[fbLatestCompletion]); err == nil {
 				v.History[0].CompletionTime = &metav1.Time{Time: t}
 			}
+		}
+		// No report, or one that does not read, shows no update: the
+		// rollout then knows of no risk to hold a release for.
+		if u, err := hosting.DecodeReleaseUpdates(hc[fbReleaseUpdates]); hc[fbReleaseUpdates] != "" && err == nil {
+			v.AvailableUpdates, v.ConditionalUpdates = u.Available, u.Conditional
 		}
 		s.Version = v
 	}

@@ -126,13 +126,18 @@ func statusApply(hcd *v1alpha1.HostedClusterDeployment, s Status, now metav1.Tim
 			}
 			version.WithHistory(entry)
 		}
+		withUpdates(version, v)
 		status.WithVersion(version)
 	}
 	if e := s.ControlPlaneEndpoint; e != nil {
 		status.WithControlPlaneEndpoint(hcdac.APIEndpoint().WithHost(e.Host).WithPort(e.Port))
 	}
 	for _, np := range s.NodePools {
-		status.WithNodePools(hcdac.NodePoolStatus().WithName(np.Name).WithReplicas(np.Replicas).WithReadyReplicas(np.ReadyReplicas))
+		pool := hcdac.NodePoolStatus().WithName(np.Name).WithReplicas(np.Replicas).WithReadyReplicas(np.ReadyReplicas)
+		if np.Version != "" {
+			pool.WithVersion(np.Version)
+		}
+		status.WithNodePools(pool)
 	}
 	apply := hcdac.HostedClusterDeployment(hcd.Name, hcd.Namespace).WithStatus(status)
 	if meta.FindStatusCondition(s.Conditions, v1alpha1.ConditionImported) != nil {
@@ -181,4 +186,45 @@ func written(hcd *v1alpha1.HostedClusterDeployment, host Host) Observed {
 // started (its finalizer is there) and the Imported condition shown.
 func importOf(hcd *v1alpha1.HostedClusterDeployment) (started bool, imported *metav1.Condition) {
 	return controllerutil.ContainsFinalizer(hcd, importer.Finalizer), meta.FindStatusCondition(hcd.Status.Conditions, v1alpha1.ConditionImported)
+}
+
+// withUpdates adds v's available and conditional updates (the agent's
+// release-updates report) to version.
+func withUpdates(version *hcdac.HostedClusterVersionStatusApplyConfiguration, v *v1alpha1.HostedClusterVersionStatus) {
+	release := func(r v1alpha1.ReleaseStatus) *hcdac.ReleaseStatusApplyConfiguration {
+		out := hcdac.ReleaseStatus()
+		if r.Version != "" {
+			out.WithVersion(r.Version)
+		}
+		if r.Image != "" {
+			out.WithImage(r.Image)
+		}
+		return out
+	}
+	for _, a := range v.AvailableUpdates {
+		version.WithAvailableUpdates(release(a))
+	}
+	for _, c := range v.ConditionalUpdates {
+		cu := hcdac.ConditionalUpdate().WithRelease(release(c.Release))
+		if c.Recommended != "" {
+			cu.WithRecommended(c.Recommended)
+		}
+		if c.Reason != "" {
+			cu.WithReason(c.Reason)
+		}
+		for _, r := range c.Risks {
+			risk := hcdac.UpdateRisk().WithName(r.Name)
+			if r.Message != "" {
+				risk.WithMessage(r.Message)
+			}
+			if r.URL != "" {
+				risk.WithURL(r.URL)
+			}
+			if len(r.MatchingRules) > 0 {
+				risk.WithMatchingRules(r.MatchingRules...)
+			}
+			cu.WithRisks(risk)
+		}
+		version.WithConditionalUpdates(cu)
+	}
 }

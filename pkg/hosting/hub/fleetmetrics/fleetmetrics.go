@@ -6,6 +6,10 @@
 // way counters kept by hand would. Labels are phases, condition types and
 // statuses (fixed sets) and management-cluster names (the fleet admin's);
 // never a HostedClusterDeployment's name or namespace, which tenants choose.
+// The one exception is the release-rollout gauge: its rollout label is a
+// ReleaseRollout's namespace/name, five series per rollout, so its series
+// grow with the rollouts (objects a tenant's quota bounds), never with the
+// hosted clusters.
 package fleetmetrics
 
 import (
@@ -64,6 +68,9 @@ var (
 	descCordoned = prometheus.NewDesc("hcpfleet_hub_management_cluster_cordoned",
 		"1 when the management cluster is cordoned (ManagedCluster taint "+hosting.TaintUnschedulable+"): nothing new is scheduled there.",
 		[]string{"cluster"}, nil)
+	descRollout = prometheus.NewDesc("hcpfleet_hub_release_rollout_hcds",
+		"HostedClusterDeployments a ReleaseRollout selects, by its state on them (Pending, Upgrading, Done, Blocked, Failed); rollout is namespace/name.",
+		[]string{"rollout", "state"}, nil)
 	descScrapeErrors = prometheus.NewDesc("hcpfleet_hub_fleet_metrics_errors",
 		"1 when the last collection of the fleet gauges could not read the hub's cache.",
 		nil, nil)
@@ -141,7 +148,7 @@ func (c *collector) current() *source {
 
 // Describe implements prometheus.Collector.
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descPhase, descCondition, descApplyFailures, descBound, descCapacity, descReported, descAddOn, descOperator, descCordoned, descScrapeErrors} {
+	for _, d := range []*prometheus.Desc{descPhase, descCondition, descApplyFailures, descBound, descCapacity, descReported, descAddOn, descOperator, descCordoned, descRollout, descScrapeErrors} {
 		ch <- d
 	}
 }
@@ -195,6 +202,9 @@ func (s *source) collect(ctx context.Context, ch chan<- prometheus.Metric) error
 		if h.Status.HostingCluster != "" {
 			bound[h.Status.HostingCluster]++
 		}
+	}
+	if err := collectRollouts(ctx, s.reader, ch); err != nil {
+		return err
 	}
 	for p, n := range phases {
 		ch <- prometheus.MustNewConstMetric(descPhase, prometheus.GaugeValue, float64(n), p)
@@ -254,4 +264,24 @@ func boolGauge(b bool) float64 {
 		return 1
 	}
 	return 0
+}
+
+// collectRollouts reports each ReleaseRollout's counts by state, as its
+// status holds them (the rollout controller is their one writer).
+func collectRollouts(ctx context.Context, reader client.Reader, ch chan<- prometheus.Metric) error {
+	var rollouts v1alpha1.ReleaseRolloutList
+	if err := reader.List(ctx, &rollouts, client.UnsafeDisableDeepCopy); err != nil {
+		return err
+	}
+	for i := range rollouts.Items {
+		rr := &rollouts.Items[i]
+		name := rr.Namespace + "/" + rr.Name
+		for state, n := range map[v1alpha1.RolloutState]int32{
+			v1alpha1.RolloutStatePending: rr.Status.Pending, v1alpha1.RolloutStateUpgrading: rr.Status.Upgrading,
+			v1alpha1.RolloutStateDone: rr.Status.Done, v1alpha1.RolloutStateBlocked: rr.Status.Blocked, v1alpha1.RolloutStateFailed: rr.Status.Failed,
+		} {
+			ch <- prometheus.MustNewConstMetric(descRollout, prometheus.GaugeValue, float64(n), name, string(state))
+		}
+	}
+	return nil
 }

@@ -76,6 +76,8 @@ func Setup(mgr ctrl.Manager) error {
 		// Claims: another rollout of the namespace finishing (or going)
 		// releases the hosted clusters it held.
 		Watches(&v1alpha1.ReleaseRollout{}, handler.EnqueueRequestsFromMapFunc(r.inNamespace)).
+		// The extensions' health gate between waves.
+		Watches(&v1alpha1.HostedClusterExtension{}, handler.EnqueueRequestsFromMapFunc(r.inNamespace)).
 		Complete(r)
 }
 
@@ -119,24 +121,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.client.List(ctx, &rollouts, client.InNamespace(rr.Namespace)); err != nil {
 		return ctrl.Result{}, err
 	}
-	requeue := time.Duration(0)
-	if in.Problem == "" {
-		in.Version, in.Problem, err = r.version(ctx, rr.Spec.Release.Image)
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		if in.Problem != "" {
-			requeue = imageSetRecheck
-		}
+	var extensions v1alpha1.HostedClusterExtensionList
+	if err := r.client.List(ctx, &extensions, client.InNamespace(rr.Namespace)); err != nil {
+		return ctrl.Result{}, err
 	}
-	if in.Problem == "" {
-		policy, err := r.policies.For(ctx, rr.Namespace)
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		if why := policy.ReleaseAllowed(rr.Spec.Release.Image); why != "" {
-			in.Problem = why
-		}
+	notAvailable := extensionsNotAvailable(extensions.Items)
+	requeue, err := r.release(ctx, rr, &in)
+	if err != nil {
+		return ctrl.Result{}, err
 	}
 	// Plan from the cache; a plan that moves something is made again from
 	// the API server itself, since a cache that lags a move made moments
@@ -150,6 +142,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, err
 		}
 		in, selected = observeAll(in, rr, rollouts.Items, canaries, hcds.Items)
+		for i := range in.HostedClusters {
+			in.HostedClusters[i].Extensions = notAvailable[in.HostedClusters[i].Name]
+		}
 		plan = Compute(in)
 		if len(plan.Moves) == 0 {
 			break
@@ -190,7 +185,7 @@ func observeAll(in Input, rr *v1alpha1.ReleaseRollout, rollouts []v1alpha1.Relea
 		selected[h.Name] = h
 		hc := Observe(h)
 		hc.Canary = canaries != nil && canaries.Matches(labels.Set(h.Labels))
-		hc.ClaimedBy = claimant(rr, rollouts, h)
+		hc.ClaimedBy, hc.ClaimedWhy = claimant(rr, rollouts, h)
 		in.HostedClusters = append(in.HostedClusters, hc)
 	}
 	if in.Problem == "" && len(in.HostedClusters) == 0 {
@@ -215,36 +210,119 @@ func Observe(h *v1alpha1.HostedClusterDeployment) HostedCluster {
 	}
 	if v := h.Status.Version; v != nil {
 		hc.Current = v.Current
+		hc.Available, hc.Conditional = v.AvailableUpdates, v.ConditionalUpdates
 		if len(v.History) > 0 {
 			hc.Latest = v.History[0].DeepCopy()
 		}
 	}
+	reported := map[string]string{}
+	for _, p := range h.Status.NodePools {
+		reported[p.Name] = p.Version
+	}
 	for _, p := range h.Spec.NodePools {
-		hc.NodePools = append(hc.NodePools, NodePool{Name: p.Name, Release: p.Spec.Release.Image})
+		hc.NodePools = append(hc.NodePools, NodePool{Name: p.Name, Release: p.Spec.Release.Image, Version: reported[p.Name]})
 	}
 	return hc
 }
 
-// claimant is the older rollout of the namespace that selects h too and is
-// still at work ("" none): the oldest one wins, so two rollouts never move
-// the same hosted cluster to two releases.
-func claimant(rr *v1alpha1.ReleaseRollout, all []v1alpha1.ReleaseRollout, h *v1alpha1.HostedClusterDeployment) string {
+// extensionsNotAvailable are, per HostedClusterDeployment name, the
+// extensions whose state on it is not Available ("name: state"); one being
+// removed from it does not hold it.
+func extensionsNotAvailable(exts []v1alpha1.HostedClusterExtension) map[string][]string {
+	out := map[string][]string{}
+	for i := range exts {
+		x := &exts[i]
+		for _, h := range x.Status.HostedClusters {
+			if h.State != v1alpha1.ExtensionStateAvailable && h.State != v1alpha1.ExtensionStateRemoving {
+				out[h.Name] = append(out[h.Name], fmt.Sprintf("%s: %s", x.Name, orDefault(string(h.State), "Pending")))
+			}
+		}
+	}
+	for _, v := range out {
+		sort.Strings(v)
+	}
+	return out
+}
+
+// claimant is the rollout of the namespace that selects h too, is still
+// at work and goes before rr ("" none), and why: a fleet admin's rollout
+// (LabelFleetAdminRollout) goes before a tenant's whatever their ages;
+// among rollouts of the same kind the oldest goes first. So two rollouts
+// never move the same hosted cluster to two releases.
+func claimant(rr *v1alpha1.ReleaseRollout, all []v1alpha1.ReleaseRollout, h *v1alpha1.HostedClusterDeployment) (name, why string) {
+	mine := isAdmin(rr)
+	// A fleet admin's claim is named before an older tenant's: it is the
+	// one this rollout really waits for.
 	for i := range all {
 		o := &all[i]
 		if o.UID == rr.UID || o.DeletionTimestamp != nil || o.Spec.Abort ||
 			meta.IsStatusConditionTrue(o.Status.Conditions, v1alpha1.ConditionRolloutCompleted) {
 			continue
 		}
+		theirs := isAdmin(o)
 		older := o.CreationTimestamp.Before(&rr.CreationTimestamp) ||
 			o.CreationTimestamp.Equal(&rr.CreationTimestamp) && o.Name < rr.Name
-		if !older {
+		first := theirs && !mine || theirs == mine && older
+		if !first {
 			continue
 		}
 		if s, err := metav1.LabelSelectorAsSelector(&o.Spec.HostedClusterSelector); err == nil && s.Matches(labels.Set(h.Labels)) {
-			return o.Name
+			if theirs && !mine {
+				return o.Name, "a fleet admin's rollout, which goes before this one"
+			}
+			if name == "" {
+				name, why = o.Name, "older"
+			}
 		}
 	}
-	return ""
+	return name, why
+}
+
+// isAdmin: rr is a fleet admin's rollout.
+func isAdmin(rr *v1alpha1.ReleaseRollout) bool {
+	return rr.Labels[v1alpha1.LabelFleetAdminRollout] == "true"
+}
+
+// release fills in's Version (one image) or Published (latest z-stream)
+// and the problem with the release, if any; it returns when to look again
+// although nothing changed (ClusterImageSets are not watched).
+func (r *Reconciler) release(ctx context.Context, rr *v1alpha1.ReleaseRollout, in *Input) (time.Duration, error) {
+	if in.Problem != "" {
+		return 0, nil
+	}
+	policy, err := r.policies.For(ctx, rr.Namespace)
+	if err != nil {
+		return 0, err
+	}
+	if rr.Spec.Release.LatestZStream {
+		// A ClusterImageSet published later is a newer z-stream to go to.
+		in.Published, err = r.published(ctx, policy.ReleaseAllowed)
+		return imageSetRecheck, err
+	}
+	in.Version, in.Problem, err = r.version(ctx, rr.Spec.Release.Image)
+	if err != nil || in.Problem != "" {
+		return imageSetRecheck, err
+	}
+	in.Problem = policy.ReleaseAllowed(rr.Spec.Release.Image)
+	return 0, nil
+}
+
+// published are the releases the hub's ClusterImageSets publish with a
+// version, that allowed lets the namespace run ("" from allowed: allowed).
+func (r *Reconciler) published(ctx context.Context, allowed func(image string) string) ([]v1alpha1.ReleaseStatus, error) {
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(olmhub.ClusterImageSetGVK.GroupVersion().WithKind("ClusterImageSetList"))
+	if err := r.reader.List(ctx, list); err != nil && !meta.IsNoMatchError(err) && !apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("listing ClusterImageSets: %w", err)
+	}
+	var out []v1alpha1.ReleaseStatus
+	for _, s := range list.Items {
+		image, _, _ := unstructured.NestedString(s.Object, "spec", "releaseImage")
+		if v, _ := olmhub.ImageSetVersion(list.Items, image); v != "" && allowed(image) == "" {
+			out = append(out, v1alpha1.ReleaseStatus{Version: v, Image: image})
+		}
+	}
+	return out, nil
 }
 
 // version is image's OpenShift version by the hub's ClusterImageSets, or
@@ -268,7 +346,7 @@ func (r *Reconciler) version(ctx context.Context, image string) (version, proble
 // applied before (for this rollout or an earlier one) would drop its
 // ownership and so delete the field.
 func (r *Reconciler) move(ctx context.Context, rr *v1alpha1.ReleaseRollout, h *v1alpha1.HostedClusterDeployment, m Move) error {
-	target := rr.Spec.Release.Image
+	target := m.Image
 	release := func(image string) map[string]any { return map[string]any{"release": map[string]any{"image": image}} }
 	cp := h.Spec.HostedCluster.Spec.Release.Image
 	if m.ControlPlane {

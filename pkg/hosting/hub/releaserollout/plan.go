@@ -36,6 +36,17 @@ const (
 	ReasonMinorSkip = "MinorSkip"
 	// ReasonClaimed: an older ReleaseRollout, still at work, selects it too.
 	ReasonClaimed = "ClaimedByOtherRollout"
+	// ReasonRisksNotAccepted: the release is only a conditional update for
+	// it, not recommended, and the rollout does not accept every risk of it
+	// (spec.acceptRisks).
+	ReasonRisksNotAccepted = "UpdateRisksNotAccepted"
+	// ReasonAtLatest: with spec.release.latestZStream, it runs the newest
+	// release of its minor that is published (and reported available).
+	ReasonAtLatest = "AtLatestZStream"
+	// ReasonExtensionsNotAvailable: its control plane and node pools are at
+	// the release, and a HostedClusterExtension on it is not Available: it
+	// holds the wave until it is.
+	ReasonExtensionsNotAvailable = "ExtensionsNotAvailable"
 	// ReasonMoveFailed: the hub could not write the release (the message
 	// has the API server's answer); it tries again.
 	ReasonMoveFailed = "MoveFailed"
@@ -47,8 +58,9 @@ type HostedCluster struct {
 	Name string
 	// Canary: the rollout's canarySelector selects it.
 	Canary bool
-	// ClaimedBy names an older rollout that selects it too ("" none).
-	ClaimedBy string
+	// ClaimedBy names a rollout that selects it too and goes first ("" none),
+	// ClaimedWhy why ("older", or a fleet admin's).
+	ClaimedBy, ClaimedWhy string
 	// Release is spec.hostedCluster.spec.release.image.
 	Release string
 	// NodePools are spec.nodePools, with their status.
@@ -67,12 +79,22 @@ type HostedCluster struct {
 	Blocked *metav1.Condition
 	// Latest is the newest entry of status.version.history (nil: none).
 	Latest *v1alpha1.VersionHistoryEntry
+	// Extensions are the HostedClusterExtensions on it that are not
+	// Available, as "name: state" (none: all are, or there are none).
+	Extensions []string
+	// Available and Conditional are status.version.availableUpdates and
+	// conditionalUpdates, as the hosted cluster reports them.
+	Available   []v1alpha1.ReleaseStatus
+	Conditional []v1alpha1.ConditionalUpdate
 }
 
 // NodePool is one of spec.nodePools.
 type NodePool struct {
 	Name    string
 	Release string
+	// Version is the version the NodePool reports (status.nodePools[].version,
+	// "" not reported).
+	Version string
 }
 
 // Input is everything Plan decides on.
@@ -81,6 +103,9 @@ type Input struct {
 	// Version is the release's OpenShift version ("" unknown: no
 	// ClusterImageSet names it).
 	Version string
+	// Published are the releases ClusterImageSets publish that the
+	// namespace's policy allows, for spec.release.latestZStream.
+	Published []v1alpha1.ReleaseStatus
 	// Problem makes the rollout invalid ("" none).
 	Problem string
 	Now     time.Time
@@ -91,6 +116,8 @@ type Input struct {
 // Move is one release edit to make now.
 type Move struct {
 	Name string
+	// Image is the release it moves to.
+	Image string
 	// ControlPlane moves spec.hostedCluster.spec.release; NodePools names
 	// the node pools whose release moves.
 	ControlPlane bool
@@ -172,17 +199,28 @@ type member struct {
 	message   string
 	poolMoves []string
 	completed time.Time
+	// target and version are the release it goes to; atLatest: with
+	// latestZStream, no newer release is there for it.
+	target, version string
+	atLatest        bool
 }
 
 // classify sets m's state from what is observed; pending hosted clusters
 // are not moved here.
 func classify(in *Input, m *member) {
-	target := in.Spec.Release.Image
+	m.target, m.version, m.atLatest = targetOf(in, m.HostedCluster)
+	target := m.target
 	h := m.HostedCluster
-	var poolsBehind []string
+	var poolsBehind, poolsNotAt []string
 	for _, p := range followed(in.Spec.NodePools, h) {
 		if p.Release != target {
 			poolsBehind = append(poolsBehind, p.Name)
+		}
+		// A pool that reports its version must report the release's: ready
+		// at an older version is not done (the feedback of a pool's
+		// readiness and of its version can arrive apart).
+		if p.Version != "" && m.version != "" && p.Version != m.version {
+			poolsNotAt = append(poolsNotAt, p.Name)
 		}
 	}
 	cpMoved := h.Release == target
@@ -199,7 +237,7 @@ func classify(in *Input, m *member) {
 	case h.ClaimedBy != "":
 		// Pending, not Blocked: this rollout waits for the other one to
 		// finish with it rather than count it as skipped.
-		set(v1alpha1.RolloutStatePending, ReasonClaimed, "ReleaseRollout %s, older, selects it too; this one waits until it is done", h.ClaimedBy)
+		set(v1alpha1.RolloutStatePending, ReasonClaimed, "ReleaseRollout %s, %s, selects it too; this one waits until it is done", h.ClaimedBy, orDefault(h.ClaimedWhy, "older"))
 	case h.Blocked != nil:
 		// The upgrade gate holds it (before or after the move): skipped,
 		// never forced.
@@ -208,8 +246,16 @@ func classify(in *Input, m *member) {
 		// Degraded covers what HyperShift refuses of the release too
 		// (ValidReleaseImage False): the delivery folds it in.
 		set(v1alpha1.RolloutStateFailed, ReasonDegraded, "the hosted cluster is Degraded after the move to %s", target)
-	case cpDone && len(poolsBehind) == 0 && (len(followed(in.Spec.NodePools, h)) == 0 || h.NodePoolsReady):
-		set(v1alpha1.RolloutStateDone, ReasonUpgraded, "at %s", target)
+	case cpDone && len(poolsBehind) == 0 && len(poolsNotAt) == 0 && (len(followed(in.Spec.NodePools, h)) == 0 || h.NodePoolsReady) &&
+		len(h.Extensions) > 0:
+		// The extensions' health gate: the wave waits for them.
+		set(v1alpha1.RolloutStateUpgrading, ReasonExtensionsNotAvailable, "at %s; extensions not Available: %s", target, strings.Join(h.Extensions, ", "))
+	case cpDone && len(poolsBehind) == 0 && len(poolsNotAt) == 0 && (len(followed(in.Spec.NodePools, h)) == 0 || h.NodePoolsReady):
+		if m.atLatest {
+			set(v1alpha1.RolloutStateDone, ReasonAtLatest, "at %s, the newest release of its minor published", orDefault(m.version, target))
+		} else {
+			set(v1alpha1.RolloutStateDone, ReasonUpgraded, "at %s", target)
+		}
 	case cpDone:
 		m.poolMoves = poolsBehind
 		set(v1alpha1.RolloutStateUpgrading, ReasonNodePoolsUpgrading, "control plane at %s; node pools moving", target)
@@ -226,18 +272,24 @@ func pendingReason(in *Input, m *member) {
 	h := m.HostedCluster
 	m.state, m.reason, m.message = v1alpha1.RolloutStatePending, ReasonWaiting, "waiting for its wave"
 	cur, errC := semver.ParseTolerant(h.Current)
-	want, errW := semver.ParseTolerant(in.Version)
+	want, errW := semver.ParseTolerant(m.version)
 	if errC == nil && errW == nil {
 		switch {
 		case want.LT(cur):
 			m.state, m.reason = v1alpha1.RolloutStateBlocked, ReasonDowngrade
-			m.message = fmt.Sprintf("it runs %s; %s would be a downgrade", h.Current, in.Version)
+			m.message = fmt.Sprintf("it runs %s; %s would be a downgrade", h.Current, m.version)
 			return
 		case want.Major != cur.Major || want.Minor > cur.Minor+1:
 			m.state, m.reason = v1alpha1.RolloutStateBlocked, ReasonMinorSkip
-			m.message = fmt.Sprintf("it runs %s; HyperShift does not upgrade across more than one minor to %s", h.Current, in.Version)
+			m.message = fmt.Sprintf("it runs %s; HyperShift does not upgrade across more than one minor to %s", h.Current, m.version)
 			return
 		}
+	}
+	if risks := unaccepted(in, m); len(risks) > 0 {
+		m.state, m.reason = v1alpha1.RolloutStateBlocked, ReasonRisksNotAccepted
+		m.message = fmt.Sprintf("%s is only a conditional update for it, not recommended (%s); risks not accepted in spec.acceptRisks: %s",
+			orDefault(m.version, m.target), recommendedReason(m), strings.Join(risks, ", "))
+		return
 	}
 	if !h.Ready || !h.Observed {
 		m.state, m.reason = v1alpha1.RolloutStateBlocked, ReasonNotReady
@@ -333,27 +385,35 @@ func Compute(in Input) Plan {
 	soaking := in.Spec.SoakSeconds > 0 && p.Wave > 0 && p.Wave < p.Waves &&
 		(len(untimed) > 0 || !lastDone.IsZero() && in.Now.Before(soakUntil))
 
+	closed, windowNote, windowChange := window(&in)
 	stopped := in.Problem != "" || in.Spec.Abort || in.Spec.Paused || len(failed) > 0
 	if !stopped {
 		budget := MaxUnavailable(in.Spec.MaxUnavailable, len(members)) - upgrading
 		for _, m := range members {
 			switch {
 			case len(m.poolMoves) > 0:
-				p.Moves = append(p.Moves, Move{Name: m.Name, NodePools: m.poolMoves})
+				p.Moves = append(p.Moves, Move{Name: m.Name, Image: m.target, NodePools: m.poolMoves})
 			case m.state != v1alpha1.RolloutStatePending || m.ClaimedBy != "" || m.wave > p.Wave || (m.wave == p.Wave && soaking):
+			case closed:
+				// Outside the maintenance window: those moving finish (the
+				// node pools above), no other one moves.
+				m.message = "waiting for the maintenance window"
 			case budget <= 0:
 				m.message = fmt.Sprintf("waiting: %d hosted clusters are upgrading (maxUnavailable)", upgrading)
 			default:
 				budget--
 				upgrading++
-				p.Moves = append(p.Moves, Move{Name: m.Name, ControlPlane: true})
+				p.Moves = append(p.Moves, Move{Name: m.Name, Image: m.target, ControlPlane: true})
 				m.state, m.reason, m.message = v1alpha1.RolloutStateUpgrading, ReasonControlPlaneUpgrading,
-					"control plane moving to "+in.Spec.Release.Image
+					"control plane moving to "+m.target
 			}
 		}
 	}
 	if soaking && len(untimed) == 0 {
 		p.Requeue = soakUntil.Sub(in.Now)
+	}
+	if d := windowChange.Sub(in.Now); !windowChange.IsZero() && d > 0 && (p.Requeue == 0 || d < p.Requeue) {
+		p.Requeue = d
 	}
 	for _, m := range members {
 		p.HostedClusters = append(p.HostedClusters, v1alpha1.RolloutHostedClusterStatus{
@@ -366,6 +426,9 @@ func Compute(in Input) Plan {
 		soak = "waits for the completion time of " + strings.Join(untimed, ", ") + " to start its soak"
 	case soaking:
 		soak = "soaks until " + soakUntil.UTC().Format(time.RFC3339)
+	}
+	if closed {
+		soak = strings.TrimSpace(soak + " " + windowNote)
 	}
 	p.Progressing, p.Completed = conditions(&in, &p, failed, soak)
 	return p

@@ -59,12 +59,12 @@ func (w *world) apply(p Plan, step int) {
 	for _, m := range p.Moves {
 		h := w.get(m.Name)
 		if m.ControlPlane {
-			h.Release = newImage
+			h.Release = m.Image
 		}
 		for _, name := range m.NodePools {
 			for i := range h.NodePools {
 				if h.NodePools[i].Name == name {
-					h.NodePools[i].Release = newImage
+					h.NodePools[i].Release = m.Image
 					h.NodePoolsReady = false
 					w.poolsMoved[h.Name] = step
 				}
@@ -308,4 +308,48 @@ func TestPlanMoveFailed(t *testing.T) {
 	if h := p.HostedClusters[0]; h.Reason != ReasonMoveFailed || h.Message != "refused by a validation rule" {
 		t.Errorf("a: %+v", h)
 	}
+}
+
+// A release that is only a not-recommended conditional update for a hosted
+// cluster is never taken silently: it is Blocked naming the risks until
+// the rollout accepts every one of them; where the release is available (or
+// the conditional update recommended), it moves as usual.
+func TestPlanConditionalUpdates(t *testing.T) {
+	w := newWorld("a", "b", "c", "d")
+	risky := v1alpha1.ConditionalUpdate{Release: v1alpha1.ReleaseStatus{Version: "4.18.9", Image: newImage},
+		Recommended: metav1.ConditionFalse, Reason: "MultipleReasons",
+		Risks: []v1alpha1.UpdateRisk{{Name: "EtcdSlow", Message: "etcd may be slow", URL: "https://example.com/etcd"}, {Name: "OVNDrops"}}}
+	w.get("a").Conditional = []v1alpha1.ConditionalUpdate{risky}
+	w.get("b").Conditional = []v1alpha1.ConditionalUpdate{risky}
+	w.get("b").Available = []v1alpha1.ReleaseStatus{{Version: "4.18.9", Image: newImage}} // recommended for b after all
+	recommended := risky
+	recommended.Recommended, recommended.Reason = metav1.ConditionTrue, "AsExpected"
+	w.get("c").Conditional = []v1alpha1.ConditionalUpdate{recommended}
+	// d reports no updates at all: nothing is known against the release.
+	s := spec(4, intstr.FromInt32(4))
+	got, plans := run(t, w, s, 10, nil)
+	last := plans[len(plans)-1]
+	if last.Completed.Status != metav1.ConditionTrue || last.Counts()[v1alpha1.RolloutStateBlocked] != 1 || w.get("a").Release != oldImage {
+		t.Errorf("without accepted risks: %s, a at %s; want completed with a Blocked and not moved", last.Progressing.Message, w.get("a").Release)
+	}
+	// One risk of two accepted: still blocked.
+	s.AcceptRisks = []string{"EtcdSlow"}
+	p := Compute(Input{Spec: s, Version: "4.18.9", Now: w.now, HostedClusters: w.hcs})
+	got += "acceptRisks: EtcdSlow\n" + log(1, p)
+	if len(p.Moves) != 0 {
+		t.Errorf("moves %v with one risk of two accepted", p.Moves)
+	}
+	// Both accepted: a moves.
+	s.AcceptRisks = []string{"EtcdSlow", "OVNDrops"}
+	more, _ := run(t, w, s, 10, nil)
+	got += "acceptRisks: EtcdSlow, OVNDrops\n" + more
+	for _, n := range []string{"a", "b", "c", "d"} {
+		if w.get(n).Release != newImage {
+			t.Errorf("%s not moved after its risks were accepted", n)
+		}
+	}
+	if !strings.Contains(got, "UpdateRisksNotAccepted") || !strings.Contains(got, "EtcdSlow, OVNDrops") {
+		t.Errorf("the log does not name the risks:\n%s", got)
+	}
+	golden.Compare(t, "conditional-updates", got)
 }

@@ -5,9 +5,11 @@ package v1alpha1
 // HostedClusterVersionStatusApplyConfiguration represents a declarative configuration of the HostedClusterVersionStatus type for use
 // with apply.
 type HostedClusterVersionStatusApplyConfiguration struct {
-	Desired *ReleaseStatusApplyConfiguration        `json:"desired,omitempty"`
-	Current *string                                 `json:"current,omitempty"`
-	History []VersionHistoryEntryApplyConfiguration `json:"history,omitempty"`
+	Desired            *ReleaseStatusApplyConfiguration        `json:"desired,omitempty"`
+	Current            *string                                 `json:"current,omitempty"`
+	History            []VersionHistoryEntryApplyConfiguration `json:"history,omitempty"`
+	AvailableUpdates   []ReleaseStatusApplyConfiguration       `json:"availableUpdates,omitempty"`
+	ConditionalUpdates []ConditionalUpdateApplyConfiguration   `json:"conditionalUpdates,omitempty"`
 }
 
 // HostedClusterVersionStatusApplyConfiguration constructs a declarative configuration of the HostedClusterVersionStatus type for use with
@@ -41,6 +43,32 @@ func (b *HostedClusterVersionStatusApplyConfiguration) WithHistory(values ...*Ve
 			panic("nil value passed to WithHistory")
 		}
 		b.History = append(b.History, *values[i])
+	}
+	return b
+}
+
+// WithAvailableUpdates adds the given value to the AvailableUpdates field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the AvailableUpdates field.
+func (b *HostedClusterVersionStatusApplyConfiguration) WithAvailableUpdates(values ...*ReleaseStatusApplyConfiguration) *HostedClusterVersionStatusApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithAvailableUpdates")
+		}
+		b.AvailableUpdates = append(b.AvailableUpdates, *values[i])
+	}
+	return b
+}
+
+// WithConditionalUpdates adds the given value to the ConditionalUpdates field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the ConditionalUpdates field.
+func (b *HostedClusterVersionStatusApplyConfiguration) WithConditionalUpdates(values ...*ConditionalUpdateApplyConfiguration) *HostedClusterVersionStatusApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithConditionalUpdates")
+		}
+		b.ConditionalUpdates = append(b.ConditionalUpdates, *values[i])
 	}
 	return b
 }

@@ -8,6 +8,7 @@ type NodePoolStatusApplyConfiguration struct {
 	Name          *string `json:"name,omitempty"`
 	Replicas      *int32  `json:"replicas,omitempty"`
 	ReadyReplicas *int32  `json:"readyReplicas,omitempty"`
+	Version       *string `json:"version,omitempty"`
 }
 
 // NodePoolStatusApplyConfiguration constructs a declarative configuration of the NodePoolStatus type for use with
@@ -37,5 +38,13 @@ func (b *NodePoolStatusApplyConfiguration) WithReplicas(value int32) *NodePoolSt
 // If called multiple times, the ReadyReplicas field is set to the value of the last call.
 func (b *NodePoolStatusApplyConfiguration) WithReadyReplicas(value int32) *NodePoolStatusApplyConfiguration {
 	b.ReadyReplicas = &value
+	return b
+}
+
+// WithVersion sets the Version field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Version field is set to the value of the last call.
+func (b *NodePoolStatusApplyConfiguration) WithVersion(value string) *NodePoolStatusApplyConfiguration {
+	b.Version = &value
 	return b
 }

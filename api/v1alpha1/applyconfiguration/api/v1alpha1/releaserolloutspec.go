@@ -10,15 +10,17 @@ import (
 // ReleaseRolloutSpecApplyConfiguration represents a declarative configuration of the ReleaseRolloutSpec type for use
 // with apply.
 type ReleaseRolloutSpecApplyConfiguration struct {
-	HostedClusterSelector *v1.LabelSelectorApplyConfiguration `json:"hostedClusterSelector,omitempty"`
-	Release               *RolloutReleaseApplyConfiguration   `json:"release,omitempty"`
-	CanarySelector        *v1.LabelSelectorApplyConfiguration `json:"canarySelector,omitempty"`
-	WaveSize              *int32                              `json:"waveSize,omitempty"`
-	MaxUnavailable        *intstr.IntOrString                 `json:"maxUnavailable,omitempty"`
-	SoakSeconds           *int32                              `json:"soakSeconds,omitempty"`
-	NodePools             *RolloutNodePoolsApplyConfiguration `json:"nodePools,omitempty"`
-	Paused                *bool                               `json:"paused,omitempty"`
-	Abort                 *bool                               `json:"abort,omitempty"`
+	HostedClusterSelector *v1.LabelSelectorApplyConfiguration  `json:"hostedClusterSelector,omitempty"`
+	Release               *RolloutReleaseApplyConfiguration    `json:"release,omitempty"`
+	CanarySelector        *v1.LabelSelectorApplyConfiguration  `json:"canarySelector,omitempty"`
+	WaveSize              *int32                               `json:"waveSize,omitempty"`
+	MaxUnavailable        *intstr.IntOrString                  `json:"maxUnavailable,omitempty"`
+	SoakSeconds           *int32                               `json:"soakSeconds,omitempty"`
+	NodePools             *RolloutNodePoolsApplyConfiguration  `json:"nodePools,omitempty"`
+	AcceptRisks           []string                             `json:"acceptRisks,omitempty"`
+	MaintenanceWindow     *MaintenanceWindowApplyConfiguration `json:"maintenanceWindow,omitempty"`
+	Paused                *bool                                `json:"paused,omitempty"`
+	Abort                 *bool                                `json:"abort,omitempty"`
 }
 
 // ReleaseRolloutSpecApplyConfiguration constructs a declarative configuration of the ReleaseRolloutSpec type for use with
@@ -80,6 +82,24 @@ func (b *ReleaseRolloutSpecApplyConfiguration) WithSoakSeconds(value int32) *Rel
 // If called multiple times, the NodePools field is set to the value of the last call.
 func (b *ReleaseRolloutSpecApplyConfiguration) WithNodePools(value *RolloutNodePoolsApplyConfiguration) *ReleaseRolloutSpecApplyConfiguration {
 	b.NodePools = value
+	return b
+}
+
+// WithAcceptRisks adds the given value to the AcceptRisks field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the AcceptRisks field.
+func (b *ReleaseRolloutSpecApplyConfiguration) WithAcceptRisks(values ...string) *ReleaseRolloutSpecApplyConfiguration {
+	for i := range values {
+		b.AcceptRisks = append(b.AcceptRisks, values[i])
+	}
+	return b
+}
+
+// WithMaintenanceWindow sets the MaintenanceWindow field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the MaintenanceWindow field is set to the value of the last call.
+func (b *ReleaseRolloutSpecApplyConfiguration) WithMaintenanceWindow(value *MaintenanceWindowApplyConfiguration) *ReleaseRolloutSpecApplyConfiguration {
+	b.MaintenanceWindow = value
 	return b
 }
 

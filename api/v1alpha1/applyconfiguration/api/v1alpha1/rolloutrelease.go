@@ -5,7 +5,8 @@ package v1alpha1
 // RolloutReleaseApplyConfiguration represents a declarative configuration of the RolloutRelease type for use
 // with apply.
 type RolloutReleaseApplyConfiguration struct {
-	Image *string `json:"image,omitempty"`
+	Image         *string `json:"image,omitempty"`
+	LatestZStream *bool   `json:"latestZStream,omitempty"`
 }
 
 // RolloutReleaseApplyConfiguration constructs a declarative configuration of the RolloutRelease type for use with
@@ -19,5 +20,13 @@ func RolloutRelease() *RolloutReleaseApplyConfiguration {
 // If called multiple times, the Image field is set to the value of the last call.
 func (b *RolloutReleaseApplyConfiguration) WithImage(value string) *RolloutReleaseApplyConfiguration {
 	b.Image = &value
+	return b
+}
+
+// WithLatestZStream sets the LatestZStream field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the LatestZStream field is set to the value of the last call.
+func (b *RolloutReleaseApplyConfiguration) WithLatestZStream(value bool) *RolloutReleaseApplyConfiguration {
+	b.LatestZStream = &value
 	return b
 }
