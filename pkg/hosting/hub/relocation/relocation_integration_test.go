@@ -71,6 +71,11 @@ func TestRelocationMovesAHostedClusterWithItsData(t *testing.T) {
 	if err := fleettest.Tenant(ctx, hubc, "team-move"); err != nil {
 		t.Fatal(err)
 	}
+	// Its TenantPolicy lets it publish the API server under example.com
+	// (a fixed hostname, which a relocation requires).
+	if err := fleettest.SetTenantPolicy(ctx, hubc, "team-move", func(p *v1alpha1.TenantPolicySpec) { p.Hostnames = []string{"example.com"} }); err != nil {
+		t.Fatal(err)
+	}
 	if err := hubc.Create(ctx, fleettest.HCD("team-move", "app", fixedAPIHostname("api.app.example.com"))); err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +102,7 @@ func TestRelocationMovesAHostedClusterWithItsData(t *testing.T) {
 		t.Fatalf("the source's HostedCluster reports no infraID")
 	}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "kept", Namespace: "default"}, Data: map[string]string{"answer": "42"}}
-	if _, err := guestClient(t, source).CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+	if _, err := guestClient(t, source, "app").CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -129,18 +134,19 @@ func TestRelocationMovesAHostedClusterWithItsData(t *testing.T) {
 		if hcd.Status.HostingCluster != destination || !conditionTrue(hcd, v1alpha1.ConditionAvailable) || hcd.Annotations[hcdstatus.AnnotationBoundTo] != destination {
 			return fmt.Errorf("bound to %q (annotation %q), conditions %v", hcd.Status.HostingCluster, hcd.Annotations[hcdstatus.AnnotationBoundTo], hcd.Status.Conditions)
 		}
+		if c := meta.FindStatusCondition(hcd.Status.Conditions, v1alpha1.ConditionRelocating); c == nil || c.Status != metav1.ConditionFalse || c.Reason != string(relocation.PhaseDone) {
+			return fmt.Errorf("Relocating %+v, want False, Done", c)
+		}
 		return nil
 	})
 	if c := meta.FindStatusCondition(hcd.Status.Conditions, v1alpha1.ConditionScheduled); c == nil || c.Reason != v1alpha1.ReasonRelocated {
 		t.Errorf("Scheduled %+v, want reason %s", c, v1alpha1.ReasonRelocated)
 	}
-	if c := meta.FindStatusCondition(hcd.Status.Conditions, v1alpha1.ConditionRelocating); c == nil || c.Status != metav1.ConditionFalse || c.Reason != string(relocation.PhaseDone) {
-		t.Errorf("Relocating %+v, want False, Done", c)
-	}
+
 	if got := hostedCluster(t, destination); got.infraID != sourceHC.infraID || got.clusterID != sourceHC.clusterID {
 		t.Errorf("the destination reports infraID %q, clusterID %q; the source had %q, %q", got.infraID, got.clusterID, sourceHC.infraID, sourceHC.clusterID)
 	}
-	got, err := guestClient(t, destination).CoreV1().ConfigMaps("default").Get(ctx, "kept", metav1.GetOptions{})
+	got, err := guestClient(t, destination, "app").CoreV1().ConfigMaps("default").Get(ctx, "kept", metav1.GetOptions{})
 	if err != nil || got.Data["answer"] != "42" {
 		t.Fatalf("the ConfigMap written before the move, on the destination: %v, %v", got, err)
 	}
@@ -240,14 +246,14 @@ func conditionTrue(hcd *v1alpha1.HostedClusterDeployment, t string) bool {
 	return false
 }
 
-// guestClient waits for HostedCluster app on cluster to publish its admin
+// guestClient waits for HostedCluster name on cluster to publish its admin
 // kubeconfig and returns a client of its guest.
-func guestClient(t *testing.T, cluster string) kubernetes.Interface {
+func guestClient(t *testing.T, cluster, name string) kubernetes.Interface {
 	t.Helper()
 	host := kubernetes.NewForConfigOrDie(env.Fleet.Cluster(cluster).Config())
 	var guest kubernetes.Interface
-	env.Eventually(t, 2*time.Minute, "app's guest on "+cluster, func(ctx context.Context) error {
-		s, err := host.CoreV1().Secrets(v1alpha1.DefaultHostingNamespace).Get(ctx, hypershiftsim.KubeconfigSecretName("app"), metav1.GetOptions{})
+	env.Eventually(t, 2*time.Minute, name+"'s guest on "+cluster, func(ctx context.Context) error {
+		s, err := host.CoreV1().Secrets(v1alpha1.DefaultHostingNamespace).Get(ctx, hypershiftsim.KubeconfigSecretName(name), metav1.GetOptions{})
 		if err != nil {
 			return err
 		}

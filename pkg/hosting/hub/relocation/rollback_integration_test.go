@@ -33,11 +33,19 @@ func TestRelocationCancelledRollsBack(t *testing.T) {
 	if err := fleettest.Tenant(ctx, hubc, ns); err != nil {
 		t.Fatal(err)
 	}
-	if err := hubc.Create(ctx, fleettest.HCD(ns, "app", fixedAPIHostname("api.back.example.com"))); err != nil {
+	// Its TenantPolicy lets it publish the API server under example.com
+	// (a fixed hostname, which a relocation requires).
+	if err := fleettest.SetTenantPolicy(ctx, hubc, ns, func(p *v1alpha1.TenantPolicySpec) { p.Hostnames = []string{"example.com"} }); err != nil {
+		t.Fatal(err)
+	}
+	// Named apart from TestRelocationMovesAHostedClusterWithItsData's: a
+	// HostedCluster clusters/app may run on either management cluster.
+	const name = "back"
+	if err := hubc.Create(ctx, fleettest.HCD(ns, name, fixedAPIHostname("api.back.example.com"))); err != nil {
 		t.Fatal(err)
 	}
 	hcd := &v1alpha1.HostedClusterDeployment{}
-	key := types.NamespacedName{Namespace: ns, Name: "app"}
+	key := types.NamespacedName{Namespace: ns, Name: name}
 	env.Eventually(t, 3*time.Minute, "app delivered and Available", func(ctx context.Context) error {
 		if err := hubc.Get(ctx, key, hcd); err != nil {
 			return err
@@ -53,14 +61,14 @@ func TestRelocationCancelledRollsBack(t *testing.T) {
 		destination = "cluster-2"
 	}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "kept", Namespace: "default"}, Data: map[string]string{"answer": "42"}}
-	if _, err := guestClient(t, source).CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+	if _, err := guestClient(t, source, name).CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 
 	first := &v1alpha1.HostedClusterRelocation{ObjectMeta: metav1.ObjectMeta{Name: "first", Namespace: ns},
-		Spec: v1alpha1.HostedClusterRelocationSpec{HostedClusterDeployment: "app", Destination: destination}}
+		Spec: v1alpha1.HostedClusterRelocationSpec{HostedClusterDeployment: name, Destination: destination}}
 	second := &v1alpha1.HostedClusterRelocation{ObjectMeta: metav1.ObjectMeta{Name: "second", Namespace: ns},
-		Spec: v1alpha1.HostedClusterRelocationSpec{HostedClusterDeployment: "app"}}
+		Spec: v1alpha1.HostedClusterRelocationSpec{HostedClusterDeployment: name}}
 	for _, hcr := range []*v1alpha1.HostedClusterRelocation{first, second} {
 		if err := hubc.Create(ctx, hcr); err != nil {
 			t.Fatal(err)
@@ -116,7 +124,7 @@ func TestRelocationCancelledRollsBack(t *testing.T) {
 	if hcd.Status.HostingCluster != source {
 		t.Errorf("bound to %s after the rollback, want %s", hcd.Status.HostingCluster, source)
 	}
-	for _, w := range []types.NamespacedName{{Namespace: destination, Name: hosting.WorkName(ns, "app")}, {Namespace: source, Name: relocation.PauseWorkName(ns, "app")}} {
+	for _, w := range []types.NamespacedName{{Namespace: destination, Name: hosting.WorkName(ns, name)}, {Namespace: source, Name: relocation.PauseWorkName(ns, name)}} {
 		if err := hubc.Get(ctx, w, &workv1.ManifestWork{}); !apierrors.IsNotFound(err) {
 			t.Errorf("ManifestWork %s after the rollback: %v", w, err)
 		}
@@ -130,7 +138,7 @@ func TestRelocationCancelledRollsBack(t *testing.T) {
 		}
 		return nil
 	})
-	got, err := guestClient(t, source).CoreV1().ConfigMaps("default").Get(ctx, "kept", metav1.GetOptions{})
+	got, err := guestClient(t, source, name).CoreV1().ConfigMaps("default").Get(ctx, "kept", metav1.GetOptions{})
 	if err != nil || got.Data["answer"] != "42" {
 		t.Fatalf("the ConfigMap on the source after the rollback: %v, %v", got, err)
 	}

@@ -89,6 +89,18 @@ func (r *Reconciler) transition(ctx context.Context, hcr *v1alpha1.HostedCluster
 	if next.Final() {
 		status = metav1.ConditionFalse
 	}
+	kind := corev1.EventTypeNormal
+	if next == PhaseFailed || next == PhaseRollingBack || next == PhaseRolledBack {
+		kind = corev1.EventTypeWarning
+	}
+	// The HCD's condition first: once the relocation records the phase,
+	// nothing is left to write for it (a failed write is retried with the
+	// whole transition).
+	if hcd != nil {
+		if err := r.setRelocating(ctx, hcd, status, reason, message); err != nil {
+			return err
+		}
+	}
 	if err := r.writeStatus(ctx, hcr, func(st *v1alpha1.HostedClusterRelocationStatus) {
 		if mutate != nil {
 			mutate(st)
@@ -101,18 +113,10 @@ func (r *Reconciler) transition(ctx context.Context, hcr *v1alpha1.HostedCluster
 	}); err != nil {
 		return err
 	}
-	kind := corev1.EventTypeNormal
-	if next == PhaseFailed || next == PhaseRollingBack || next == PhaseRolledBack {
-		kind = corev1.EventTypeWarning
-	}
 	r.recorder.Event(hcr, kind, reason, message)
-	if hcd == nil {
-		return nil
+	if hcd != nil {
+		r.recorder.Eventf(hcd, kind, reason, "HostedClusterRelocation %s: %s", hcr.Name, message)
 	}
-	if err := r.setRelocating(ctx, hcd, status, reason, message); err != nil {
-		return err
-	}
-	r.recorder.Eventf(hcd, kind, reason, "HostedClusterRelocation %s: %s", hcr.Name, message)
 	return nil
 }
 
