@@ -42,6 +42,11 @@ const (
 	// HostingConfig's) in it: the message counts the Subscriptions that got them and
 	// names those that keep their own. Absent when there are no defaults.
 	ConditionSubscriptionDefaultsApplied = "SubscriptionDefaultsApplied"
+	// ConditionRelocating is True while a HostedClusterRelocation moves the
+	// hosted cluster to another management cluster (reason: its phase), and
+	// False once the last one ended (Done, RolledBack, or why it failed).
+	// Absent when it was never relocated.
+	ConditionRelocating = "Relocating"
 )
 
 // Well-known condition reasons. Controllers may use others where none fits.
@@ -56,6 +61,9 @@ const (
 
 	// ReasonScheduled: the hosted cluster was bound to a hosting cluster.
 	ReasonScheduled = "Scheduled"
+	// ReasonRelocated: a HostedClusterRelocation moved the binding to another
+	// hosting cluster (the only way status.hostingCluster ever changes).
+	ReasonRelocated = "Relocated"
 	// ReasonPlacementNotFound: spec.placement names no Placement in the namespace.
 	ReasonPlacementNotFound = "PlacementNotFound"
 	// ReasonNoPlacementDecisions: the Placement has not selected any cluster.

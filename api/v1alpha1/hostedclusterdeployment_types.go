@@ -205,15 +205,16 @@ type NodePoolTemplate struct {
 // HostedClusterDeploymentStatus is what the hub observed: where the hosted cluster
 // was scheduled, whether it was delivered, and the state HyperShift reports for it.
 //
-// +kubebuilder:validation:XValidation:rule="!has(oldSelf.hostingCluster) || (has(self.hostingCluster) && self.hostingCluster == oldSelf.hostingCluster)",message="status.hostingCluster is set once and never changes: a scheduled hosted cluster does not move"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.hostingCluster) || (has(self.hostingCluster) && (self.hostingCluster == oldSelf.hostingCluster || (has(self.conditions) && self.conditions.exists(c, c.type == 'Scheduled' && c.reason == 'Relocated'))))",message="status.hostingCluster is set once and changes only with the Scheduled condition's reason Relocated: a scheduled hosted cluster moves only through a HostedClusterRelocation"
 type HostedClusterDeploymentStatus struct {
 	// observedGeneration is the metadata.generation this status describes.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
 	// hostingCluster is the ManagedCluster the hosted cluster was scheduled onto. It is
-	// set exactly once and never changes; when that cluster is lost the conditions say
-	// so and the hosted cluster is not moved elsewhere.
+	// set once and changes only when a HostedClusterRelocation moved the hosted cluster
+	// (the Scheduled condition's reason is then Relocated); when that cluster is lost the
+	// conditions say so and the hosted cluster is not moved elsewhere.
 	// +optional
 	// +kubebuilder:validation:MaxLength=63
 	HostingCluster string `json:"hostingCluster,omitempty"`
@@ -233,6 +234,7 @@ type HostedClusterDeploymentStatus struct {
 	// +listMapKey=type
 	// +patchStrategy=merge
 	// +patchMergeKey=type
+	// +kubebuilder:validation:MaxItems=32
 	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
 
 	// version is the OpenShift version of the hosted cluster as HyperShift reports it.
@@ -459,8 +461,10 @@ type NodePoolStatus struct {
 // openshift-*, open-cluster-management*, multicluster-engine, hypershift, hcp-fleet*
 // and local-cluster (ACM's name for the hub) are refused.
 //
-// Scheduling is permanent, and the schema enforces it in two rules: status.hostingCluster
-// can be set once and never changed (rule on the status), and once it is set,
+// Scheduling is permanent but for a relocation, and the schema enforces it in two rules:
+// status.hostingCluster can be set once and changed only with the Scheduled condition's
+// reason Relocated, which the scheduler writes for a HostedClusterRelocation that switched
+// (rule on the status), and once it is set,
 // spec.hostingCluster can only name that cluster (rule on the root object, the only
 // place a rule sees both spec and status). A transition rule on spec alone cannot do
 // this, since it cannot tell whether scheduling has happened. The root rule also makes a

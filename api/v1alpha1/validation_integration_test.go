@@ -575,14 +575,24 @@ func TestSchedulingIsPermanent(t *testing.T) {
 	expectErr("re-pinning after scheduling", mergePatch(`{"spec":{"hostingCluster":"mgmt-3"}}`),
 		"spec.hostingCluster is mgmt-3 but the hosted cluster is scheduled to mgmt-2: scheduling is permanent")
 	expectErr("rebinding", statusPatch(`{"status":{"hostingCluster":"mgmt-3"}}`),
-		"status.hostingCluster is set once and never changes")
+		"status.hostingCluster is set once and changes only")
 	expectErr("unbinding", statusPatch(`{"status":{"hostingCluster":null}}`),
-		"status.hostingCluster is set once and never changes")
+		"status.hostingCluster is set once and changes only")
 	expectOK("dropping the pin (the placement remains)", mergePatch(`{"spec":{"hostingCluster":null}}`))
 	expectErr("pinning another cluster after scheduling", mergePatch(`{"spec":{"hostingCluster":"mgmt-1"}}`),
 		"spec.hostingCluster is mgmt-1 but the hosted cluster is scheduled to mgmt-2")
 	expectOK("pinning the scheduled cluster", mergePatch(`{"spec":{"hostingCluster":"mgmt-2"}}`))
 	expectOK("other status updates", statusPatch(`{"status":{"manifestWork":"sticky","observedGeneration":1}}`))
+
+	// A relocation's rebind: only with the Scheduled condition's reason
+	// Relocated (the scheduler's, for a switched HostedClusterRelocation).
+	expectOK("dropping the pin again", mergePatch(`{"spec":{"hostingCluster":null}}`))
+	scheduled := func(cluster, reason string) string {
+		return `{"status":{"hostingCluster":"` + cluster + `","conditions":[{"type":"Scheduled","status":"True","reason":"` + reason +
+			`","message":"m","lastTransitionTime":"2026-01-01T00:00:00Z"}]}}`
+	}
+	expectErr("rebinding with reason Scheduled", statusPatch(scheduled("mgmt-3", "Scheduled")), "status.hostingCluster is set once and changes only")
+	expectOK("rebinding with reason Relocated", statusPatch(scheduled("mgmt-3", "Relocated")))
 }
 
 func mustSet(t *testing.T, obj map[string]any, value any, path ...string) {

@@ -70,6 +70,7 @@ var hubResources = []string{
 	// The adoption request (docs/operations.md, designed): no identity of
 	// the tables, a tenant least, may write or read it.
 	"hcpfleet.io/hostedclusteradoptions", "hcpfleet.io/hostedclusteradoptions/status",
+	"hcpfleet.io/hostedclusterrelocations", "hcpfleet.io/hostedclusterrelocations/status",
 }
 
 // spokeResources are probed on a management cluster besides the sensitive
@@ -134,6 +135,13 @@ func checkLeastPrivilege(t *testing.T, c *clients) {
 	if _, err := c.hubKube.RbacV1().ClusterRoleBindings().Create(ctx, cordoners, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
+	// A fleet operator who may relocate: hcp-fleet:relocate bound cluster-wide.
+	relocators := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "hcp-fleet-relocate"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "hcp-fleet:relocate"},
+		Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: "fleet-relocators"}}}
+	if _, err := c.hubKube.RbacV1().ClusterRoleBindings().Create(ctx, relocators, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
 	t.Run("ManifestWorks are read only by their cluster's agents", func(t *testing.T) { checkManifestWorkReaders(t, c, cluster, other) })
 	t.Run("the hub runs as its ServiceAccount", func(t *testing.T) {
 		review, err := kubernetes.NewForConfigOrDie(product.HubIdentity()).AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
@@ -171,6 +179,12 @@ func checkLeastPrivilege(t *testing.T, c *clients) {
 	}, {
 		heading:    "### A cordoning operator",
 		id:         rbacmatrix.Identity{User: "olga", Groups: []string{"fleet-operators", "system:authenticated"}},
+		cfg:        fleet.Hub.Config(),
+		resources:  hubProbes,
+		namespaces: []string{"tenant-a", cluster, addon.DefaultHubNamespace, "kube-system"},
+	}, {
+		heading:    "### A relocating operator",
+		id:         rbacmatrix.Identity{User: "rita", Groups: []string{"fleet-relocators", "system:authenticated"}},
 		cfg:        fleet.Hub.Config(),
 		resources:  hubProbes,
 		namespaces: []string{"tenant-a", cluster, addon.DefaultHubNamespace, "kube-system"},

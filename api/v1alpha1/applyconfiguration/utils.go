@@ -82,6 +82,12 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.HostedClusterInventoryStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("HostedClusterOLM"):
 		return &apiv1alpha1.HostedClusterOLMApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("HostedClusterRelocation"):
+		return &apiv1alpha1.HostedClusterRelocationApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("HostedClusterRelocationSpec"):
+		return &apiv1alpha1.HostedClusterRelocationSpecApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("HostedClusterRelocationStatus"):
+		return &apiv1alpha1.HostedClusterRelocationStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("HostedClusterTemplate"):
 		return &apiv1alpha1.HostedClusterTemplateApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("HostedClusterVersionStatus"):

@@ -24,6 +24,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hostmodel"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/importer"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/releaserollout"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/relocation"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/scheduling"
 )
 
@@ -52,6 +53,14 @@ func setupControllers(mgr ctrl.Manager, opts *Options) error {
 		return err
 	}
 	if err := releaserollout.Setup(mgr); err != nil {
+		return err
+	}
+	strategy, err := scheduling.ParseStrategy(opts.SchedulingStrategy)
+	if err != nil {
+		return err
+	}
+	if err := relocation.Setup(mgr, relocation.Options{MaxActive: opts.RelocationConcurrency, Timeout: opts.RelocationTimeout,
+		Strategy: strategy, ConfigNamespaces: opts.configNamespaces(), UnavailableGrace: opts.HostUnavailableGrace}); err != nil {
 		return err
 	}
 	return exportaccess.Setup(mgr)

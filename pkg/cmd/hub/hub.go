@@ -30,6 +30,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/delivery"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hostmodel"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/importer"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/relocation"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/scheduling"
 	"github.com/hcp-fleet/hcp-fleet/pkg/kubeutil"
 )
@@ -84,6 +85,10 @@ type Options struct {
 	// ManifestWork is rewritten because only a Secret or ConfigMap it refers
 	// to changed (delivery.Options.RefreshInterval).
 	ReferenceRefreshInterval time.Duration
+	// RelocationConcurrency and RelocationTimeout: see
+	// relocation.Options.MaxActive and Timeout.
+	RelocationConcurrency int
+	RelocationTimeout     time.Duration
 }
 
 // NewOptions returns the defaults.
@@ -107,6 +112,8 @@ func NewOptions() *Options {
 		SchedulerWorkers:         scheduling.DefaultWorkers,
 		DeliveryWorkers:          delivery.DefaultWorkers,
 		ReferenceRefreshInterval: delivery.DefaultRefreshInterval,
+		RelocationConcurrency:    relocation.DefaultMaxActive,
+		RelocationTimeout:        relocation.DefaultTimeout,
 	}
 }
 
@@ -150,6 +157,8 @@ func (o *Options) FlagSet(output io.Writer) *flag.FlagSet {
 	fs.IntVar(&o.DeliveryWorkers, "delivery-workers", o.DeliveryWorkers, "HostedClusterDeployments the delivery reconciles at once (ManifestWorks written, status mapped back).")
 	fs.StringVar(&o.ImportedClusterNamePrefix, "imported-cluster-name-prefix", o.ImportedClusterNamePrefix, "Prefix of the name of every ManagedCluster the hub imports for a hosted cluster (\"hcp-\": HostedClusterDeployment prod becomes ManagedCluster hcp-prod), so that tenants cannot name a hosted cluster like a cluster the admin has or will have; the name of one imported already never changes. Empty: the HostedClusterDeployment's name.")
 	fs.DurationVar(&o.ReferenceRefreshInterval, "reference-refresh-interval", o.ReferenceRefreshInterval, "How often, at most, a HostedClusterDeployment's ManifestWork is rewritten because only a Secret or ConfigMap it refers to changed (changes within the interval are coalesced into one write; spec changes are never held back).")
+	fs.IntVar(&o.RelocationConcurrency, "relocation-concurrency", o.RelocationConcurrency, "HostedClusterRelocations that run at once, fleet-wide (each pauses a hosted cluster, snapshots its etcd and restores it elsewhere); the others wait with reason Queued.")
+	fs.DurationVar(&o.RelocationTimeout, "relocation-timeout", o.RelocationTimeout, "How long a relocation waits for the destination's HostedCluster to be applied, then Available, before it rolls back (the source resumes).")
 	return fs
 }
 
@@ -181,6 +190,9 @@ func (o *Options) Validate() error {
 	}
 	if o.ReferenceRefreshInterval <= 0 {
 		errs = append(errs, fmt.Errorf("--reference-refresh-interval (%s) must be positive", o.ReferenceRefreshInterval))
+	}
+	if o.RelocationConcurrency <= 0 || o.RelocationTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("--relocation-concurrency (%d) and --relocation-timeout (%s) must be positive", o.RelocationConcurrency, o.RelocationTimeout))
 	}
 	if o.SchedulerWorkers <= 0 || o.DeliveryWorkers <= 0 {
 		errs = append(errs, fmt.Errorf("--scheduler-workers (%d) and --delivery-workers (%d) must be positive", o.SchedulerWorkers, o.DeliveryWorkers))

@@ -16,9 +16,19 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 )
 
-// cordon and uncordon are the plugin's only writes: the taint
+// cordon and uncordon write the taint
 // hosting.TaintUnschedulable on a ManagedCluster, which needs get and patch
 // on managedclusters (the hcp-fleet:cordon ClusterRole, docs/security.md).
+
+// writer is a client of the hub for the plugin's few writes (cordon,
+// relocate, drain).
+func (o *options) writer() (client.Client, error) {
+	cfg, err := o.config.ToRESTConfig()
+	if err != nil {
+		return nil, err
+	}
+	return client.New(cfg, client.Options{Scheme: Scheme})
+}
 
 func (o *options) cordonCommand(cordon bool) *cobra.Command {
 	use, short := "cordon CLUSTER", "Stop scheduling new hosted clusters onto a management cluster (its hosted clusters keep running)"
@@ -37,11 +47,7 @@ for a cluster are retried at once.`
 		Use: use, Short: short, Long: long,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := o.config.ToRESTConfig()
-			if err != nil {
-				return err
-			}
-			c, err := client.New(cfg, client.Options{Scheme: Scheme})
+			c, err := o.writer()
 			if err != nil {
 				return err
 			}

@@ -2,7 +2,6 @@ package kubectlhcpfleet
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -22,9 +21,8 @@ import (
 // relocate (one HostedClusterDeployment) and drain (every one of a
 // management cluster) check, with the relocation's own rules
 // (pkg/hosting/hub/relocation) on the hub's inputs, whether hosted
-// clusters can be moved and where to. Only --dry-run is built: the hub
-// does not move hosted clusters yet (docs/operations.md, "Relocate and
-// drain").
+// clusters can be moved and where to (--dry-run); without it they ask the
+// hub to move them (move.go).
 
 // RelocationCheck is what `relocate --dry-run` shows.
 type RelocationCheck struct {
@@ -91,30 +89,46 @@ func (o *options) relocateCommand() *cobra.Command {
 	var to string
 	var dryRun bool
 	cmd := &cobra.Command{
-		Use:   "relocate hcd NAME [--to CLUSTER] --dry-run",
-		Short: "Check whether a HostedClusterDeployment can be moved with its data to another management cluster",
-		Long: `relocate --dry-run says whether the HostedClusterDeployment is relocation-ready (managed etcd, a fixed
-API server hostname, no KMS encryption, not KubeVirt: docs/operations.md) and where it would go:
-the named cluster, or the scheduler's choice without --to, by the scheduler's own filters, never
-the cluster it runs on nor a cordoned one. It only reads. Moving it is not built yet.`,
-		Example: "  kubectl hcpfleet relocate hcd my-cluster -n team-a --to cluster-2 --dry-run",
-		Args:    hcdArgs("usage: kubectl hcpfleet relocate hcd NAME [-n NAMESPACE] [--to CLUSTER] --dry-run"),
+		Use:   "relocate hcd NAME [--to CLUSTER] [--dry-run]",
+		Short: "Move a HostedClusterDeployment with its data to another management cluster",
+		Long: `relocate creates a HostedClusterRelocation: the hub pauses the hosted cluster, snapshots its
+etcd, restores it on the destination (the named cluster, or the scheduler's choice without --to,
+never the cluster it runs on nor a cordoned one), waits until it is Available there with the same
+identity, moves the binding and removes the source (docs/operations.md). Follow it with
+kubectl get hcr -n NAMESPACE; deleting the relocation before the binding moved rolls it back.
+Needs the hcp-fleet:relocate ClusterRole.
+
+With --dry-run it only reads: whether the HostedClusterDeployment is relocation-ready (managed etcd,
+a fixed API server hostname, no KMS encryption, not KubeVirt) and where it would go.`,
+		Example: "  kubectl hcpfleet relocate hcd my-cluster -n team-a --to cluster-2 --dry-run\n  kubectl hcpfleet relocate hcd my-cluster -n team-a",
+		Args:    hcdArgs("usage: kubectl hcpfleet relocate hcd NAME [-n NAMESPACE] [--to CLUSTER] [--dry-run]"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if !dryRun {
-				return errors.New("only --dry-run is built: the hub does not move hosted clusters yet (docs/operations.md, \"Relocate and drain\")")
-			}
 			if err := checkOutput(o.output); err != nil {
 				return err
+			}
+			ns, _, err := o.namespace()
+			if err != nil {
+				return err
+			}
+			if !dryRun {
+				c, err := o.writer()
+				if err != nil {
+					return err
+				}
+				hcr, err := Relocate(cmd.Context(), c, ns, args[1], to, nil)
+				if err != nil {
+					return err
+				}
+				return o.print(o.streams.Out, hcr, func(w io.Writer) error {
+					_, err := fmt.Fprintf(w, "hostedclusterrelocation %s/%s created: kubectl get hcr -n %s %s follows it\n", hcr.Namespace, hcr.Name, hcr.Namespace, hcr.Name)
+					return err
+				})
 			}
 			hub, err := o.hub()
 			if err != nil {
 				return err
 			}
 			c, err := o.reader()
-			if err != nil {
-				return err
-			}
-			ns, _, err := o.namespace()
 			if err != nil {
 				return err
 			}
@@ -126,7 +140,7 @@ the cluster it runs on nor a cordoned one. It only reads. Moving it is not built
 		},
 	}
 	cmd.Flags().StringVar(&to, "to", "", "the destination management cluster (default: the scheduler's choice)")
-	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "only check: say whether it can move and where to (required: moving is not built yet)")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "only check: say whether it can move and where to")
 	o.addOutputFlag(cmd)
 	return cmd
 }
@@ -181,20 +195,32 @@ func RenderDrainCheck(w io.Writer, d *DrainCheck) error {
 
 func (o *options) drainCommand() *cobra.Command {
 	var dryRun bool
+	var opts DrainOptions
 	cmd := &cobra.Command{
-		Use:   "drain CLUSTER --dry-run",
-		Short: "Check where each hosted cluster of a management cluster would be relocated",
-		Long: `drain --dry-run runs relocate --dry-run, without a named destination, for every
-HostedClusterDeployment bound to CLUSTER: where each would go, or why it cannot move. Each is
-checked on its own. It only reads; draining (cordon, then relocate each) is not built yet.`,
-		Example: "  kubectl hcpfleet drain cluster-1 --dry-run",
+		Use:   "drain CLUSTER [--concurrency N] [--to CLUSTER] [--dry-run]",
+		Short: "Move every hosted cluster off a management cluster",
+		Long: `drain cordons CLUSTER, then relocates every HostedClusterDeployment bound to it (as relocate
+does), at most --concurrency at once, and waits until each move ended; it prints how each ended and
+fails when one was not moved. A move refused because no management cluster can take it stops the
+drain from starting more. The cluster stays cordoned. Needs the hcp-fleet:relocate ClusterRole.
+
+With --dry-run it only reads: relocate --dry-run for each (each checked on its own).`,
+		Example: "  kubectl hcpfleet drain cluster-1 --dry-run\n  kubectl hcpfleet drain cluster-1 --concurrency 2",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if !dryRun {
-				return errors.New("only --dry-run is built: the hub does not move hosted clusters yet (docs/operations.md, \"Relocate and drain\")")
-			}
 			if err := checkOutput(o.output); err != nil {
 				return err
+			}
+			if !dryRun {
+				c, err := o.writer()
+				if err != nil {
+					return err
+				}
+				ended, err := Drain(cmd.Context(), c, o.streams.Out, args[0], opts)
+				if err != nil {
+					return err
+				}
+				return o.print(o.streams.Out, ended, func(w io.Writer) error { return RenderDrain(w, ended) })
 			}
 			hub, err := o.hub()
 			if err != nil {
@@ -211,7 +237,9 @@ checked on its own. It only reads; draining (cordon, then relocate each) is not 
 			return o.print(o.streams.Out, d, func(w io.Writer) error { return RenderDrainCheck(w, d) })
 		},
 	}
-	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "only check (required: draining is not built yet)")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "only check where each would go")
+	cmd.Flags().IntVar(&opts.Concurrency, "concurrency", 1, "moves of this drain that run at once")
+	cmd.Flags().StringVar(&opts.To, "to", "", "the destination of every move (default: the scheduler's choice for each)")
 	o.addOutputFlag(cmd)
 	return cmd
 }

@@ -12,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
@@ -32,7 +33,8 @@ const relocTeam = "team-reloc"
 // fixed API hostname, and for a relocation-ready one refuses its own
 // cluster, a cluster without the add-on and a cordoned cluster, each with
 // its reason, and names the other management cluster otherwise. It writes
-// nothing, and without --dry-run it refuses to run.
+// nothing; without --dry-run, relocate creates a HostedClusterRelocation,
+// which the hub refuses for the cordoned cluster with the same reason.
 func TestRelocateDryRun(t *testing.T) {
 	ctx := context.Background()
 	// A namespace of its own, whose TenantPolicy lets tenants publish
@@ -162,9 +164,6 @@ func TestRelocateDryRun(t *testing.T) {
 			t.Errorf("drain --dry-run for reloc-ready: %+v, want it to go to %s (or be refused when that is full: %v)", x, other, want != "")
 		}
 	}
-	if _, err := run(ctx, "drain", source); err == nil || !strings.Contains(err.Error(), "--dry-run") {
-		t.Errorf("drain without --dry-run ran: %v", err)
-	}
 
 	// Cordoned: refused with that reason.
 	mc := &clusterv1.ManagedCluster{}
@@ -181,12 +180,34 @@ func TestRelocateDryRun(t *testing.T) {
 		t.Errorf("to a cordoned cluster: %+v, want %s", x, relocation.ReasonDestinationCordoned)
 	}
 
-	if out, err := run(ctx, "relocate", "hcd", "reloc-ready", "-n", relocTeam, "--to", other); err == nil || !strings.Contains(err.Error(), "--dry-run") {
-		t.Errorf("relocate without --dry-run: %v\n%s", err, out)
+	// Without --dry-run: a HostedClusterRelocation, which the hub refuses
+	// with the same reason, on it and on the HCD, and moves nothing.
+	out, err = run(ctx, "relocate", "hcd", "reloc-ready", "-n", relocTeam, "--to", other, "-o", "json")
+	if err != nil {
+		t.Fatalf("relocate: %v\n%s", err, out)
+	}
+	hcr := &v1alpha1.HostedClusterRelocation{}
+	if err := json.Unmarshal([]byte(out), hcr); err != nil || hcr.Name == "" || hcr.Spec.HostedClusterDeployment != "reloc-ready" || hcr.Spec.Destination != other {
+		t.Fatalf("relocate printed %s (%v)", out, err)
+	}
+	env.Eventually(t, time.Minute, "the relocation refused", func(ctx context.Context) error {
+		if err := admin.Get(ctx, client.ObjectKeyFromObject(hcr), hcr); err != nil {
+			return err
+		}
+		if hcr.Status.Phase != string(relocation.PhaseFailed) {
+			return fmt.Errorf("phase %q", hcr.Status.Phase)
+		}
+		return nil
+	})
+	if c := meta.FindStatusCondition(hcr.Status.Conditions, v1alpha1.ConditionRelocationProgressing); c == nil || c.Reason != relocation.ReasonDestinationCordoned {
+		t.Errorf("the relocation to a cordoned cluster ended %+v, want reason %s", c, relocation.ReasonDestinationCordoned)
 	}
 	after := &v1alpha1.HostedClusterDeployment{}
 	if err := admin.Get(ctx, types.NamespacedName{Namespace: relocTeam, Name: "reloc-ready"}, after); err != nil {
 		t.Fatal(err)
+	}
+	if c := meta.FindStatusCondition(after.Status.Conditions, v1alpha1.ConditionRelocating); c == nil || c.Status != metav1.ConditionFalse || c.Reason != relocation.ReasonDestinationCordoned {
+		t.Errorf("the HCD's Relocating condition %+v, want False, %s", c, relocation.ReasonDestinationCordoned)
 	}
 	if after.Status.HostingCluster != source || after.Generation != before.Generation {
 		t.Errorf("the checks changed the HostedClusterDeployment: bound to %s (was %s), generation %d (was %d)",

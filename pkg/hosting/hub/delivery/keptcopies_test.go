@@ -45,3 +45,40 @@ func TestKeptCopies(t *testing.T) {
 		t.Error("copies kept without a ManifestWork")
 	}
 }
+
+// TestKeepRestored: a HostedCluster a relocation created on this cluster
+// (restoreSnapshotURL and the source's clusterID) keeps both when the
+// delivery takes its ManifestWork over; one never restored gets neither.
+func TestKeepRestored(t *testing.T) {
+	s := testSpec(t)
+	raw, _ := json.Marshal(map[string]any{"apiVersion": "hypershift.openshift.io/v1beta1", "kind": "HostedCluster",
+		"metadata": map[string]any{"name": s.Name, "namespace": "clusters"},
+		"spec": map[string]any{"infraID": "app-x7k2p", "clusterID": "0d6e6f3c",
+			"etcd": map[string]any{"managed": map[string]any{"storage": map[string]any{"restoreSnapshotURL": []string{"http://127.0.0.1/s.db"}}}}}})
+	moved := &workv1.ManifestWork{}
+	moved.Spec.Workload.Manifests = []workv1.Manifest{{RawExtension: runtime.RawExtension{Raw: raw}}}
+	plain := testSpec(t)
+	plainHash, err := InputHash(plain, "cluster-2", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.KeepDelivered(moved)
+	referenced := map[string]*unstructured.Unstructured{}
+	for _, r := range s.References() {
+		referenced[r.Kind+"/"+r.Name] = &unstructured.Unstructured{Object: map[string]any{"data": map[string]any{"k": "dg=="}}}
+	}
+	hc, _, _ := renderedSpecs(t, s, referenced)
+	if hc["clusterID"] != "0d6e6f3c" {
+		t.Errorf("clusterID %v, want the restored one", hc["clusterID"])
+	}
+	if urls, _, _ := unstructured.NestedStringSlice(hc, "etcd", "managed", "storage", "restoreSnapshotURL"); len(urls) != 1 || urls[0] != "http://127.0.0.1/s.db" {
+		t.Errorf("restoreSnapshotURL %v, want the restored one", urls)
+	}
+	if h, _ := InputHash(s, "cluster-2", nil); h == plainHash {
+		t.Error("the kept restore fields do not change the input hash")
+	}
+	hc, _, _ = renderedSpecs(t, plain, referenced)
+	if _, found, _ := unstructured.NestedFieldNoCopy(hc, "etcd", "managed", "storage", "restoreSnapshotURL"); found || hc["clusterID"] != nil {
+		t.Errorf("a HostedCluster never restored renders %v", hc)
+	}
+}

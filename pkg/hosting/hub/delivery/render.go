@@ -89,6 +89,18 @@ type Spec struct {
 	// delivered ("" for one an older hub delivered without: HyperShift then
 	// generated it, and only it knows it).
 	InfraID string
+	// Restored is what a relocation set on the HostedCluster it created on
+	// this cluster (pkg/hosting/hub/relocation), kept by every later render
+	// (KeepDelivered): the source's clusterID and the etcd snapshot it was
+	// restored from. HyperShift refuses a change of either once set, so a
+	// render without them would leave the ManifestWork unappliable.
+	Restored *Restored
+}
+
+// Restored: see Spec.Restored.
+type Restored struct {
+	ClusterID          string   `json:",omitempty"`
+	RestoreSnapshotURL []string `json:",omitempty"`
 }
 
 // SpecFrom reads the Spec of an unstructured HostedClusterDeployment.
@@ -213,7 +225,15 @@ func (s *Spec) KeepDelivered(existing *workv1.ManifestWork) {
 				Name string `json:"name"`
 			} `json:"metadata"`
 			Spec struct {
-				InfraID string `json:"infraID"`
+				InfraID   string `json:"infraID"`
+				ClusterID string `json:"clusterID"`
+				Etcd      struct {
+					Managed struct {
+						Storage struct {
+							RestoreSnapshotURL []string `json:"restoreSnapshotURL"`
+						} `json:"storage"`
+					} `json:"managed"`
+				} `json:"etcd"`
 			} `json:"spec"`
 		}
 		if json.Unmarshal(m.Raw, &obj) != nil {
@@ -222,6 +242,9 @@ func (s *Spec) KeepDelivered(existing *workv1.ManifestWork) {
 		delivered[obj.Kind+"/"+obj.Metadata.Name] = true
 		if obj.Kind == "HostedCluster" {
 			s.InfraID = obj.Spec.InfraID
+			if urls := obj.Spec.Etcd.Managed.Storage.RestoreSnapshotURL; len(urls) > 0 {
+				s.Restored = &Restored{ClusterID: obj.Spec.ClusterID, RestoreSnapshotURL: urls}
+			}
 		}
 	}
 	s.KeptCopies = keptCopies(*s, s.References(), delivered)
@@ -291,6 +314,21 @@ func Render(s Spec, cluster string, referenced map[string]*unstructured.Unstruct
 			spec = map[string]any{}
 		}
 		spec["infraID"] = s.InfraID
+	}
+	if s.Restored != nil {
+		if spec == nil {
+			spec = map[string]any{}
+		}
+		if s.Restored.ClusterID != "" {
+			spec["clusterID"] = s.Restored.ClusterID
+		}
+		urls := make([]any, 0, len(s.Restored.RestoreSnapshotURL))
+		for _, u := range s.Restored.RestoreSnapshotURL {
+			urls = append(urls, u)
+		}
+		if err := unstructured.SetNestedSlice(spec, urls, "etcd", "managed", "storage", "restoreSnapshotURL"); err != nil {
+			return nil, err
+		}
 	}
 	hc.Object["spec"] = spec
 	manifests = append(manifests, hc)
@@ -464,8 +502,9 @@ func InputHash(s Spec, cluster string, refVersions map[string]string) (string, e
 		KeptCopies         map[string]string `json:",omitempty"`
 		HostFieldManager   string
 		InfraID            string
+		Restored           *Restored `json:",omitempty"`
 	}{RenderVersion, s.UID, cluster, s.HostingNamespace, s.DeletionPolicy, s.HostedCluster, s.NodePools, refVersions, dropped,
-		s.FleetAnnotations, s.HeldRelease, s.HeldNodePoolReleases, forcedOrNil(s.Forced), s.KeptCopies, s.HostFieldManager, s.InfraID})
+		s.FleetAnnotations, s.HeldRelease, s.HeldNodePoolReleases, forcedOrNil(s.Forced), s.KeptCopies, s.HostFieldManager, s.InfraID, s.Restored})
 	if err != nil {
 		return "", err
 	}

@@ -4,11 +4,25 @@
 // source, etcd snapshot, restore on the destination, verify, switch the
 // binding once, clean the source.
 //
-// What is here so far are the pure parts the controller is built from:
-// which hosted clusters are relocation-ready (Ready), which management
-// cluster may receive one (Destination, by the scheduler's own filters),
-// the state machine (Next) as a function of what the hub observes, so
-// that a restarted hub resumes from the recorded phase and the facts,
-// never from memory, and the ManifestWorks it applies (PauseWork,
-// DestinationWork) with what it reads back from them (Observe).
+// Split as cluster-api's controllers are:
+//
+//   - controller.go: the HostedClusterRelocation reconciler: it checks a
+//     new request and decides its destination once (start), then on every
+//     reconcile reads both sides, asks Next for the phase and makes that
+//     phase's one write (step);
+//   - sides.go: what it reads (the pause work, the delivery's ManifestWork
+//     on the source, the copy on the destination) and each phase's write;
+//   - status.go: the relocation's status, the HCD's Relocating condition
+//     (its own field manager) and the Events;
+//   - the pure parts: which hosted clusters are relocation-ready (Ready),
+//     which management cluster may receive one (Destination, by the
+//     scheduler's own filters), the state machine (Next) as a function of
+//     what the hub observes, so that a restarted hub resumes from the
+//     recorded phase and the facts, never from memory, and the ManifestWorks
+//     it applies (PauseWork, DestinationWork, MarkKeepCloud) with what it
+//     reads back from them (Observe).
+//
+// The binding itself is the scheduler's to move (pkg/hosting/hub/
+// scheduling, relocate.go): this controller records status.switched and the
+// scheduler, seeing it, rebinds.
 package relocation

@@ -4,7 +4,6 @@ package relocation_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"testing"
@@ -12,11 +11,14 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
-	workv1 "open-cluster-management.io/api/work/v1"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
@@ -24,7 +26,8 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hcpfleet"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hypershiftsim"
 	"github.com/hcp-fleet/hcp-fleet/pkg/cmd/hub"
-	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hcdstatus"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/importer"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/relocation"
 )
 
@@ -53,28 +56,36 @@ func TestMain(m *testing.M) {
 	})
 }
 
-// TestWorksMoveAHostedClusterWithItsData drives the relocation's
-// ManifestWorks by hand (the controller is not wired yet) through the real
-// work agents and HyperShift stand-ins: a delivered hosted cluster is
-// paused through the pause work, which reads back the pause and the
-// snapshot URL; the delivery's ManifestWork moved to the other cluster
-// (DestinationWork) restores the snapshot there, with the same infraID,
-// and a ConfigMap written into the guest before the move is read from the
-// restored guest.
-func TestWorksMoveAHostedClusterWithItsData(t *testing.T) {
+// TestRelocationMovesAHostedClusterWithItsData is a move as an admin asks
+// for it: a HostedClusterRelocation for a delivered, imported HCD, driven by
+// the hub alone through the real work agents and HyperShift stand-ins. A
+// ConfigMap written into the guest before the move is read from the
+// restored guest after it; the HCD ends bound to the destination (the
+// scheduler's rebind, reason Relocated), Available, with the same infraID
+// and clusterID; the source's HostedCluster is gone; the kubeconfig mirror
+// and the hub ManagedCluster follow the destination; no ManifestWork is left
+// on the source.
+func TestRelocationMovesAHostedClusterWithItsData(t *testing.T) {
 	ctx := context.Background()
+	start := time.Now()
 	if err := fleettest.Tenant(ctx, hubc, "team-move"); err != nil {
 		t.Fatal(err)
 	}
-	if err := hubc.Create(ctx, fleettest.HCD("team-move", "app")); err != nil {
+	// Its TenantPolicy lets it publish the API server under example.com
+	// (a fixed hostname, which a relocation requires).
+	if err := fleettest.SetTenantPolicy(ctx, hubc, "team-move", func(p *v1alpha1.TenantPolicySpec) { p.Hostnames = []string{"example.com"} }); err != nil {
+		t.Fatal(err)
+	}
+	if err := hubc.Create(ctx, fleettest.HCD("team-move", "app", fixedAPIHostname("api.app.example.com"))); err != nil {
 		t.Fatal(err)
 	}
 	hcd := &v1alpha1.HostedClusterDeployment{}
-	env.Eventually(t, 3*time.Minute, "app delivered and Available", func(ctx context.Context) error {
-		if err := hubc.Get(ctx, types.NamespacedName{Namespace: "team-move", Name: "app"}, hcd); err != nil {
+	key := types.NamespacedName{Namespace: "team-move", Name: "app"}
+	env.Eventually(t, 3*time.Minute, "app delivered, Available and imported", func(ctx context.Context) error {
+		if err := hubc.Get(ctx, key, hcd); err != nil {
 			return err
 		}
-		if c := hcd.Status.HostingCluster; c == "" || !conditionTrue(hcd, v1alpha1.ConditionAvailable) {
+		if c := hcd.Status.HostingCluster; c == "" || !conditionTrue(hcd, v1alpha1.ConditionAvailable) || !conditionTrue(hcd, v1alpha1.ConditionImported) {
 			return fmt.Errorf("bound to %q, conditions %v", c, hcd.Status.Conditions)
 		}
 		return nil
@@ -84,81 +95,146 @@ func TestWorksMoveAHostedClusterWithItsData(t *testing.T) {
 	if source == destination {
 		destination = "cluster-2"
 	}
-	guest := guestClient(t, source)
+	sourceHC := hostedCluster(t, source)
+	// The stand-in does not default spec.clusterID as upstream's
+	// defaultClusterIDsIfNeeded does: it may be empty on both sides.
+	if sourceHC.infraID == "" {
+		t.Fatalf("the source's HostedCluster reports no infraID")
+	}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "kept", Namespace: "default"}, Data: map[string]string{"answer": "42"}}
-	if _, err := guest.CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+	if _, err := guestClient(t, source, "app").CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 
-	// Pausing, BackingUp.
-	pause, err := relocation.PauseWork(source, "team-move", "app", v1alpha1.DefaultHostingNamespace, "app", true)
-	if err != nil {
+	hcr := &v1alpha1.HostedClusterRelocation{ObjectMeta: metav1.ObjectMeta{Name: "app-away", Namespace: "team-move"},
+		Spec: v1alpha1.HostedClusterRelocationSpec{HostedClusterDeployment: "app", Destination: destination}}
+	if err := hubc.Create(ctx, hcr); err != nil {
 		t.Fatal(err)
 	}
-	if err := hubc.Create(ctx, pause); err != nil {
-		t.Fatal(err)
-	}
-	var sourceFacts relocation.HostedClusterFacts
-	env.Eventually(t, 2*time.Minute, "the source paused, with a snapshot", func(ctx context.Context) error {
-		w := &workv1.ManifestWork{}
-		if err := hubc.Get(ctx, client.ObjectKeyFromObject(pause), w); err != nil {
+	env.Eventually(t, 5*time.Minute, "the relocation Done", func(ctx context.Context) error {
+		if err := hubc.Get(ctx, client.ObjectKeyFromObject(hcr), hcr); err != nil {
 			return err
 		}
-		if sourceFacts = relocation.Observe(w); !sourceFacts.Paused || sourceFacts.SnapshotURL == "" {
-			return fmt.Errorf("observed %+v", sourceFacts)
+		if p := relocation.Phase(hcr.Status.Phase); p.Final() && p != relocation.PhaseDone {
+			t.Fatalf("the relocation ended %s: %v", p, hcr.Status.Conditions)
+		}
+		if hcr.Status.Phase != string(relocation.PhaseDone) {
+			return fmt.Errorf("phase %q, conditions %v", hcr.Status.Phase, hcr.Status.Conditions)
 		}
 		return nil
 	})
-	if sourceFacts.Identity.InfraID == "" {
-		t.Fatalf("the source reports no infraID: %+v", sourceFacts)
+	if hcr.Status.Source != source || hcr.Status.Destination != destination || !hcr.Status.Switched {
+		t.Fatalf("relocation record %+v", hcr.Status)
 	}
 
-	// Restoring, Verifying.
-	delivered := &workv1.ManifestWork{}
-	if err := hubc.Get(ctx, types.NamespacedName{Namespace: source, Name: hosting.WorkName("team-move", "app")}, delivered); err != nil {
-		t.Fatal(err)
-	}
-	dest, err := relocation.DestinationWork(delivered, destination, sourceFacts.SnapshotURL, sourceFacts.Identity.ClusterID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := hubc.Create(ctx, dest); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = hubc.Delete(context.Background(), dest) })
-	env.Eventually(t, 3*time.Minute, "the destination Available", func(ctx context.Context) error {
-		w := &workv1.ManifestWork{}
-		if err := hubc.Get(ctx, client.ObjectKeyFromObject(dest), w); err != nil {
+	env.Eventually(t, 2*time.Minute, "app bound to "+destination+" and Available there", func(ctx context.Context) error {
+		if err := hubc.Get(ctx, key, hcd); err != nil {
 			return err
 		}
-		if f := relocation.Observe(w); !f.Available || f.Identity != sourceFacts.Identity {
-			return fmt.Errorf("observed %+v; the source is %+v", f, sourceFacts.Identity)
+		if hcd.Status.HostingCluster != destination || !conditionTrue(hcd, v1alpha1.ConditionAvailable) || hcd.Annotations[hcdstatus.AnnotationBoundTo] != destination {
+			return fmt.Errorf("bound to %q (annotation %q), conditions %v", hcd.Status.HostingCluster, hcd.Annotations[hcdstatus.AnnotationBoundTo], hcd.Status.Conditions)
+		}
+		if c := meta.FindStatusCondition(hcd.Status.Conditions, v1alpha1.ConditionRelocating); c == nil || c.Status != metav1.ConditionFalse || c.Reason != string(relocation.PhaseDone) {
+			return fmt.Errorf("Relocating %+v, want False, Done", c)
 		}
 		return nil
 	})
-	got, err := guestClient(t, destination).CoreV1().ConfigMaps("default").Get(ctx, "kept", metav1.GetOptions{})
-	if err != nil {
-		t.Fatalf("the ConfigMap written before the move, on the destination: %v", err)
-	}
-	if got.Data["answer"] != "42" {
-		t.Fatalf("the ConfigMap written before the move has %v on the destination", got.Data)
+	if c := meta.FindStatusCondition(hcd.Status.Conditions, v1alpha1.ConditionScheduled); c == nil || c.Reason != v1alpha1.ReasonRelocated {
+		t.Errorf("Scheduled %+v, want reason %s", c, v1alpha1.ReasonRelocated)
 	}
 
-	// Deleting the pause work orphans: the source's HostedCluster stays.
-	if err := hubc.Delete(ctx, pause); err != nil {
-		t.Fatal(err)
+	if got := hostedCluster(t, destination); got.infraID != sourceHC.infraID || got.clusterID != sourceHC.clusterID {
+		t.Errorf("the destination reports infraID %q, clusterID %q; the source had %q, %q", got.infraID, got.clusterID, sourceHC.infraID, sourceHC.clusterID)
 	}
-	env.Eventually(t, time.Minute, "the pause work gone", func(ctx context.Context) error {
-		err := hubc.Get(ctx, client.ObjectKeyFromObject(pause), &workv1.ManifestWork{})
+	got, err := guestClient(t, destination, "app").CoreV1().ConfigMaps("default").Get(ctx, "kept", metav1.GetOptions{})
+	if err != nil || got.Data["answer"] != "42" {
+		t.Fatalf("the ConfigMap written before the move, on the destination: %v, %v", got, err)
+	}
+	hcs := &unstructured.Unstructured{}
+	hcs.SetGroupVersionKind(hostedClusterGVK)
+	env.Eventually(t, time.Minute, "the source's HostedCluster gone", func(ctx context.Context) error {
+		err := managementClient(t, source).Get(ctx, types.NamespacedName{Namespace: v1alpha1.DefaultHostingNamespace, Name: "app"}, hcs)
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
-		return errors.New("still there")
+		return fmt.Errorf("still there (%v)", err)
 	})
-	if _, err := kubernetes.NewForConfigOrDie(env.Fleet.Cluster(source).Config()).CoreV1().Secrets(v1alpha1.DefaultHostingNamespace).
-		Get(ctx, hypershiftsim.KubeconfigSecretName("app"), metav1.GetOptions{}); err != nil {
-		t.Fatalf("the source's HostedCluster went with the pause work: %v", err)
+	// The hub's view follows: the mirrored kubeconfig reaches the restored
+	// guest, the hub ManagedCluster names the destination as its host.
+	env.Eventually(t, 2*time.Minute, "the kubeconfig mirror and the import re-pointed", func(ctx context.Context) error {
+		if err := hubc.Get(ctx, key, hcd); err != nil {
+			return err
+		}
+		if hcd.Status.KubeconfigSecret == nil || hcd.Status.ManagedCluster == "" {
+			return fmt.Errorf("kubeconfig %v, managed cluster %q", hcd.Status.KubeconfigSecret, hcd.Status.ManagedCluster)
+		}
+		mc := &clusterv1.ManagedCluster{}
+		if err := hubc.Get(ctx, types.NamespacedName{Name: hcd.Status.ManagedCluster}, mc); err != nil {
+			return err
+		}
+		if h := mc.Annotations[importer.AnnotationHostingClusterName]; h != destination {
+			return fmt.Errorf("ManagedCluster %s hosted by %q", mc.Name, h)
+		}
+		s := &corev1.Secret{}
+		if err := hubc.Get(ctx, types.NamespacedName{Namespace: "team-move", Name: hcd.Status.KubeconfigSecret.Name}, s); err != nil {
+			return err
+		}
+		cfg, err := clientcmd.RESTConfigFromKubeConfig(s.Data[hcd.Status.KubeconfigSecret.Key])
+		if err != nil {
+			return err
+		}
+		c, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			return err
+		}
+		_, err = c.CoreV1().ConfigMaps("default").Get(ctx, "kept", metav1.GetOptions{})
+		return err
+	})
+	if n, problems, err := fleettest.OneManifestWorkEach(ctx, hubc, "team-move"); err != nil || n != 1 || len(problems) > 0 {
+		t.Fatalf("ManifestWorks of team-move: %d, %v, %v (want one, on %s)", n, problems, err, destination)
 	}
+	t.Logf("moved in %s (from creation)", time.Since(start).Round(time.Second))
+}
+
+// fixedAPIHostname publishes the APIServer service under a route hostname
+// of its own, which a relocation requires.
+func fixedAPIHostname(host string) func(spec map[string]any) {
+	return func(spec map[string]any) {
+		hc := spec["hostedCluster"].(map[string]any)["spec"].(map[string]any)
+		services, _ := hc["services"].([]any)
+		for _, s := range services {
+			m := s.(map[string]any)
+			if m["service"] == "APIServer" {
+				m["servicePublishingStrategy"] = map[string]any{"type": "Route", "route": map[string]any{"hostname": host}}
+			}
+		}
+	}
+}
+
+var hostedClusterGVK = schema.GroupVersionKind{Group: "hypershift.openshift.io", Version: "v1beta1", Kind: "HostedCluster"}
+
+type identity struct{ infraID, clusterID string }
+
+// hostedCluster reads app's HostedCluster on cluster.
+func hostedCluster(t *testing.T, cluster string) identity {
+	t.Helper()
+	hc := &unstructured.Unstructured{}
+	hc.SetGroupVersionKind(hostedClusterGVK)
+	if err := managementClient(t, cluster).Get(context.Background(), types.NamespacedName{Namespace: v1alpha1.DefaultHostingNamespace, Name: "app"}, hc); err != nil {
+		t.Fatal(err)
+	}
+	infraID, _, _ := unstructured.NestedString(hc.Object, "spec", "infraID")
+	clusterID, _, _ := unstructured.NestedString(hc.Object, "spec", "clusterID")
+	return identity{infraID, clusterID}
+}
+
+func managementClient(t *testing.T, cluster string) client.Client {
+	t.Helper()
+	c, err := client.New(env.Fleet.Cluster(cluster).Config(), client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 func conditionTrue(hcd *v1alpha1.HostedClusterDeployment, t string) bool {
@@ -170,14 +246,14 @@ func conditionTrue(hcd *v1alpha1.HostedClusterDeployment, t string) bool {
 	return false
 }
 
-// guestClient waits for HostedCluster app on cluster to publish its admin
+// guestClient waits for HostedCluster name on cluster to publish its admin
 // kubeconfig and returns a client of its guest.
-func guestClient(t *testing.T, cluster string) kubernetes.Interface {
+func guestClient(t *testing.T, cluster, name string) kubernetes.Interface {
 	t.Helper()
 	host := kubernetes.NewForConfigOrDie(env.Fleet.Cluster(cluster).Config())
 	var guest kubernetes.Interface
-	env.Eventually(t, 2*time.Minute, "app's guest on "+cluster, func(ctx context.Context) error {
-		s, err := host.CoreV1().Secrets(v1alpha1.DefaultHostingNamespace).Get(ctx, hypershiftsim.KubeconfigSecretName("app"), metav1.GetOptions{})
+	env.Eventually(t, 2*time.Minute, name+"'s guest on "+cluster, func(ctx context.Context) error {
+		s, err := host.CoreV1().Secrets(v1alpha1.DefaultHostingNamespace).Get(ctx, hypershiftsim.KubeconfigSecretName(name), metav1.GetOptions{})
 		if err != nil {
 			return err
 		}

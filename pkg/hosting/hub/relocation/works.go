@@ -191,3 +191,50 @@ func Observe(work *workv1.ManifestWork) HostedClusterFacts {
 }
 
 func runtimeRaw(raw []byte) runtime.RawExtension { return runtime.RawExtension{Raw: raw} }
+
+// AnnotationCleanupCloudResources is HyperShift's annotation on a
+// HostedCluster that says whether deleting it destroys its cloud resources
+// (load balancers, DNS records, storage); "false" keeps them, for the other
+// side of a move that uses them.
+const AnnotationCleanupCloudResources = "hypershift.openshift.io/cleanup-cloud-resources"
+
+// MarkKeepCloud returns work with its HostedCluster annotated
+// cleanup-cloud-resources "false" and a delete option that deletes what it
+// delivered but the hosting namespace (other hosted clusters may share it),
+// whatever the HostedClusterDeployment's deletionPolicy (a moved hosted
+// cluster runs on elsewhere: the copy left behind must go), and whether
+// that changed anything. Pure.
+func MarkKeepCloud(work *workv1.ManifestWork, hostingNamespace string) (*workv1.ManifestWork, bool, error) {
+	out := work.DeepCopy()
+	changed := false
+	for i, m := range out.Spec.Workload.Manifests {
+		obj := &unstructured.Unstructured{}
+		if err := obj.UnmarshalJSON(m.Raw); err != nil {
+			return nil, false, fmt.Errorf("manifest %d of ManifestWork %s/%s: %w", i, work.Namespace, work.Name, err)
+		}
+		if obj.GetKind() != "HostedCluster" || obj.GetAnnotations()[AnnotationCleanupCloudResources] == "false" {
+			continue
+		}
+		annotations := obj.GetAnnotations()
+		if annotations == nil {
+			annotations = map[string]string{}
+		}
+		annotations[AnnotationCleanupCloudResources] = "false"
+		obj.SetAnnotations(annotations)
+		raw, err := obj.MarshalJSON()
+		if err != nil {
+			return nil, false, err
+		}
+		out.Spec.Workload.Manifests[i] = workv1.Manifest{RawExtension: runtimeRaw(raw)}
+		changed = true
+	}
+	keepNamespace := &workv1.DeleteOption{
+		PropagationPolicy: workv1.DeletePropagationPolicyTypeSelectivelyOrphan,
+		SelectivelyOrphan: &workv1.SelectivelyOrphan{OrphaningRules: []workv1.OrphaningRule{{Resource: "namespaces", Name: hostingNamespace}}},
+	}
+	if d := out.Spec.DeleteOption; d == nil || d.PropagationPolicy != workv1.DeletePropagationPolicyTypeSelectivelyOrphan {
+		out.Spec.DeleteOption = keepNamespace
+		changed = true
+	}
+	return out, changed, nil
+}

@@ -231,6 +231,9 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(hcdOfWork), builder.WithPredicates(recoveryEvents)).
 		// So is an agent's report of its HostedCluster (inventory.go).
 		Watches(&v1alpha1.HostedClusterInventory{}, handler.EnqueueRequestsFromMapFunc(r.hcdsOfInventory)).
+		// A relocation that switched moves its HostedClusterDeployment's
+		// binding (relocate.go).
+		Watches(&v1alpha1.HostedClusterRelocation{}, handler.EnqueueRequestsFromMapFunc(relocatedHCD), builder.WithPredicates(switchedRelocation)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers}).
 		Complete(r)
 }
@@ -268,9 +271,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		return ctrl.Result{}, err
 	}
-	if hcd.Status.HostingCluster != "" || hcd.DeletionTimestamp != nil {
+	if hcd.Status.HostingCluster != "" && hcd.DeletionTimestamp == nil {
 		// Bound (the snapshot forgets our assumption when it records the
-		// binding), or going.
+		// binding): it moves only when a relocation switched (relocate.go).
+		return ctrl.Result{}, r.rebind(ctx, hcd)
+	}
+	if hcd.DeletionTimestamp != nil {
 		return ctrl.Result{}, nil
 	}
 	if r.snapshotSynced != nil && !r.snapshotSynced() {
@@ -367,6 +373,18 @@ func (r *Reconciler) bind(ctx context.Context, hcd *v1alpha1.HostedClusterDeploy
 	cluster := chosen.Name
 	cond := metav1.Condition{Type: v1alpha1.ConditionScheduled, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonScheduled,
 		Message: fmt.Sprintf("scheduled onto management cluster %s (strategy %s; it hosted %d of %d before)", cluster, strategy, chosen.Load, chosen.Capacity)}
+	if err := r.writeBinding(ctx, hcd, cluster, cond); err != nil {
+		return err
+	}
+	bindings.Inc()
+	bindingLatency.Observe(time.Since(hcd.CreationTimestamp.Time).Seconds())
+	return nil
+}
+
+// writeBinding writes status.hostingCluster = cluster with the Scheduled
+// condition cond (and, with Options.BindingStatus, the delivery's status),
+// as a compare-and-swap on the copy it was decided on.
+func (r *Reconciler) writeBinding(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment, cluster string, cond metav1.Condition) error {
 	conds, _ := hcdstatus.Conditions(hcd.Status.Conditions, []metav1.Condition{cond}, hcd.Generation, metav1.Now())
 	var apply *hcdac.HostedClusterDeploymentApplyConfiguration
 	if r.opts.BindingStatus != nil {
@@ -403,8 +421,6 @@ func (r *Reconciler) bind(ctx context.Context, hcd *v1alpha1.HostedClusterDeploy
 	if err != nil {
 		return fmt.Errorf("binding %s/%s: %w", hcd.Namespace, hcd.Name, err)
 	}
-	bindings.Inc()
-	bindingLatency.Observe(time.Since(hcd.CreationTimestamp.Time).Seconds())
 	hcdstatus.RecordTransitions(r.recorder, hcd, cluster, hcd.Status.Conditions, conds)
 	return nil
 }

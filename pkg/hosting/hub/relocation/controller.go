@@ -1,0 +1,291 @@
+package relocation
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	workv1 "open-cluster-management.io/api/work/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hostmodel"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/scheduling"
+)
+
+// Finalizer holds a HostedClusterRelocation deleted mid-move until the move
+// rolled back (before the switch) or finished (after it).
+const Finalizer = "hcpfleet.io/relocation"
+
+// EventSource is the component the relocation's Events come from.
+const EventSource = "hcp-fleet-relocation"
+
+// Options configure the relocation controller.
+type Options struct {
+	// MaxActive bounds the relocations that run at once, fleet-wide
+	// (DefaultMaxActive when 0); the others wait, Queued.
+	MaxActive int
+	// Timeout bounds how long the destination may take to be Applied and
+	// then Available before the move rolls back (DefaultTimeout when 0).
+	Timeout time.Duration
+	// PollInterval is how often a running relocation looks again when no
+	// watched object changed (DefaultPollInterval when 0): a ManagedCluster's
+	// availability, the timeout.
+	PollInterval time.Duration
+	// The scheduler's settings, so a destination is chosen as it would be.
+	Strategy         scheduling.Strategy
+	ConfigNamespaces hostmodel.ConfigNamespaces
+	UnavailableGrace time.Duration
+}
+
+// Defaults of Options.
+const (
+	DefaultMaxActive    = 2
+	DefaultTimeout      = 30 * time.Minute
+	DefaultPollInterval = 15 * time.Second
+)
+
+// Reconciler drives HostedClusterRelocations.
+type Reconciler struct {
+	client   client.Client
+	opts     Options
+	recorder record.EventRecorder
+}
+
+// Setup registers the relocation controller with mgr (after
+// scheduling.AddIndexes, whose index it reads). One worker: decisions on
+// how many run at once and on destinations must see each other; each
+// reconcile only writes and returns.
+func Setup(mgr ctrl.Manager, opts Options) error {
+	if opts.MaxActive <= 0 {
+		opts.MaxActive = DefaultMaxActive
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = DefaultPollInterval
+	}
+	r := &Reconciler{client: mgr.GetClient(), opts: opts, recorder: mgr.GetEventRecorderFor(EventSource)}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("hcd-relocation").
+		For(&v1alpha1.HostedClusterRelocation{}).
+		// The HCD's binding (the scheduler's rebind) and the works' feedback
+		// are what the phases wait for.
+		Watches(&v1alpha1.HostedClusterDeployment{}, handler.EnqueueRequestsFromMapFunc(r.relocationsOf(func(o client.Object) types.NamespacedName {
+			return client.ObjectKeyFromObject(o)
+		}))).
+		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(r.relocationsOf(func(o client.Object) types.NamespacedName {
+			return types.NamespacedName{Namespace: o.GetLabels()[hosting.LabelHCDNamespace], Name: o.GetLabels()[hosting.LabelHCDName]}
+		}))).
+		WithOptions(controller.Options{MaxConcurrentReconciles: 1}).
+		Complete(r)
+}
+
+// relocationsOf maps an object to the relocations of the
+// HostedClusterDeployment hcd names, and, when one ends, to the queued ones.
+func (r *Reconciler) relocationsOf(hcd func(client.Object) types.NamespacedName) handler.MapFunc {
+	return func(ctx context.Context, o client.Object) []reconcile.Request {
+		key := hcd(o)
+		if key.Name == "" {
+			return nil
+		}
+		var list v1alpha1.HostedClusterRelocationList
+		if err := r.client.List(ctx, &list, client.InNamespace(key.Namespace)); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "listing HostedClusterRelocations", "namespace", key.Namespace)
+			return nil
+		}
+		var out []reconcile.Request
+		for i := range list.Items {
+			if list.Items[i].Spec.HostedClusterDeployment == key.Name {
+				out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+			}
+		}
+		return out
+	}
+}
+
+// Reconcile moves one HostedClusterRelocation on by at most one phase.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	hcr := &v1alpha1.HostedClusterRelocation{}
+	if err := r.client.Get(ctx, req.NamespacedName, hcr); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	phase := Phase(hcr.Status.Phase)
+	if hcr.DeletionTimestamp != nil && (phase == "" || phase.Final()) {
+		return ctrl.Result{}, r.removeFinalizer(ctx, hcr)
+	}
+	if phase.Final() {
+		return ctrl.Result{}, nil
+	}
+	if hcr.DeletionTimestamp == nil && !controllerutil.ContainsFinalizer(hcr, Finalizer) {
+		patch := client.MergeFrom(hcr.DeepCopy())
+		controllerutil.AddFinalizer(hcr, Finalizer)
+		if err := r.client.Patch(ctx, hcr, patch); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	hcd := &v1alpha1.HostedClusterDeployment{}
+	if err := r.client.Get(ctx, types.NamespacedName{Namespace: hcr.Namespace, Name: hcr.Spec.HostedClusterDeployment}, hcd); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, err
+		}
+		hcd = nil
+	}
+	if phase == "" {
+		return r.start(ctx, hcr, hcd)
+	}
+	if hcd == nil {
+		// Deleted mid-move: its delivery's finalizer removes what it
+		// delivered; the relocation's own works go with the move.
+		return ctrl.Result{}, r.end(ctx, hcr, nil, PhaseFailed, ReasonHCDNotFound, "the HostedClusterDeployment was deleted during the move")
+	}
+	return r.step(ctx, hcr, hcd)
+}
+
+// start checks the request and decides the destination once, or refuses
+// it (Failed, nothing written elsewhere), or queues it.
+func (r *Reconciler) start(ctx context.Context, hcr *v1alpha1.HostedClusterRelocation, hcd *v1alpha1.HostedClusterDeployment) (ctrl.Result, error) {
+	if hcd == nil {
+		return ctrl.Result{}, r.end(ctx, hcr, nil, PhaseFailed, ReasonHCDNotFound,
+			fmt.Sprintf("no HostedClusterDeployment %s in namespace %s", hcr.Spec.HostedClusterDeployment, hcr.Namespace))
+	}
+	var all v1alpha1.HostedClusterRelocationList
+	if err := r.client.List(ctx, &all); err != nil {
+		return ctrl.Result{}, err
+	}
+	if other := Competing(hcr, all.Items); other != "" {
+		// Said on this relocation only: the HCD's Relocating condition is
+		// the running one's.
+		return ctrl.Result{}, r.end(ctx, hcr, nil, PhaseFailed, ReasonRelocationInProgress,
+			fmt.Sprintf("HostedClusterRelocation %s moves this HostedClusterDeployment already: one move at a time", other))
+	}
+	if reason, message := Ready(hcd); reason != "" {
+		return ctrl.Result{}, r.end(ctx, hcr, hcd, PhaseFailed, reason, message)
+	}
+	if hcd.Spec.HostingCluster != "" {
+		return ctrl.Result{}, r.end(ctx, hcr, hcd, PhaseFailed, ReasonHostingClusterPinned,
+			fmt.Sprintf("spec.hostingCluster pins it to %s: remove the pin (the tenant's field) before moving it", hcd.Spec.HostingCluster))
+	}
+	if active := Active(all.Items); active >= r.opts.MaxActive {
+		return ctrl.Result{RequeueAfter: r.opts.PollInterval}, r.writeStatus(ctx, hcr, func(st *v1alpha1.HostedClusterRelocationStatus) {
+			setProgress(st, hcr.Generation, metav1.ConditionFalse, ReasonQueued,
+				fmt.Sprintf("%d relocations run already (the hub's --relocation-concurrency is %d): it starts when one ends", active, r.opts.MaxActive))
+		})
+	}
+	in := scheduling.Inputs{Client: r.client, Strategy: r.opts.Strategy, ConfigNamespaces: r.opts.ConfigNamespaces,
+		UnavailableGrace: r.opts.UnavailableGrace, Bound: r.bound, Without: hcd}
+	g, err := in.Gather(ctx, hcd)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if g.Candidates == nil {
+		return ctrl.Result{}, r.end(ctx, hcr, hcd, PhaseFailed, ReasonDestinationNotAvailable, g.Message)
+	}
+	source := hcd.Status.HostingCluster
+	destination, reason, message := Destination(g.Request, g.Candidates, source, hcr.Spec.Destination, g.Strategy)
+	if reason == ReasonDestinationNotAllowed {
+		// OCM drops a cordoned cluster from the Placement's decisions: say
+		// so rather than "not allowed".
+		mc := &clusterv1.ManagedCluster{}
+		if err := r.client.Get(ctx, types.NamespacedName{Name: hcr.Spec.Destination}, mc); err == nil && scheduling.Cordoned(mc) {
+			reason, message = ReasonDestinationCordoned, hcr.Spec.Destination+" is cordoned: nothing is moved onto it"
+		}
+	}
+	if destination == "" {
+		return ctrl.Result{}, r.end(ctx, hcr, hcd, PhaseFailed, reason, message)
+	}
+	// The decision is recorded with the first phase, in one write: a
+	// restarted hub never decides it again.
+	return ctrl.Result{}, r.transition(ctx, hcr, hcd, PhasePausing, string(PhasePausing),
+		fmt.Sprintf("moving from %s to %s: pausing the source", source, destination), func(st *v1alpha1.HostedClusterRelocationStatus) {
+			st.Source, st.Destination = source, destination
+		})
+}
+
+// bound lists the HostedClusterDeployments bound to cluster, from the
+// scheduler's index.
+func (r *Reconciler) bound(ctx context.Context, cluster string) ([]v1alpha1.HostedClusterDeployment, error) {
+	var list v1alpha1.HostedClusterDeploymentList
+	if err := r.client.List(ctx, &list, client.MatchingFields{scheduling.IndexHostingCluster: cluster}); err != nil {
+		return nil, err
+	}
+	return list.Items, nil
+}
+
+// step observes both sides, asks Next where the move is, and makes that
+// phase's one write.
+func (r *Reconciler) step(ctx context.Context, hcr *v1alpha1.HostedClusterRelocation, hcd *v1alpha1.HostedClusterDeployment) (ctrl.Result, error) {
+	st := hcr.Status
+	cur := Phase(st.Phase)
+	sides, err := r.read(ctx, hcr, hcd)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	o := sides.observed(hcr, hcd, r.destinationLost(ctx, st.Destination), r.timedOut(hcr))
+	next, reason, message := Next(st.Destination, cur, o)
+	record := func(st *v1alpha1.HostedClusterRelocationStatus) {
+		if sides.pauseFacts.Paused && st.SnapshotURL == "" && sides.pauseFacts.SnapshotURL != "" {
+			st.SnapshotURL = sides.pauseFacts.SnapshotURL
+			st.InfraID, st.ClusterID = sides.pauseFacts.Identity.InfraID, sides.pauseFacts.Identity.ClusterID
+		}
+		if next == PhaseSwitching {
+			// Recorded with the phase, before the scheduler rebinds: a hub
+			// restarted after this write finishes the switch.
+			st.Switched = true
+		}
+	}
+	if next != cur {
+		if err := r.transition(ctx, hcr, hcd, next, reason, message, record); err != nil {
+			return ctrl.Result{}, err
+		}
+	} else if err := r.writeStatus(ctx, hcr, record); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.act(ctx, hcr, hcd, next, sides); err != nil {
+		return ctrl.Result{}, err
+	}
+	if next.Final() {
+		return ctrl.Result{}, nil
+	}
+	return ctrl.Result{RequeueAfter: r.opts.PollInterval}, nil
+}
+
+// destinationLost: the destination's ManagedCluster is gone or reports
+// itself unavailable.
+func (r *Reconciler) destinationLost(ctx context.Context, cluster string) bool {
+	mc := &clusterv1.ManagedCluster{}
+	if err := r.client.Get(ctx, types.NamespacedName{Name: cluster}, mc); err != nil {
+		return apierrors.IsNotFound(err)
+	}
+	return !meta.IsStatusConditionTrue(mc.Status.Conditions, clusterv1.ManagedClusterConditionAvailable)
+}
+
+// timedOut: the destination took longer than the timeout to be Applied,
+// or then Available.
+func (r *Reconciler) timedOut(hcr *v1alpha1.HostedClusterRelocation) bool {
+	p := Phase(hcr.Status.Phase)
+	since := hcr.Status.PhaseTransitionTime
+	return (p == PhaseRestoring || p == PhaseVerifying) && since != nil && time.Since(since.Time) > r.opts.Timeout
+}
+
+func (r *Reconciler) removeFinalizer(ctx context.Context, hcr *v1alpha1.HostedClusterRelocation) error {
+	if !controllerutil.ContainsFinalizer(hcr, Finalizer) {
+		return nil
+	}
+	patch := client.MergeFrom(hcr.DeepCopy())
+	controllerutil.RemoveFinalizer(hcr, Finalizer)
+	return client.IgnoreNotFound(r.client.Patch(ctx, hcr, patch))
+}

@@ -1,0 +1,81 @@
+package scheduling
+
+import (
+	"context"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+)
+
+// The scheduler stays the only writer of status.hostingCluster, also when
+// a hosted cluster moves: the relocation controller (pkg/hosting/hub/
+// relocation) records status.switched on its HostedClusterRelocation once
+// the destination runs the hosted cluster, and the scheduler, seeing that,
+// moves the binding in one status write, with the Scheduled condition's
+// reason Relocated (the only binding change the API's rule admits).
+
+// phaseSwitching is the relocation phase in which the binding moves
+// (relocation.PhaseSwitching; that package imports this one).
+const phaseSwitching = "Switching"
+
+// RelocationTarget is where a relocation of hcd that switched moves its
+// binding: the destination of the one HostedClusterRelocation in hcd's
+// namespace that names it, is Switching with status.switched, and was
+// started from the cluster hcd is bound to. "" when none. Pure.
+func RelocationTarget(hcd *v1alpha1.HostedClusterDeployment, relocations []v1alpha1.HostedClusterRelocation) (destination, relocation string) {
+	for i := range relocations {
+		hcr := &relocations[i]
+		st := hcr.Status
+		if hcr.Spec.HostedClusterDeployment != hcd.Name || !st.Switched || st.Phase != phaseSwitching ||
+			st.Source == "" || st.Source != hcd.Status.HostingCluster || st.Destination == "" || st.Destination == st.Source {
+			continue
+		}
+		return st.Destination, hcr.Name
+	}
+	return "", ""
+}
+
+// rebind moves a bound hcd's binding to a switched relocation's
+// destination; nothing when there is none.
+func (r *Reconciler) rebind(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment) error {
+	var list v1alpha1.HostedClusterRelocationList
+	if err := r.client.List(ctx, &list, client.InNamespace(hcd.Namespace)); err != nil {
+		return err
+	}
+	destination, name := RelocationTarget(hcd, list.Items)
+	if destination == "" {
+		return nil
+	}
+	cond := metav1.Condition{Type: v1alpha1.ConditionScheduled, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonRelocated,
+		Message: fmt.Sprintf("moved from management cluster %s to %s by HostedClusterRelocation %s", hcd.Status.HostingCluster, destination, name)}
+	return r.writeBinding(ctx, hcd, destination, cond)
+}
+
+// relocatedHCD maps a HostedClusterRelocation to its HostedClusterDeployment.
+func relocatedHCD(_ context.Context, o client.Object) []reconcile.Request {
+	hcr, ok := o.(*v1alpha1.HostedClusterRelocation)
+	if !ok {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: hcr.Namespace, Name: hcr.Spec.HostedClusterDeployment}}}
+}
+
+// switchedRelocation passes the relocation events that may move a binding.
+var switchedRelocation = predicate.Funcs{
+	CreateFunc:  func(e event.CreateEvent) bool { return switched(e.Object) },
+	UpdateFunc:  func(e event.UpdateEvent) bool { return switched(e.ObjectNew) },
+	DeleteFunc:  func(event.DeleteEvent) bool { return false },
+	GenericFunc: func(event.GenericEvent) bool { return false },
+}
+
+func switched(o client.Object) bool {
+	hcr, ok := o.(*v1alpha1.HostedClusterRelocation)
+	return ok && hcr.Status.Switched && hcr.Status.Phase == phaseSwitching
+}
