@@ -65,7 +65,7 @@ func Drain(ctx context.Context, c client.Client, out io.Writer, cluster string, 
 	if opts.Interval <= 0 {
 		opts.Interval = 2 * time.Second
 	}
-	if err := Cordon(ctx, c, out, cluster, true, metav1.Now()); err != nil {
+	if err := Cordon(ctx, c, out, cluster, true); err != nil {
 		return nil, err
 	}
 	var hcds v1alpha1.HostedClusterDeploymentList
