@@ -112,8 +112,10 @@ func TestHandsOffOperator(t *testing.T) {
 	}
 
 	// Removing the add-on removes nothing of the operator's: its namespace
-	// stays, and so do the CRDs hcp-fleet installed before the mode
-	// changed, if any.
+	// stays, and so do the HyperShift CRDs hcp-fleet installed before the
+	// mode changed, if any. (The CAPI CRDs are the CAPI feature's, which
+	// the hands-off mode does not cover: its cleanup removes those it
+	// installed.)
 	crdsBefore := managedObjects(t, cluster)
 	setHostLabel(t, cluster, false)
 	eventually(t, 3*time.Minute, "the add-on gone from "+cluster, func(ctx context.Context) error {
@@ -127,7 +129,7 @@ func TestHandsOffOperator(t *testing.T) {
 	}
 	after := managedObjects(t, cluster)
 	for k := range crdsBefore {
-		if _, ok := after[k]; !ok && strings.HasPrefix(k, "customresourcedefinitions ") {
+		if _, ok := after[k]; !ok && strings.HasPrefix(k, "customresourcedefinitions ") && strings.HasSuffix(k, ".hypershift.openshift.io") {
 			t.Errorf("the add-on's removal deleted %s", k)
 		}
 	}
