@@ -173,7 +173,16 @@ func (e *Env) ReportOperatorHealth(ctx context.Context, hc *HostingConfig, healt
 	if healthy {
 		want = hc.Revision
 	}
-	if (healthy && current.HealthyRevision == hc.Revision) || (!healthy && current.HealthyRevision == "") {
+	answer := ""
+	if healthy {
+		answer = hc.Revision
+	}
+	// The cached ConfigMap may not show this agent's last patch yet: skip
+	// only when it and the last answer written agree with this one, or a
+	// withdrawal right after an answer would be lost.
+	e.healthAnswer.mu.Lock()
+	defer e.healthAnswer.mu.Unlock()
+	if current.HealthyRevision == answer && (e.healthAnswer.written == nil || *e.healthAnswer.written == answer) {
 		return nil
 	}
 	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
@@ -188,7 +197,14 @@ func (e *Env) ReportOperatorHealth(ctx context.Context, hc *HostingConfig, healt
 		types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 		return fmt.Errorf("reporting the HyperShift operator's health on ConfigMap %s/%s: %w", e.Options.AddonNamespace, e.Options.HostingConfigMap, err)
 	}
+	e.healthAnswer.written = &answer
 	return nil
+}
+
+// healthAnswer is the last answer ReportOperatorHealth wrote.
+type healthAnswer struct {
+	mu      sync.Mutex
+	written *string
 }
 
 // ReadHostingConfig reads the HostingConfig ConfigMap from the API server

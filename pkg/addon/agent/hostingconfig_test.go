@@ -80,13 +80,28 @@ func TestReportOperatorHealth(t *testing.T) {
 		}
 	}
 
+	// The cache has not seen the last answer yet: a withdrawal is still
+	// written.
+	stale := *hc
+	stale.HealthyRevision = ""
+	env.HostingConfig.set(&stale, cm)
+	if err := env.ReportOperatorHealth(ctx, hc, false); err != nil {
+		t.Fatal(err)
+	}
+	if got := patches(); got != 4 {
+		t.Errorf("a withdrawal over a stale cache: %d patches, want 4", got)
+	}
+	if got := answer(); got != "" {
+		t.Errorf("answer %q after the withdrawal, want none", got)
+	}
+
 	// A ConfigMap from a hub that renders no revision is never answered.
 	legacy := &HostingConfig{Spec: []byte("{}")}
 	env.HostingConfig.set(legacy, cm)
 	if err := env.ReportOperatorHealth(ctx, legacy, true); err != nil {
 		t.Fatal(err)
 	}
-	if got := patches(); got != 3 {
+	if got := patches(); got != 4 {
 		t.Errorf("a ConfigMap without revision was patched: %d patches", got)
 	}
 }
