@@ -165,7 +165,19 @@ type HostingConfigSpec struct {
 type HostingNamespaceName string
 
 // HyperShiftOperatorConfig configures the HyperShift operator's images.
+// +kubebuilder:validation:XValidation:rule=`!has(self.management) || self.management != 'External' || (!has(self.image) && !has(self.imageOverrides) && !(has(self.adoptExisting) && self.adoptExisting))`,message="spec.operator.management External leaves the HyperShift operator to another manager: image, imageOverrides and adoptExisting do not apply"
 type HyperShiftOperatorConfig struct {
+	// management says who installs, upgrades and removes the HyperShift
+	// operator on the management clusters this HostingConfig applies to.
+	// Managed (the default): the hcp-fleet agent does. External: another
+	// manager does (e.g. the MCE HyperShift add-on, or `hypershift install`);
+	// the agent never installs, changes or removes it, reports it
+	// HyperShiftOperatorInstalled=True (reason ExternallyManaged) while it is
+	// available, and hcp-fleet still schedules and delivers hosted clusters
+	// there.
+	// +optional
+	Management HyperShiftOperatorManagement `json:"management,omitempty"`
+
 	// image is the HyperShift operator image. When unset, the image this hcp-fleet
 	// release was built and tested with is used.
 	// +optional
@@ -191,6 +203,24 @@ type HyperShiftOperatorConfig struct {
 	// ManagedClusterAddOn.
 	// +optional
 	AdoptExisting bool `json:"adoptExisting,omitempty"`
+}
+
+// HyperShiftOperatorManagement says who manages the HyperShift operator.
+// +kubebuilder:validation:Enum=Managed;External
+type HyperShiftOperatorManagement string
+
+const (
+	// HyperShiftOperatorManaged: the hcp-fleet agent installs, upgrades and
+	// removes the operator.
+	HyperShiftOperatorManaged HyperShiftOperatorManagement = "Managed"
+	// HyperShiftOperatorExternal: another manager does; the agent leaves it
+	// alone and reports its availability.
+	HyperShiftOperatorExternal HyperShiftOperatorManagement = "External"
+)
+
+// External reports whether the operator is left to another manager.
+func (o *HyperShiftOperatorConfig) External() bool {
+	return o != nil && o.Management == HyperShiftOperatorExternal
 }
 
 // ImagePullSpec is a container image reference, e.g. quay.io/org/image:tag or

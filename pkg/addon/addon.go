@@ -37,6 +37,18 @@ const (
 	// HostingConfigRefKey holds namespace/name of the HostingConfig.
 	HostingConfigRefKey = "source"
 
+	// HostingConfigRevisionAnnotation is the hub's revision of what it
+	// hands the agent in the HostingConfig ConfigMap (HostingConfigRevision
+	// of its data), and OperatorHealthyRevisionAnnotation the revision with
+	// which the agent last saw the HyperShift operator healthy (absent while
+	// it is not). A condition rule of the add-on ManifestWork compares the
+	// two (pkg/addon/hub, rollouthealth.go), so that the work's Available,
+	// which OCM's rollout counts, means "the operator is healthy with this
+	// configuration". One writer each: the hub renders the first, the agent
+	// patches the second.
+	HostingConfigRevisionAnnotation   = "hcpfleet.io/hosting-config-revision"
+	OperatorHealthyRevisionAnnotation = "hcpfleet.io/operator-healthy-revision"
+
 	// AgentCAPINamespaceRole and AgentHostingNamespaceRole are the
 	// ClusterRoles (manifests/agent) the agent binds to itself, with a
 	// RoleBinding of the same name, in the namespaces known only at run time

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	workv1 "open-cluster-management.io/api/work/v1"
 
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hcpfleet"
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
@@ -65,9 +66,20 @@ func TestOperatorHealthIsAddOnHealth(t *testing.T) {
 		if op == nil || op.Status != metav1.ConditionFalse || !strings.Contains(op.Message, hcpfleet.BrokenHyperShiftOperatorImage) {
 			return fmt.Errorf("the agent does not report the broken operator yet: %+v", op)
 		}
+		// The add-on work's condition rule on the HostingConfig ConfigMap
+		// (rollouthealth.go) makes the work not Available, which the
+		// addon-framework's work prober reports before its own health
+		// checker runs.
+		work, err := c.deployWork(ctx, cluster)
+		if err != nil {
+			return err
+		}
+		if cm := manifestCondition(work, "configmaps", addon.HostingConfigMap, workv1.ManifestAvailable); cm == nil || cm.Status != metav1.ConditionFalse ||
+			!strings.Contains(cm.Message, "has not reported the HyperShift operator healthy") {
+			return fmt.Errorf("the HostingConfig ConfigMap's rule: %+v", cm)
+		}
 		av := meta.FindStatusCondition(mca.Status.Conditions, addonv1alpha1.ManagedClusterAddOnConditionAvailable)
-		if av == nil || av.Status != metav1.ConditionFalse || av.Reason != addonv1alpha1.AddonAvailableReasonProbeUnavailable ||
-			!strings.Contains(av.Message, "HyperShift operator is not healthy") {
+		if av == nil || av.Status != metav1.ConditionFalse || av.Reason != addonv1alpha1.AddonAvailableReasonWorkNotApply {
 			return fmt.Errorf("Available: %+v", av)
 		}
 		return nil

@@ -101,6 +101,8 @@ type Env struct {
 
 	// lastSeenDeleting is AddonDeleting's last answer read from the hub.
 	lastSeenDeleting atomic.Bool
+	// healthAnswer is ReportOperatorHealth's last write.
+	healthAnswer healthAnswer
 }
 
 // EventSource is the component name of the agent's Events.

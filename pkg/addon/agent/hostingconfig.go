@@ -37,6 +37,11 @@ type HostingConfig struct {
 	// hub could not resolve (messages naming the hub Secret and key); the
 	// hub delivers copies of the others (addon.Credential).
 	CredentialProblems []string
+	// Revision is the hub's name of this content
+	// (addon.HostingConfigRevisionAnnotation; empty from an older hub), and
+	// HealthyRevision the one the agent last reported the HyperShift
+	// operator healthy with (addon.OperatorHealthyRevisionAnnotation).
+	Revision, HealthyRevision string
 }
 
 // HostingConfigSource holds the current HostingConfig and tells subscribers
@@ -66,7 +71,10 @@ func (s *HostingConfigSource) Subscribe(ch chan<- event.GenericEvent) {
 
 func (s *HostingConfigSource) set(hc *HostingConfig, obj client.Object) {
 	s.mu.Lock()
-	changed := s.current == nil || hc == nil || s.current.SpecHash != hc.SpecHash || s.current.Source != hc.Source ||
+	// The revision covers the spec as handed over, which changes without
+	// OCM's spec hash when the release's operator image does; the healthy
+	// revision is the agent's own answer and changes nothing.
+	changed := s.current == nil || hc == nil || s.current.SpecHash != hc.SpecHash || s.current.Source != hc.Source || s.current.Revision != hc.Revision ||
 		!slices.Equal(s.current.CredentialProblems, hc.CredentialProblems)
 	s.current = hc
 	subs := append([]chan<- event.GenericEvent(nil), s.subscribers...)
@@ -141,5 +149,74 @@ func parseHostingConfig(cm *corev1.ConfigMap) (*HostingConfig, error) {
 		SpecHash:           cm.Data[addon.HostingConfigHashKey],
 		Spec:               json.RawMessage(spec),
 		CredentialProblems: problems,
+		Revision:           cm.Annotations[addon.HostingConfigRevisionAnnotation],
+		HealthyRevision:    cm.Annotations[addon.OperatorHealthyRevisionAnnotation],
 	}, nil
+}
+
+// ReportOperatorHealth answers the hub's revision of the HostingConfig
+// ConfigMap: healthy says whether the HyperShift operator is healthy as
+// installed from hc (or left to another manager). The answer is an
+// annotation of that ConfigMap, which a condition rule of the add-on
+// ManifestWork compares with the revision (pkg/addon/hub, rollouthealth.go),
+// so OCM's rollout counts this cluster done only once the operator is healthy
+// with the configuration the rollout brought. An hc that is no longer the
+// current one is not answered (the answer would be about a configuration
+// the ConfigMap no longer holds); nothing is written when the ConfigMap
+// already says so.
+func (e *Env) ReportOperatorHealth(ctx context.Context, hc *HostingConfig, healthy bool) error {
+	current := e.HostingConfig.Current()
+	if hc == nil || current == nil || hc.Revision == "" || current.Revision != hc.Revision {
+		return nil
+	}
+	var want any // null removes the annotation
+	if healthy {
+		want = hc.Revision
+	}
+	answer := ""
+	if healthy {
+		answer = hc.Revision
+	}
+	// The cached ConfigMap may not show this agent's last patch yet: skip
+	// only when it and the last answer written agree with this one, or a
+	// withdrawal right after an answer would be lost.
+	e.healthAnswer.mu.Lock()
+	defer e.healthAnswer.mu.Unlock()
+	if current.HealthyRevision == answer && (e.healthAnswer.written == nil || *e.healthAnswer.written == answer) {
+		return nil
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
+		"annotations": map[string]any{addon.OperatorHealthyRevisionAnnotation: want},
+	}})
+	if err != nil {
+		return err
+	}
+	// A merge patch of the one annotation: the hub's fields stay the work
+	// agent's.
+	if _, err := e.ManagedClient.CoreV1().ConfigMaps(e.Options.AddonNamespace).Patch(ctx, e.Options.HostingConfigMap,
+		types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		return fmt.Errorf("reporting the HyperShift operator's health on ConfigMap %s/%s: %w", e.Options.AddonNamespace, e.Options.HostingConfigMap, err)
+	}
+	e.healthAnswer.written = &answer
+	return nil
+}
+
+// healthAnswer is the last answer ReportOperatorHealth wrote.
+type healthAnswer struct {
+	mu      sync.Mutex
+	written *string
+}
+
+// ReadHostingConfig reads the HostingConfig ConfigMap from the API server
+// (for the cleanup, which runs without the agent's cache); nil when there is
+// none.
+func (e *Env) ReadHostingConfig(ctx context.Context) (*HostingConfig, error) {
+	cm, err := e.ManagedClient.CoreV1().ConfigMaps(e.Options.AddonNamespace).Get(ctx, e.Options.HostingConfigMap, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return parseHostingConfig(cm)
 }

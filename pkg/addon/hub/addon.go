@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/prometheus/client_golang/prometheus"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -131,9 +132,13 @@ func newAgentAddon(opts Options, kube kubernetes.Interface, dyn dynamic.Interfac
 }
 
 // GetAgentAddonOptions tells the addon-framework how to register, configure
-// and probe the agent.
+// and probe the agent, and gives the add-on ManifestWork the condition
+// rules that make its Available mean a healthy agent and operator
+// (rollouthealth.go).
 func (a *AgentAddon) GetAgentAddonOptions() agent.AgentAddonOptions {
-	return a.template.GetAgentAddonOptions()
+	opts := a.template.GetAgentAddonOptions()
+	opts.ManifestConfigs = append(slices.Clone(opts.ManifestConfigs), rolloutHealthManifestConfigs()...)
+	return opts
 }
 
 // agentRenders counts renders of the agent's manifests: the add-on manager

@@ -95,5 +95,7 @@
 // ClusterManagementAddOn names as its default (ApplyReleaseConfig), so an
 // upgrade is rolled out as its rolloutStrategy says. The add-on's health is
 // the work prober of health.go: the agent Deployment's availability and the
-// agent's HyperShiftOperatorInstalled condition.
+// agent's HyperShiftOperatorInstalled condition. OCM's rollout reads the
+// add-on ManifestWork's Available instead, which the condition rules of
+// rollouthealth.go give the same meaning.
 package hub

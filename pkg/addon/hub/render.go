@@ -2,6 +2,8 @@ package hub
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -43,6 +45,9 @@ var templatedCredentials = []addon.Credential{addon.OIDCStorageCredentials, addo
 //   - HostingNamespaces: the namespaces the HostingConfig allows hosted
 //     clusters in (spec.hostingNamespaces, or the default), which the agent
 //     may delete once empty;
+//   - HostingConfigRevision: hostingConfigRevision of what the ConfigMap
+//     hands the agent, which the add-on work's health rule compares with the
+//     agent's report (rollouthealth.go);
 //   - Credentials: the copies of the Secrets the HostingConfig references, by
 //     purpose; CredentialProblems: the references the hub could not resolve,
 //     as a JSON list of messages for the admin ("" when there are none).
@@ -154,14 +159,29 @@ func (a *AgentAddon) agentValues(cluster *clusterv1.ManagedCluster, mca *addonv1
 	}
 	hostingSpec := &v1alpha1.HostingConfigSpec{HostingNamespaces: namespaces.HostingNamespaces}
 	return addonfactory.Values{
-		"HostingNamespaces":   hostingSpec.AllowedHostingNamespaces(),
-		"Image":               image,
-		"HostingConfigSpec":   specJSON,
-		"HostingConfigHash":   hash,
-		"HostingConfigSource": source,
-		"Credentials":         credentials,
-		"CredentialProblems":  problems,
+		"HostingConfigRevision": hostingConfigRevision(specJSON, source, problems),
+		"HostingNamespaces":     hostingSpec.AllowedHostingNamespaces(),
+		"Image":                 image,
+		"HostingConfigSpec":     specJSON,
+		"HostingConfigHash":     hash,
+		"HostingConfigSource":   source,
+		"Credentials":           credentials,
+		"CredentialProblems":    problems,
 	}, nil
+}
+
+// hostingConfigRevision names what the HostingConfig ConfigMap hands the
+// agent: a change of the spec (operator image included), of its source or of
+// the credential problems is a new revision, for which the agent must report
+// the HyperShift operator healthy anew. The credentials' contents are left
+// out: a hash of a Secret's value is not published in an annotation.
+func hostingConfigRevision(specJSON, source, problems string) string {
+	h := sha256.New()
+	for _, part := range []string{specJSON, source, problems} {
+		h.Write([]byte(part))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
 // withDefaultOperatorImage returns spec with spec.operator.image set to the

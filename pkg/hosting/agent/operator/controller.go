@@ -150,12 +150,12 @@ func setup(mgr ctrl.Manager, env *agent.Env) error {
 func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
 	hc := r.env.HostingConfig.Current()
 	if hc == nil {
-		return reconcile.Result{}, r.report(ctx, metav1.ConditionFalse, "WaitingForHostingConfig",
+		return reconcile.Result{}, r.report(ctx, hc, metav1.ConditionFalse, "WaitingForHostingConfig",
 			"waiting for the hub to render this cluster's HostingConfig", nil)
 	}
 	spec := &v1alpha1.HostingConfigSpec{}
 	if err := json.Unmarshal(hc.Spec, spec); err != nil {
-		return reconcile.Result{}, r.report(ctx, metav1.ConditionFalse, "InvalidHostingConfig",
+		return reconcile.Result{}, r.report(ctx, hc, metav1.ConditionFalse, "InvalidHostingConfig",
 			fmt.Sprintf("HostingConfig %s cannot be read: %v", hc.Source, err), nil)
 	}
 	if r.env.AddonDeleting(ctx) {
@@ -172,9 +172,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	case err != nil:
 		return reconcile.Result{}, err
 	}
+	if spec.Operator.External() {
+		return reconcile.Result{}, r.reportExternal(ctx, hc, current)
+	}
 	adopt := spec.Operator != nil && spec.Operator.AdoptExisting
 	if current != nil && current.Labels[ManagedByLabel] != ManagedByValue && !adopt {
-		return reconcile.Result{}, r.report(ctx, metav1.ConditionFalse, "ForeignInstall", fmt.Sprintf(
+		return reconcile.Result{}, r.report(ctx, hc, metav1.ConditionFalse, "ForeignInstall", fmt.Sprintf(
 			"a HyperShift operator not installed by hcp-fleet runs in namespace %s (image %s); hcp-fleet leaves it alone. "+
 				"Set spec.operator.adoptExisting in HostingConfig %s to let hcp-fleet take it over", Namespace, image(current), hc.Source), nil)
 	}
@@ -187,7 +190,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		// Leave the install as it is: a partial one would start an operator
 		// whose credentials are missing. A Secret event requeues.
 		if current == nil || current.Labels[ManagedByLabel] != ManagedByValue {
-			return reconcile.Result{}, r.report(ctx, metav1.ConditionFalse, hold.Reason, hold.Message, nil, *hold)
+			return reconcile.Result{}, r.report(ctx, hc, metav1.ConditionFalse, hold.Reason, hold.Message, nil, *hold)
 		}
 		return reconcile.Result{}, r.reportRollout(ctx, image(current), current, hc, *hold)
 	}
@@ -202,7 +205,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 
 	written, err := r.apply(ctx, install)
 	if err != nil {
-		_ = r.report(ctx, metav1.ConditionFalse, "ApplyFailed", err.Error(), current)
+		_ = r.report(ctx, hc, metav1.ConditionFalse, "ApplyFailed", err.Error(), current)
 		return reconcile.Result{}, err
 	}
 	if written > 0 || current == nil {
@@ -410,15 +413,15 @@ func (r *Reconciler) reportRollout(ctx context.Context, img string, d *appsv1.De
 	switch {
 	case st.ObservedGeneration < d.Generation || st.UpdatedReplicas < replicas:
 		operatorAvailable.Set(0)
-		return r.report(ctx, metav1.ConditionFalse, "RollingOut", fmt.Sprintf("rolling out HyperShift operator %s (version %s): %d/%d replicas updated",
+		return r.report(ctx, hc, metav1.ConditionFalse, "RollingOut", fmt.Sprintf("rolling out HyperShift operator %s (version %s): %d/%d replicas updated",
 			img, version(img), st.UpdatedReplicas, replicas), d, overrides...)
 	case st.AvailableReplicas < replicas:
 		operatorAvailable.Set(0)
-		return r.report(ctx, metav1.ConditionFalse, "WaitingForAvailability", fmt.Sprintf("HyperShift operator %s (version %s): %d/%d replicas available%s",
+		return r.report(ctx, hc, metav1.ConditionFalse, "WaitingForAvailability", fmt.Sprintf("HyperShift operator %s (version %s): %d/%d replicas available%s",
 			img, version(img), st.AvailableReplicas, replicas, deploymentProblem(d)), d, overrides...)
 	}
 	operatorAvailable.Set(1)
-	return r.report(ctx, metav1.ConditionTrue, "Installed", fmt.Sprintf("HyperShift operator %s (version %s) is installed and available in namespace %s%s (HostingConfig %s)",
+	return r.report(ctx, hc, metav1.ConditionTrue, "Installed", fmt.Sprintf("HyperShift operator %s (version %s) is installed and available in namespace %s%s (HostingConfig %s)",
 		img, version(img), Namespace, capiTypes(d), hc.Source), d, overrides...)
 }
 
@@ -435,7 +438,13 @@ func capiTypes(d *appsv1.Deployment) string {
 
 // report sets the three operator conditions from one state; overrides
 // replace the Progressing or Degraded condition the state implies.
-func (r *Reconciler) report(ctx context.Context, installed metav1.ConditionStatus, reason, message string, d *appsv1.Deployment, overrides ...metav1.Condition) error {
+//
+// It also answers the HostingConfig ConfigMap's revision (agent.Env's
+// ReportOperatorHealth), which OCM's rollout reads through the add-on
+// ManifestWork: healthy when the operator installed from hc is available
+// with nothing held back, or when another manager runs it (ForeignInstall,
+// whose health is not the add-on's).
+func (r *Reconciler) report(ctx context.Context, hc *agent.HostingConfig, installed metav1.ConditionStatus, reason, message string, d *appsv1.Deployment, overrides ...metav1.Condition) error {
 	progressing := metav1.Condition{Type: ConditionProgressing, Status: metav1.ConditionFalse, Reason: "AsExpected", Message: "no rollout in progress"}
 	degraded := metav1.Condition{Type: ConditionDegraded, Status: metav1.ConditionFalse, Reason: "AsExpected", Message: "the HyperShift operator is healthy"}
 	switch reason {
@@ -446,7 +455,7 @@ func (r *Reconciler) report(ctx context.Context, installed metav1.ConditionStatu
 		}
 	case "ApplyFailed", "InvalidHostingConfig":
 		degraded = metav1.Condition{Type: ConditionDegraded, Status: metav1.ConditionTrue, Reason: reason, Message: message}
-	case "ForeignInstall", "WaitingForHostingConfig":
+	case "ForeignInstall", "WaitingForHostingConfig", ReasonExternallyManaged, ReasonWaitingForExternalOperator:
 		degraded.Message = "the agent does not manage a HyperShift operator here: " + message
 	}
 	for _, o := range overrides {
@@ -459,7 +468,10 @@ func (r *Reconciler) report(ctx context.Context, installed metav1.ConditionStatu
 	}
 	operatorState.Reset()
 	operatorState.WithLabelValues(reason).Set(1)
-	return r.reporter.Set(ctx, metav1.Condition{Type: ConditionInstalled, Status: installed, Reason: reason, Message: message}, progressing, degraded)
+	healthy := (reason == "Installed" && len(overrides) == 0) || reason == "ForeignInstall" || reason == ReasonExternallyManaged
+	return errors.Join(
+		r.env.ReportOperatorHealth(ctx, hc, healthy),
+		r.reporter.Set(ctx, metav1.Condition{Type: ConditionInstalled, Status: installed, Reason: reason, Message: message}, progressing, degraded))
 }
 
 // deploymentProblem describes why a Deployment is unavailable, if its
@@ -520,8 +532,13 @@ func hostedClustersExistMessage(page *unstructured.UnstructuredList) string {
 
 // Cleanup uninstalls what the agent installed. It refuses while any
 // HostedCluster exists (their control planes run on this operator), leaves a
-// foreign install alone, and keeps a CRD while objects of it remain.
+// foreign install alone, and keeps a CRD while objects of it remain. In the
+// hands-off mode it removes nothing: the operator is another manager's,
+// whatever installed it first.
 func Cleanup(ctx context.Context, env *agent.Env) error {
+	if external, err := externallyManaged(ctx, env); err != nil || external {
+		return err
+	}
 	c, err := client.New(env.Managed, client.Options{Scheme: agent.Scheme})
 	if err != nil {
 		return err

@@ -9,15 +9,24 @@ import (
 // HyperShiftOperatorConfigApplyConfiguration represents a declarative configuration of the HyperShiftOperatorConfig type for use
 // with apply.
 type HyperShiftOperatorConfigApplyConfiguration struct {
-	Image          *string                              `json:"image,omitempty"`
-	ImageOverrides map[string]apiv1alpha1.ImagePullSpec `json:"imageOverrides,omitempty"`
-	AdoptExisting  *bool                                `json:"adoptExisting,omitempty"`
+	Management     *apiv1alpha1.HyperShiftOperatorManagement `json:"management,omitempty"`
+	Image          *string                                   `json:"image,omitempty"`
+	ImageOverrides map[string]apiv1alpha1.ImagePullSpec      `json:"imageOverrides,omitempty"`
+	AdoptExisting  *bool                                     `json:"adoptExisting,omitempty"`
 }
 
 // HyperShiftOperatorConfigApplyConfiguration constructs a declarative configuration of the HyperShiftOperatorConfig type for use with
 // apply.
 func HyperShiftOperatorConfig() *HyperShiftOperatorConfigApplyConfiguration {
 	return &HyperShiftOperatorConfigApplyConfiguration{}
+}
+
+// WithManagement sets the Management field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Management field is set to the value of the last call.
+func (b *HyperShiftOperatorConfigApplyConfiguration) WithManagement(value apiv1alpha1.HyperShiftOperatorManagement) *HyperShiftOperatorConfigApplyConfiguration {
+	b.Management = &value
+	return b
 }
 
 // WithImage sets the Image field in the declarative configuration to the given value
