@@ -178,11 +178,25 @@ unit: ## Every test that needs no API server (no fleet, no KUBEBUILDER_ASSETS): 
 verify: ## Rerun `make generate manifests` and fail on a stale, hand-edited or uncommitted generated file.
 	@hack/verify.sh "$(MAKE)"
 
+# `go test` starts the test binaries in the order the packages are listed.
+# The packages whose tests run longest (bin/test-times.txt after a run) go
+# first, so that they do not start last and set the end of the run while
+# the other slots sit idle; the rest of ./... fills the other slots.
+TEST_FIRST := ./pkg/hosting/hub ./pkg/olm/hub ./pkg/capi/migration ./pkg/hosting/agent/operator \
+	./test/e2e ./pkg/addon ./pkg/extension/integration ./pkg/capi/feature
+TEST_ORDER  = $(if $(filter ./...,$(TEST_PKGS)),$(TEST_FIRST)) $(TEST_PKGS)
+# Every event of the last `make test` (go test -json), for
+# hack/test-times.sh: the slowest packages and tests.
+TEST_JSON  := $(CURDIR)/bin/test.json
+
+# -vet=off: `make vet` has just run the full go vet, with the same tag, on
+# the same packages; the subset go test runs by default would redo it.
 .PHONY: test
 test: vet verify ## Generated files current, then unit, integration and end-to-end tests against real kube-apiservers.
 	@mkdir -p bin && rm -f $(HOSTILE_TABLE)
-	status=0; HCPFLEET_HOSTILE_TABLE=$(HOSTILE_TABLE) KUBEBUILDER_ASSETS="$(K8S_BINS)" HCPFLEET_OLM_DIR="$(OLM_BINS)" $(TOOLS) gotestsum --format testname -- $(INTEGRATION) -timeout 45m $(TEST_FLAGS) $(TEST_PKGS) || status=$$?; \
-	  if [[ -f $(HOSTILE_TABLE) ]]; then echo; cat $(HOSTILE_TABLE); fi; exit $$status
+	status=0; HCPFLEET_HOSTILE_TABLE=$(HOSTILE_TABLE) KUBEBUILDER_ASSETS="$(K8S_BINS)" HCPFLEET_OLM_DIR="$(OLM_BINS)" $(TOOLS) gotestsum --format testname --jsonfile $(TEST_JSON) -- $(INTEGRATION) -vet=off -timeout 45m $(TEST_FLAGS) $(TEST_ORDER) || status=$$?; \
+	  if [[ -f $(HOSTILE_TABLE) ]]; then echo; cat $(HOSTILE_TABLE); fi; \
+	  hack/test-times.sh $(TEST_JSON) | tee bin/test-times.txt; exit $$status
 	$(GO) test -C hack/images $(TEST_FLAGS) ./...
 
 .PHONY: resilience
@@ -196,9 +210,22 @@ resilience: ## The resilience suite (test/resilience): failures injected into on
 # (console/test/host) and runs test/console: headless Chromium (Debian's
 # chromium; CHROMIUM overrides the path) loads the plugin against a local
 # fleet as an admin and as a tenant, screenshots in bin/console-screenshots.
+# `make console-deps` installs console/node_modules from the lockfile
+# (npm ci) and only when the lockfile is newer than the last install (npm
+# writes node_modules/.package-lock.json), so CI can start it early in the
+# background (it is mostly network) and `make console` reuses it.
+CONSOLE_DEPS := console/node_modules/.package-lock.json
+
+$(CONSOLE_DEPS): console/package-lock.json console/package.json
+	cd console && npm ci --no-audit --no-fund
+	@touch $@
+
+.PHONY: console-deps
+console-deps: $(CONSOLE_DEPS) ## Install the console plugin's locked dependencies (npm ci; skipped when current).
+
 .PHONY: console
-console: ## Build the console plugin into console/dist (npm ci, webpack).
-	cd console && npm ci --no-audit --no-fund && npm run build
+console: $(CONSOLE_DEPS) ## Build the console plugin into console/dist (npm ci when the lockfile changed, webpack).
+	cd console && npm run build
 
 # The console plugin's image: hcp-fleet-console (cmd/console) with the
 # plugin's build at /usr/share/hcp-fleet-console. Apart from `make images`,
