@@ -100,10 +100,14 @@ func (g *gated) waitUpgradeBlocked(status metav1.ConditionStatus, reason string,
 // positive signal: the hub's decision about the current generation).
 func (g *gated) wantRelease(image string) {
 	g.t.Helper()
-	h, err := g.hostedCluster(context.Background())
-	if err != nil {
-		g.t.Fatal(err)
-	}
+	// The HostedCluster exists once the first delivery reached the host
+	// (the positive signal); what it runs is then asserted, not awaited.
+	var h *unstructured.Unstructured
+	env.Eventually(g.t, 3*time.Minute, "the HostedCluster delivered", func(ctx context.Context) error {
+		var err error
+		h, err = g.hostedCluster(ctx)
+		return err
+	})
 	if got, _, _ := unstructured.NestedString(h.Object, "spec", "release", "image"); got != image {
 		g.t.Errorf("HostedCluster release %s, want %s (held)", got, image)
 	}
