@@ -21,6 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/util/retry"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -121,12 +122,15 @@ func setUp(ctx context.Context) error {
 	if err := admin.Create(ctx, rr); err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
 	}
-	mc := &clusterv1.ManagedCluster{}
-	if err := admin.Get(ctx, types.NamespacedName{Name: cordonedMC}, mc); err != nil {
-		return err
-	}
-	mc.Spec.Taints = append(mc.Spec.Taints, clusterv1.Taint{Key: hosting.TaintUnschedulable, Effect: clusterv1.TaintEffectNoSelect})
-	return admin.Update(ctx, mc)
+	// OCM's controllers write the ManagedCluster too: retried on conflict.
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		mc := &clusterv1.ManagedCluster{}
+		if err := admin.Get(ctx, types.NamespacedName{Name: cordonedMC}, mc); err != nil {
+			return err
+		}
+		mc.Spec.Taints = append(mc.Spec.Taints, clusterv1.Taint{Key: hosting.TaintUnschedulable, Effect: clusterv1.TaintEffectNoSelect})
+		return admin.Update(ctx, mc)
+	})
 }
 
 func hcdName(ns string) string { return strings.TrimPrefix(ns, "team-") + "-cluster" }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
@@ -28,16 +29,21 @@ import (
 func setCordon(t *testing.T, cluster string, cordon bool) {
 	t.Helper()
 	ctx := context.Background()
-	mc := &clusterv1.ManagedCluster{}
-	if err := hubc.Get(ctx, types.NamespacedName{Name: cluster}, mc); err != nil {
-		t.Fatal(err)
-	}
-	orig := mc.DeepCopy()
-	mc.Spec.Taints = slices.DeleteFunc(mc.Spec.Taints, func(t clusterv1.Taint) bool { return t.Key == hosting.TaintUnschedulable })
-	if cordon {
-		mc.Spec.Taints = append(mc.Spec.Taints, clusterv1.Taint{Key: hosting.TaintUnschedulable, Effect: clusterv1.TaintEffectNoSelect})
-	}
-	if err := hubc.Patch(ctx, mc, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+	// OCM's controllers write the ManagedCluster too (status, its own
+	// taints): a patch computed on an older copy is retried on the new one.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		mc := &clusterv1.ManagedCluster{}
+		if err := hubc.Get(ctx, types.NamespacedName{Name: cluster}, mc); err != nil {
+			return err
+		}
+		orig := mc.DeepCopy()
+		mc.Spec.Taints = slices.DeleteFunc(mc.Spec.Taints, func(t clusterv1.Taint) bool { return t.Key == hosting.TaintUnschedulable })
+		if cordon {
+			mc.Spec.Taints = append(mc.Spec.Taints, clusterv1.Taint{Key: hosting.TaintUnschedulable, Effect: clusterv1.TaintEffectNoSelect})
+		}
+		return hubc.Patch(ctx, mc, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 }
