@@ -121,7 +121,7 @@ func TestBundleValidation(t *testing.T) {
 		}
 	}
 	// The validators saw the bundle whole.
-	if bundle.CSV == nil || len(bundle.V1CRDs) != 6 || bundle.Package != PackageName || bundle.DefaultChannel != Channel {
+	if bundle.CSV == nil || len(bundle.V1CRDs) != 7 || bundle.Package != PackageName || bundle.DefaultChannel != Channel {
 		t.Errorf("bundle loaded as CSV %v, %d CRDs, package %q, channel %q", bundle.CSV != nil, len(bundle.V1CRDs), bundle.Package, bundle.DefaultChannel)
 	}
 }
@@ -243,12 +243,14 @@ func TestInstallStrategy(t *testing.T) {
 		"hcp-fleet-hub_monitoring.coreos.com_v1_prometheusrule.yaml",
 		"hcp-fleet-hub_monitoring.coreos.com_v1_servicemonitor.yaml",
 		"hcp-fleet-metrics-reader_rbac.authorization.k8s.io_v1_clusterrole.yaml",
+		"hcp-fleet-relocate_rbac.authorization.k8s.io_v1_clusterrole.yaml",
 		"hcp-fleet-tenant_rbac.authorization.k8s.io_v1_clusterrole.yaml",
 		"hcp-fleet.clusterserviceversion.yaml",
 		"hcp-fleet_console.openshift.io_v1_consoleplugin.yaml",
 		"hcpfleet.io_hostedclusterdeployments.yaml",
 		"hcpfleet.io_hostedclusterextensions.yaml",
 		"hcpfleet.io_hostedclusterinventories.yaml",
+		"hcpfleet.io_hostedclusterrelocations.yaml",
 		"hcpfleet.io_hostingconfigs.yaml",
 		"hcpfleet.io_releaserollouts.yaml",
 		"hcpfleet.io_tenantpolicies.yaml",

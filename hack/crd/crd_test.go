@@ -18,6 +18,7 @@ const (
 	tpCRD   = crdDir + "/hcpfleet.io_tenantpolicies.yaml"
 	rrCRD   = crdDir + "/hcpfleet.io_releaserollouts.yaml"
 	hciCRD  = crdDir + "/hcpfleet.io_hostedclusterinventories.yaml"
+	hcrCRD  = crdDir + "/hcpfleet.io_hostedclusterrelocations.yaml"
 	apiDocs = "../../docs/api.md"
 )
 
@@ -27,7 +28,7 @@ var preservedSubtrees = []string{"spec.hostedCluster.spec", "spec.nodePools[].sp
 // TestAPIDocUpToDate fails when docs/api.md does not match the CRDs: run
 // `make manifests` after changing api/v1alpha1.
 func TestAPIDocUpToDate(t *testing.T) {
-	want, err := apiDoc([]string{hcdCRD, hcCRD, hceCRD, tpCRD, rrCRD, hciCRD})
+	want, err := apiDoc([]string{hcdCRD, hcCRD, hceCRD, tpCRD, rrCRD, hciCRD, hcrCRD})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,6 +37,8 @@ import (
 	"testing"
 	"time"
 
+	certutil "k8s.io/client-go/util/cert"
+
 	operatorsv1 "github.com/operator-framework/api/pkg/operators/v1"
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -145,9 +147,27 @@ func TestInstalledByOLM(t *testing.T) {
 		rules.SetGroupVersionKind(schema.GroupVersionKind{Group: "monitoring.coreos.com", Version: "v1", Kind: "PrometheusRuleList"})
 		return hub.List(ctx, rules)
 	})
+	// The console's kinds, which the bundle's ConsolePlugin needs: OpenShift's
+	// own CRDs, from the openshift/api module.
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/openshift/api").Output()
+	if err != nil {
+		t.Fatalf("go list -m github.com/openshift/api: %v", err)
+	}
+	console, err := localfleet.ReadManifestDir(os.DirFS(filepath.Join(strings.TrimSpace(string(out)), "console", "v1")), "zz_generated.crd-manifests")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := applier.Apply(ctx, console...); err != nil {
+		t.Fatal(err)
+	}
+	poll.Until(t, time.Minute, "console.openshift.io served", func(ctx context.Context) error {
+		plugins := &unstructured.UnstructuredList{}
+		plugins.SetGroupVersionKind(schema.GroupVersionKind{Group: "console.openshift.io", Version: "v1", Kind: "ConsolePluginList"})
+		return hub.List(ctx, plugins)
+	})
 	createNamespace(t, hub, olmNamespace)
 	olm := startOLMOperator(t, filepath.Join(olmDir, "olm"), fleet)
-	phase("OLM CRDs, the monitoring CRDs and olm-operator")
+	phase("OLM CRDs, the monitoring and console CRDs and olm-operator")
 
 	// What the cluster administrator does: a namespace and an OperatorGroup
 	// that the CSV's install modes allow; then what OLM's catalog-operator
@@ -165,6 +185,17 @@ func TestInstalledByOLM(t *testing.T) {
 	// of kinds a bundle cannot carry. Their RBAC and ServiceAccount are
 	// not among them: OLM made those from the bundle.
 	if err := applier.Apply(ctx, postInstallObjects(t)...); err != nil {
+		t.Fatal(err)
+	}
+	// What OpenShift's service-ca operator does for the console's Service
+	// (annotation service.beta.openshift.io/serving-cert-secret-name): its
+	// serving certificate Secret, which the asset server mounts.
+	certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey("hcp-fleet-console."+namespace+".svc", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := hub.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "hcp-fleet-console-cert"},
+		Type: corev1.SecretTypeTLS, Data: map[string][]byte{corev1.TLSCertKey: certPEM, corev1.TLSPrivateKeyKey: keyPEM}}); err != nil {
 		t.Fatal(err)
 	}
 	phase("OperatorGroup, the InstallPlan's steps, the post-install objects")

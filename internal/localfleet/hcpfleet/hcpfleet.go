@@ -210,7 +210,7 @@ func Start(fleet *localfleet.Fleet, opts Options) (*Product, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &Product{fleet: fleet, cancel: cancel, parent: ctx, opts: opts, kubelets: map[string]*kubeletsim.Kubelet{}}
 	if opts.HubFromDeployment {
-		k, err := kubeletsim.New(fleet.Hub.Config(), kubeletsim.Images{HubImage: hubProgram}, filepath.Join(fleet.Hub.Dir, "kubelet"))
+		k, err := kubeletsim.New(fleet.Hub.Config(), kubeletsim.Images{HubImage: hubProgram, ConsoleImage: consoleProgram}, filepath.Join(fleet.Hub.Dir, "kubelet"))
 		if err != nil {
 			cancel()
 			return nil, err
@@ -289,6 +289,19 @@ func Start(fleet *localfleet.Fleet, opts Options) (*Product, error) {
 		go func() { defer p.wg.Done(); k.Run(ctx) }()
 	}
 	return p, nil
+}
+
+// ConsoleImage is the console plugin's asset server (cmd/console), the
+// bundle's second Deployment.
+const ConsoleImage = "quay.io/hcp-fleet/hcp-fleet-console"
+
+// consoleProgram keeps the asset server's Deployment running, so that
+// olm-operator finds every Deployment of the CSV available. It serves
+// nothing: cmd/console is a binary of its own, which test/console builds
+// and runs for real.
+func consoleProgram(ctx context.Context, _ []string) error {
+	<-ctx.Done()
+	return nil
 }
 
 // hubProgram is the hub image's entrypoint (cmd/hub) in-process: the same
