@@ -60,20 +60,7 @@ func TestReleaseRolloutFollowsTheStrategy(t *testing.T) {
 	if adc.Spec.AgentInstallNamespace != addon.DefaultInstallNamespace {
 		t.Errorf("release config agentInstallNamespace %q, want %q", adc.Spec.AgentInstallNamespace, addon.DefaultInstallNamespace)
 	}
-	oldHash := map[string]string{}
-	for _, cl := range clusters {
-		eventually(t, time.Minute, cl+" applied the release config", func(ctx context.Context) error {
-			ref, err := c.releaseRef(ctx, cl)
-			if err != nil {
-				return err
-			}
-			if ref.LastAppliedConfig == nil || !equality.Semantic.DeepEqual(ref.LastAppliedConfig, ref.DesiredConfig) {
-				return fmt.Errorf("desired %+v, last applied %+v", ref.DesiredConfig, ref.LastAppliedConfig)
-			}
-			oldHash[cl] = ref.DesiredConfig.SpecHash
-			return nil
-		})
-	}
+	oldHash := c.releaseApplied(t, clusters)
 
 	setStrategy(`{"type":"Progressive","progressive":{"maxConcurrency":1,"minSuccessTime":"1h"}}`)
 	t.Cleanup(func() { setStrategy(`{"type":"All"}`) })
@@ -158,6 +145,27 @@ func TestReleaseRolloutFollowsTheStrategy(t *testing.T) {
 
 // releaseRef is the cluster's resolved AddOnDeploymentConfig reference, which
 // must be the release config.
+// releaseApplied waits until every cluster applied the release config OCM
+// resolved for it and returns each one's spec hash.
+func (c *clients) releaseApplied(t *testing.T, clusters []string) map[string]string {
+	t.Helper()
+	hashes := map[string]string{}
+	for _, cl := range clusters {
+		eventually(t, time.Minute, cl+" applied the release config", func(ctx context.Context) error {
+			ref, err := c.releaseRef(ctx, cl)
+			if err != nil {
+				return err
+			}
+			if ref.LastAppliedConfig == nil || !equality.Semantic.DeepEqual(ref.LastAppliedConfig, ref.DesiredConfig) {
+				return fmt.Errorf("desired %+v, last applied %+v", ref.DesiredConfig, ref.LastAppliedConfig)
+			}
+			hashes[cl] = ref.DesiredConfig.SpecHash
+			return nil
+		})
+	}
+	return hashes
+}
+
 func (c *clients) releaseRef(ctx context.Context, cluster string) (*addonv1alpha1.ConfigReference, error) {
 	mca, err := c.addons.AddonV1alpha1().ManagedClusterAddOns(cluster).Get(ctx, addon.Name, metav1.GetOptions{})
 	if err != nil {

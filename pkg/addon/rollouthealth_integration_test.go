@@ -42,20 +42,7 @@ func TestProgressiveRolloutStopsAtAnUnhealthyOperator(t *testing.T) {
 	for _, cl := range clusters {
 		c.agentReady(t, cl)
 	}
-	oldHash := map[string]string{}
-	for _, cl := range clusters {
-		eventually(t, time.Minute, cl+" applied the release config", func(ctx context.Context) error {
-			ref, err := c.releaseRef(ctx, cl)
-			if err != nil {
-				return err
-			}
-			if ref.LastAppliedConfig == nil || !equality.Semantic.DeepEqual(ref.LastAppliedConfig, ref.DesiredConfig) {
-				return fmt.Errorf("desired %+v, last applied %+v", ref.DesiredConfig, ref.LastAppliedConfig)
-			}
-			oldHash[cl] = ref.DesiredConfig.SpecHash
-			return nil
-		})
-	}
+	oldHash := c.releaseApplied(t, clusters)
 	adc, err := c.addons.AddonV1alpha1().AddOnDeploymentConfigs(addon.DefaultHubNamespace).Get(ctx, addon.ReleaseConfigName, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)

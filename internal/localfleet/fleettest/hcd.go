@@ -3,13 +3,13 @@ package fleettest
 import (
 	"context"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	workv1 "open-cluster-management.io/api/work/v1"
@@ -19,6 +19,8 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hcpfleet"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hostmodel"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/scheduling"
 )
 
 // Release is the release image test HostedClusterDeployments run.
@@ -51,11 +53,18 @@ func Tenant(ctx context.Context, hub client.Client, name string) error {
 // management cluster that flaps stays in the Placement's decisions as long
 // as the hub still takes it as available (docs/hosting.md).
 func AvailabilityTolerations() []clusterv1beta1.Toleration {
-	seconds := int64(300)
-	return []clusterv1beta1.Toleration{
-		{Key: clusterv1.ManagedClusterTaintUnavailable, Operator: clusterv1beta1.TolerationOpExists, TolerationSeconds: &seconds},
-		{Key: clusterv1.ManagedClusterTaintUnreachable, Operator: clusterv1beta1.TolerationOpExists, TolerationSeconds: &seconds},
+	return AvailabilityTolerationsFor(hostmodel.DefaultUnavailableGrace)
+}
+
+// AvailabilityTolerationsFor tolerates OCM's availability taints
+// (scheduling.AvailabilityTaints) for grace.
+func AvailabilityTolerationsFor(grace time.Duration) []clusterv1beta1.Toleration {
+	seconds := int64(grace / time.Second)
+	tols := make([]clusterv1beta1.Toleration, 0, len(scheduling.AvailabilityTaints))
+	for _, key := range scheduling.AvailabilityTaints {
+		tols = append(tols, clusterv1beta1.Toleration{Key: key, Operator: clusterv1beta1.TolerationOpExists, TolerationSeconds: &seconds})
 	}
+	return tols
 }
 
 // HCD is a HostedClusterDeployment of a Tenant's namespace with one node

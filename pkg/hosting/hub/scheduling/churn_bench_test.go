@@ -17,6 +17,7 @@ import (
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/fleettest"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/scheduling"
 )
 
@@ -34,12 +35,7 @@ func placementTolerations(grace time.Duration) []clusterv1beta1.Toleration {
 	if os.Getenv("BENCH_PLACEMENT_TOLERATIONS") == "0" || grace <= 0 {
 		return nil
 	}
-	seconds := int64(grace / time.Second)
-	var tols []clusterv1beta1.Toleration
-	for _, key := range scheduling.AvailabilityTaints {
-		tols = append(tols, clusterv1beta1.Toleration{Key: key, Operator: clusterv1beta1.TolerationOpExists, TolerationSeconds: &seconds})
-	}
-	return tols
+	return fleettest.AvailabilityTolerationsFor(grace)
 }
 
 // hostChurn records, per management cluster, what changed under the
