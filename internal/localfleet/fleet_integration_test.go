@@ -204,17 +204,9 @@ func TestPlacementSelectsClusterByLabel(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, time.Minute, "PlacementDecision selects only cluster-2", func(ctx context.Context) (bool, error) {
-		decisions, err := clusters.ClusterV1beta1().PlacementDecisions(ns).List(ctx, metav1.ListOptions{
-			LabelSelector: clusterv1beta1.PlacementLabel + "=gold",
-		})
+		picked, err := decidedClusters(ctx, clusters, ns, "gold")
 		if err != nil {
 			return false, err
-		}
-		var picked []string
-		for _, d := range decisions.Items {
-			for _, c := range d.Status.Decisions {
-				picked = append(picked, c.ClusterName)
-			}
 		}
 		if len(picked) != 1 || picked[0] != "cluster-2" {
 			return false, fmt.Errorf("decisions: %v", picked)
