@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hcpfleet"
@@ -33,16 +32,14 @@ func TestReleaseRolloutFollowsTheStrategy(t *testing.T) {
 	for _, cl := range clusters {
 		c.label(t, cl, hcpfleet.HostLabel, ptrTo("true"))
 	}
-	setStrategy := func(strategy string) {
-		t.Helper()
-		patch := []byte(`{"spec":{"installStrategy":{"type":"Placements","placements":[{"name":"hcp-fleet-hosts","namespace":"hcp-fleet","rolloutStrategy":` + strategy + `}]}}}`)
-		if _, err := c.addons.AddonV1alpha1().ClusterManagementAddOns().Patch(ctx, addon.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// The local fleet installs with All; the release config is the default
-	// AddOnDeploymentConfig only when the placement names none.
-	setStrategy(`{"type":"All"}`)
+	// Progressive before the clusters settle, not just before the release
+	// changes (see TestProgressiveRolloutStopsAtAnUnhealthyOperator: the
+	// addon-manager may otherwise roll the release out under All). Without
+	// minSuccessTime yet, so a rollout left by an earlier test finishes.
+	// The release config is the default AddOnDeploymentConfig only when the
+	// placement names none.
+	c.setRolloutStrategy(t, `{"type":"Progressive","progressive":{"maxConcurrency":1}}`)
+	t.Cleanup(func() { c.setRolloutStrategy(t, `{"type":"All"}`) })
 	for _, cl := range clusters {
 		c.agentReady(t, cl)
 	}
@@ -62,8 +59,10 @@ func TestReleaseRolloutFollowsTheStrategy(t *testing.T) {
 	}
 	oldHash := c.releaseApplied(t, clusters)
 
-	setStrategy(`{"type":"Progressive","progressive":{"maxConcurrency":1,"minSuccessTime":"1h"}}`)
-	t.Cleanup(func() { setStrategy(`{"type":"All"}`) })
+	// Adding minSuccessTime now is safe from that race: under the strategy
+	// the addon-manager already runs, the second cluster could only follow
+	// once the first has rolled out, long after this change is seen.
+	c.setRolloutStrategy(t, `{"type":"Progressive","progressive":{"maxConcurrency":1,"minSuccessTime":"1h"}}`)
 	// The upgraded hub writes its images (what ApplyReleaseConfig does at
 	// its start); the kubelet stand-in runs the agent for any tag.
 	newImages := addonhub.ReleaseImages{Agent: strings.TrimSuffix(hcpfleet.AgentImage, ":latest") + ":next"}
@@ -134,7 +133,7 @@ func TestReleaseRolloutFollowsTheStrategy(t *testing.T) {
 	}
 
 	// The admin lets the rest go: the second cluster follows.
-	setStrategy(`{"type":"All"}`)
+	c.setRolloutStrategy(t, `{"type":"All"}`)
 	eventually(t, 2*time.Minute, second+" runs the new agent image", func(ctx context.Context) error {
 		if img := c.deployment(t, second).Spec.Template.Spec.Containers[0].Image; img != newImages.Agent {
 			return fmt.Errorf("image %s", img)

@@ -38,7 +38,15 @@ func TestProgressiveRolloutStopsAtAnUnhealthyOperator(t *testing.T) {
 	for _, cl := range clusters {
 		c.label(t, cl, hcpfleet.HostLabel, ptrTo("true"))
 	}
-	c.setRolloutStrategy(t, `{"type":"All"}`)
+	// The strategy changes before the clusters settle, not just before the
+	// release does: the addon-manager reads the ClusterManagementAddOn and
+	// the AddOnDeploymentConfig from separate informers, so a release
+	// changed right after the strategy may be rolled out under the old
+	// strategy (All) to both clusters at once. Nothing the addon-manager
+	// writes names the strategy it saw; settling both clusters under the
+	// new one is the signal that it has seen it.
+	c.setRolloutStrategy(t, `{"type":"Progressive","progressive":{"maxConcurrency":1}}`)
+	t.Cleanup(func() { c.setRolloutStrategy(t, `{"type":"All"}`) })
 	for _, cl := range clusters {
 		c.agentReady(t, cl)
 	}
@@ -49,8 +57,6 @@ func TestProgressiveRolloutStopsAtAnUnhealthyOperator(t *testing.T) {
 	}
 	oldVariables := adc.Spec.CustomizedVariables
 
-	c.setRolloutStrategy(t, `{"type":"Progressive","progressive":{"maxConcurrency":1}}`)
-	t.Cleanup(func() { c.setRolloutStrategy(t, `{"type":"All"}`) })
 	// The upgraded hub's release brings a broken operator image.
 	if err := addonhub.ApplyReleaseConfig(ctx, c.addons, addon.DefaultHubNamespace, addonhub.ReleaseImages{
 		Agent: hcpfleet.AgentImage, HyperShiftOperator: hcpfleet.BrokenHyperShiftOperatorImage,
