@@ -41,6 +41,7 @@ import (
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/ptr"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
@@ -179,7 +180,11 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if recheck <= 0 {
 		recheck = DefaultKlusterletAddonConfigRecheck
 	}
-	r.addonConfigs = &addonConfigAPI{mapper: mgr.GetRESTMapper(), reader: mgr.GetClient(), recheck: recheck, events: make(chan event.GenericEvent)}
+	disco, err := discovery.NewDiscoveryClientForConfig(mgr.GetConfig())
+	if err != nil {
+		return err
+	}
+	r.addonConfigs = &addonConfigAPI{discovery: disco, informers: mgr.GetCache(), reader: mgr.GetClient(), recheck: recheck, events: make(chan event.GenericEvent)}
 	if err := mgr.Add(r.addonConfigs); err != nil {
 		return err
 	}

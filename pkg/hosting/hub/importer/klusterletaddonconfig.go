@@ -12,7 +12,6 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -33,9 +32,9 @@ import (
 // and its CRD). ACM's own import and the MCE HyperShift add-on create one
 // per imported hosted cluster; so does the import, where the hub serves that
 // API (ACM is installed), with the add-ons of --klusterlet-addons. On a hub
-// without ACM nothing is written; the API is looked up once per
-// KlusterletAddonConfigRecheck until it appears, and then every imported
-// hosted cluster gets one.
+// without ACM nothing is written; discovery is asked once per
+// KlusterletAddonConfigRecheck, and when the API appears every imported
+// hosted cluster gets one (and when it goes, nothing is read of it).
 //
 // The KlusterletAddonConfig is owned by the ManagedCluster (garbage
 // collected with it) and labelled with the HostedClusterDeployment's name;
@@ -122,10 +121,17 @@ func klusterletAddonConfigUpToDate(live metav1.Object, desired map[string]any) b
 }
 
 // addonConfigAPI tracks whether the hub serves KlusterletAddonConfig: it
-// looks the API up every recheck until it is served, then wakes every
-// imported HostedClusterDeployment once.
+// asks discovery every recheck (one request); when the API appears it
+// wakes every imported HostedClusterDeployment once, and when it goes (ACM
+// uninstalled) it stops the cache's informer of it, whose list would fail
+// and hold every read of the kind.
 type addonConfigAPI struct {
-	mapper  apimeta.RESTMapper
+	discovery interface {
+		ServerResourcesForGroupVersion(string) (*metav1.APIResourceList, error)
+	}
+	informers interface {
+		RemoveInformer(context.Context, client.Object) error
+	}
 	reader  client.Reader
 	recheck time.Duration
 	served  atomic.Bool
@@ -137,11 +143,16 @@ func (a *addonConfigAPI) Start(ctx context.Context) error {
 	t := time.NewTicker(a.recheck)
 	defer t.Stop()
 	for {
-		// A failed lookup (no such group, or discovery failing) is "not
-		// served": tried again next time.
-		if _, err := a.mapper.RESTMapping(KlusterletAddonConfigGVK.GroupKind(), KlusterletAddonConfigGVK.Version); err == nil {
-			a.served.Store(true)
-			return a.wakeImported(ctx)
+		served := a.lookUp()
+		switch was := a.served.Swap(served); {
+		case served && !was:
+			if err := a.wakeImported(ctx); err != nil {
+				return err
+			}
+		case !served && was:
+			if err := a.informers.RemoveInformer(ctx, klusterletAddonConfigMetadata()); err != nil {
+				ctrl.LoggerFrom(ctx).Error(err, "stopping the KlusterletAddonConfig informer")
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -149,6 +160,22 @@ func (a *addonConfigAPI) Start(ctx context.Context) error {
 		case <-t.C:
 		}
 	}
+}
+
+// lookUp: a failed lookup (no such group, or discovery failing) is "not
+// served", tried again next time.
+func (a *addonConfigAPI) lookUp() bool {
+	list, err := a.discovery.ServerResourcesForGroupVersion(KlusterletAddonConfigGVK.GroupVersion().String())
+	if err != nil || list == nil {
+		return false
+	}
+	return slices.ContainsFunc(list.APIResources, func(r metav1.APIResource) bool { return r.Kind == KlusterletAddonConfigGVK.Kind })
+}
+
+func klusterletAddonConfigMetadata() *metav1.PartialObjectMetadata {
+	m := &metav1.PartialObjectMetadata{}
+	m.SetGroupVersionKind(KlusterletAddonConfigGVK)
+	return m
 }
 
 func (a *addonConfigAPI) wakeImported(ctx context.Context) error {
@@ -174,6 +201,9 @@ func (a *addonConfigAPI) wakeImported(ctx context.Context) error {
 // namespace OCM has not created yet (namespaces are not watched).
 const klusterletAddonConfigRetry = 5 * time.Second
 
+// klusterletAddonConfigRead bounds the cached read of one.
+const klusterletAddonConfigRead = 10 * time.Second
+
 // ensureKlusterletAddonConfig applies mc's KlusterletAddonConfig where the
 // hub serves it; it says how soon to look again when it could not yet.
 func (r *Reconciler) ensureKlusterletAddonConfig(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment, mc *clusterv1.ManagedCluster) (time.Duration, error) {
@@ -181,16 +211,21 @@ func (r *Reconciler) ensureKlusterletAddonConfig(ctx context.Context, hcd *v1alp
 		return 0, nil
 	}
 	desired := DesiredKlusterletAddonConfig(hcd, mc, r.klusterletAddons)
-	live := &metav1.PartialObjectMetadata{}
-	live.SetGroupVersionKind(KlusterletAddonConfigGVK)
-	err := r.client.Get(ctx, types.NamespacedName{Namespace: mc.Name, Name: mc.Name}, live)
+	live := klusterletAddonConfigMetadata()
+	// Bounded: a cache read of a kind the hub stopped serving (ACM
+	// uninstalled, not yet noticed by addonConfigAPI) waits for an informer
+	// that never syncs; the import must go on meanwhile.
+	getCtx, cancel := context.WithTimeout(ctx, klusterletAddonConfigRead)
+	err := r.client.Get(getCtx, types.NamespacedName{Namespace: mc.Name, Name: mc.Name}, live)
+	cancel()
 	switch {
 	case err == nil && !ours(live, hcd):
 		return 0, nil // the admin's or ACM's own
 	case err == nil && klusterletAddonConfigUpToDate(live, desired):
 		return 0, nil
 	case err != nil && !apierrors.IsNotFound(err):
-		return 0, err
+		ctrl.LoggerFrom(ctx).Error(err, "reading the KlusterletAddonConfig", "namespace", mc.Name)
+		return klusterletAddonConfigRetry, nil
 	}
 	target := &unstructured.Unstructured{}
 	if err == nil {

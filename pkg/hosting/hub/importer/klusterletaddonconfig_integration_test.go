@@ -66,6 +66,12 @@ func TestKlusterletAddonConfig(t *testing.T) {
 	// importer stopped: the other tests run on a hub without it.
 	t.Cleanup(func() {
 		_ = crds.ApiextensionsV1().CustomResourceDefinitions().Delete(context.Background(), crd.Name, metav1.DeleteOptions{})
+		env.Eventually(t, time.Minute, "the KlusterletAddonConfig CRD gone", func(ctx context.Context) error {
+			if _, err := crds.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, crd.Name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				return fmt.Errorf("CRD: %v", err)
+			}
+			return nil
+		})
 	})
 	startImporterWith(t, importer.Options{KlusterletAddons: []string{"applicationManager", "policyController"}, KlusterletAddonConfigRecheck: time.Second})
 	waitForStandIn(t, c)
