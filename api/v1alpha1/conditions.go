@@ -166,6 +166,10 @@ const (
 	ReasonImportFailed = "ImportFailed"
 	// ReasonImported: the ManagedCluster exists and the kubeconfig is mirrored.
 	ReasonImported = "Imported"
+	// ReasonImportDisabled: the hub, the management cluster's HostingConfig or
+	// the HostedClusterDeployment (where its TenantPolicy allows) turned the
+	// import off; no ManagedCluster is created.
+	ReasonImportDisabled = "ImportDisabled"
 	// ReasonWaitingForAvailable: import waits until the hosted cluster is available.
 	ReasonWaitingForAvailable = "WaitingForAvailable"
 	// ReasonWaitingForKubeconfig: the hosted cluster is available but its admin

@@ -49,6 +49,20 @@ const (
 	DeletionPolicyOrphan DeletionPolicy = "Orphan"
 )
 
+// ImportMode says whether hosted clusters are imported into OCM/ACM as
+// ManagedClusters.
+// +kubebuilder:validation:Enum=Enabled;Disabled
+type ImportMode string
+
+const (
+	// ImportEnabled imports the hosted cluster once it is available (the
+	// default).
+	ImportEnabled ImportMode = "Enabled"
+	// ImportDisabled creates no ManagedCluster for it; its admin kubeconfig
+	// is still mirrored to the hub.
+	ImportDisabled ImportMode = "Disabled"
+)
+
 // HostedClusterDeploymentSpec is what the fleet admin asks for: a HyperShift hosted
 // cluster, and where it may run.
 //
@@ -128,6 +142,18 @@ type HostedClusterDeploymentSpec struct {
 	// management cluster's HostingConfig spec.olm).
 	// +optional
 	OLM *HostedClusterOLM `json:"olm,omitempty"`
+
+	// import Disabled keeps the hub from importing this hosted cluster as a
+	// ManagedCluster (ACM's auto-import turned off for it); its admin
+	// kubeconfig is still mirrored into this namespace. Only where the
+	// namespace's TenantPolicy sets allowImportOptOut: elsewhere the
+	// HostedClusterDeployment is refused. A hosted cluster imported before
+	// stays imported until its ManagedCluster is deleted (then it is not
+	// imported again). Unset or Enabled: imported, unless the hub
+	// (--import-hosted-clusters=false) or the management cluster's
+	// HostingConfig (spec.hostedClusterImport) turns imports off.
+	// +optional
+	Import ImportMode `json:"import,omitempty"`
 }
 
 // HostedClusterOLM are a hosted cluster's own OLM settings.

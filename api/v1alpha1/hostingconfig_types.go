@@ -153,6 +153,15 @@ type HostingConfigSpec struct {
 	// +kubebuilder:validation:MaxItems=64
 	// +kubebuilder:validation:XValidation:rule=`self.all(a, !self.exists(b, b.startsWith(a + '-')))`,messageExpression="'spec.hostingNamespaces lists ' + self.filter(a, self.exists(b, b.startsWith(a + '-')))[0] + ' together with a namespace that starts with ' + self.filter(a, self.exists(b, b.startsWith(a + '-')))[0] + '-: HyperShift runs the control plane of hosted cluster <name> in the namespace <hostingNamespace>-<name>, so a hosted cluster in ' + self.filter(a, self.exists(b, b.startsWith(a + '-')))[0] + ' would get one of the listed hosting namespaces as its control-plane namespace (a with a-b: hosted cluster b in a runs in a-b); list only one of them'"
 	HostingNamespaces []HostingNamespaceName `json:"hostingNamespaces,omitempty"`
+
+	// hostedClusterImport Disabled keeps the hub from importing the hosted
+	// clusters on these management clusters as ManagedClusters (as the MCE
+	// HyperShift add-on's auto-import turned off): their admin kubeconfigs
+	// are still mirrored to the hub. Hosted clusters imported before stay
+	// imported until their ManagedCluster is deleted. Unset or Enabled:
+	// imported, unless the hub or the HostedClusterDeployment says otherwise.
+	// +optional
+	HostedClusterImport ImportMode `json:"hostedClusterImport,omitempty"`
 }
 
 // HostingNamespaceName is a namespace on management clusters where hosted clusters may

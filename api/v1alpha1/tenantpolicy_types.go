@@ -93,6 +93,14 @@ type TenantPolicySpec struct {
 	// their own.
 	// +optional
 	AllowCordonToleration bool `json:"allowCordonToleration,omitempty"`
+
+	// allowImportOptOut lets the namespaces' HostedClusterDeployments set
+	// spec.import: Disabled, so that their hosted clusters are not imported
+	// as ManagedClusters (and escape what the admin aims at ManagedClusters:
+	// ACM policies, add-ons). Without it (the default) a
+	// HostedClusterDeployment that sets it is refused.
+	// +optional
+	AllowImportOptOut bool `json:"allowImportOptOut,omitempty"`
 }
 
 // TenantFields are fields tenants may set beyond the built-in tenant-settable

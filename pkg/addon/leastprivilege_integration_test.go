@@ -71,6 +71,8 @@ var hubResources = []string{
 	// the tables, a tenant least, may write or read it.
 	"hcpfleet.io/hostedclusteradoptions", "hcpfleet.io/hostedclusteradoptions/status",
 	"hcpfleet.io/hostedclusterrelocations", "hcpfleet.io/hostedclusterrelocations/status",
+	// ACM's, on hubs that serve it (the import's KlusterletAddonConfigs).
+	"agent.open-cluster-management.io/klusterletaddonconfigs",
 }
 
 // spokeResources are probed on a management cluster besides the sensitive

@@ -43,7 +43,12 @@ func setupControllers(mgr ctrl.Manager, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	if err := importer.Setup(mgr, importer.Options{Labels: policy, NamePrefix: opts.ImportedClusterNamePrefix}); err != nil {
+	addons, err := importer.ParseKlusterletAddons(opts.KlusterletAddons)
+	if err != nil {
+		return err
+	}
+	if err := importer.Setup(mgr, importer.Options{Labels: policy, NamePrefix: opts.ImportedClusterNamePrefix,
+		Disabled: !opts.ImportHostedClusters, ConfigNamespaces: opts.configNamespaces(), KlusterletAddons: addons}); err != nil {
 		return err
 	}
 	if err := fleetmetrics.Setup(mgr, opts.configNamespaces()); err != nil {

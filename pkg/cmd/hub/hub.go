@@ -62,6 +62,10 @@ type Options struct {
 	// ImportedClusterNamePrefix starts the name of every ManagedCluster the
 	// hub imports (importer.Options.NamePrefix).
 	ImportedClusterNamePrefix string
+	// ImportHostedClusters: see --import-hosted-clusters.
+	ImportHostedClusters bool
+	// KlusterletAddons: see --klusterlet-addons.
+	KlusterletAddons string
 	// HostedClusterAnnotations: the annotations of a restricted domain that
 	// pass from a HostedClusterDeployment onto its HostedCluster
 	// (delivery.ParseAnnotationPolicy).
@@ -106,6 +110,8 @@ func NewOptions() *Options {
 		LostHostTimeout:          10 * time.Minute,
 		HostUnavailableGrace:     hostmodel.DefaultUnavailableGrace,
 		ImportedClusterLabels:    importer.DefaultImportedClusterLabels,
+		ImportHostedClusters:     true,
+		KlusterletAddons:         importer.DefaultKlusterletAddons,
 		HostedClusterAnnotations: delivery.DefaultHostedClusterAnnotations,
 		KubeAPIQPS:               DefaultKubeAPIQPS,
 		KubeAPIBurst:             DefaultKubeAPIBurst,
@@ -156,6 +162,8 @@ func (o *Options) FlagSet(output io.Writer) *flag.FlagSet {
 	fs.IntVar(&o.SchedulerWorkers, "scheduler-workers", o.SchedulerWorkers, "HostedClusterDeployments the scheduler binds at once (decisions stay one at a time; the binding writes run in parallel).")
 	fs.IntVar(&o.DeliveryWorkers, "delivery-workers", o.DeliveryWorkers, "HostedClusterDeployments the delivery reconciles at once (ManifestWorks written, status mapped back).")
 	fs.StringVar(&o.ImportedClusterNamePrefix, "imported-cluster-name-prefix", o.ImportedClusterNamePrefix, "Prefix of the name of every ManagedCluster the hub imports for a hosted cluster (\"hcp-\": HostedClusterDeployment prod becomes ManagedCluster hcp-prod), so that tenants cannot name a hosted cluster like a cluster the admin has or will have; the name of one imported already never changes. Empty: the HostedClusterDeployment's name.")
+	fs.BoolVar(&o.ImportHostedClusters, "import-hosted-clusters", o.ImportHostedClusters, "Import every available hosted cluster as a ManagedCluster (hosted klusterlet mode, as ACM imports HyperShift clusters). false: none is imported (their admin kubeconfigs are still mirrored to the hub); hosted clusters imported before stay imported until their ManagedCluster is deleted. A management cluster's HostingConfig (spec.hostedClusterImport) and a HostedClusterDeployment (spec.import, where its TenantPolicy allows) can turn it off for their hosted clusters only.")
+	fs.StringVar(&o.KlusterletAddons, "klusterlet-addons", o.KlusterletAddons, "Comma-separated ACM add-ons the KlusterletAddonConfig of each imported hosted cluster enables, where the hub serves KlusterletAddonConfig (agent.open-cluster-management.io/v1, ACM): applicationManager, certPolicyController, policyController, searchCollector. Empty: a KlusterletAddonConfig that enables none. Ignored where ACM is not installed.")
 	fs.DurationVar(&o.ReferenceRefreshInterval, "reference-refresh-interval", o.ReferenceRefreshInterval, "How often, at most, a HostedClusterDeployment's ManifestWork is rewritten because only a Secret or ConfigMap it refers to changed (changes within the interval are coalesced into one write; spec changes are never held back).")
 	fs.IntVar(&o.RelocationConcurrency, "relocation-concurrency", o.RelocationConcurrency, "HostedClusterRelocations that run at once, fleet-wide (each pauses a hosted cluster, snapshots its etcd and restores it elsewhere); the others wait with reason Queued.")
 	fs.DurationVar(&o.RelocationTimeout, "relocation-timeout", o.RelocationTimeout, "How long a relocation waits for the destination's HostedCluster to be applied, then Available, before it rolls back (the source resumes).")
@@ -202,6 +210,9 @@ func (o *Options) Validate() error {
 	}
 	if _, err := importer.ParseLabelPolicy(o.ImportedClusterLabels); err != nil {
 		errs = append(errs, fmt.Errorf("--imported-cluster-labels: %w", err))
+	}
+	if _, err := importer.ParseKlusterletAddons(o.KlusterletAddons); err != nil {
+		errs = append(errs, fmt.Errorf("--klusterlet-addons: %w", err))
 	}
 	if _, err := delivery.ParseAnnotationPolicy(o.HostedClusterAnnotations); err != nil {
 		errs = append(errs, fmt.Errorf("--hosted-cluster-annotations: %w", err))

@@ -10,7 +10,10 @@
 // condition names the keys left out. A name whose hub namespace exists and
 // is not a cluster namespace (another tenant's, say) is not imported at all:
 // OCM would take that namespace as the cluster's (the hub reads namespaces
-// for this: get only).
+// for this: get only). The import can be turned off for the hub, a
+// management cluster or one HostedClusterDeployment (optout.go), and where
+// the hub serves ACM's KlusterletAddonConfig each imported cluster gets one
+// (klusterletaddonconfig.go).
 //
 // It owns, on the HostedClusterDeployment, only status.managedCluster,
 // status.kubeconfigSecret and the Imported condition, written with
@@ -26,7 +29,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"strings"
 	"time"
 
@@ -39,15 +41,20 @@ import (
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/ptr"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
@@ -55,6 +62,8 @@ import (
 	hcdac "github.com/hcp-fleet/hcp-fleet/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hcdstatus"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hostmodel"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/tenancy"
 	"github.com/hcp-fleet/hcp-fleet/pkg/kubeutil"
 )
 
@@ -95,6 +104,20 @@ type Options struct {
 	// hub namespace, and ManifestWorks, Policies and add-ons an admin aims
 	// at it by name would reach the tenant's cluster.
 	NamePrefix string
+	// Disabled turns the import off for the whole hub
+	// (--import-hosted-clusters=false, see optout.go).
+	Disabled bool
+	// ConfigNamespaces are where the HostingConfigs of management clusters
+	// are taken from (their spec.hostedClusterImport).
+	ConfigNamespaces hostmodel.ConfigNamespaces
+	// KlusterletAddons are the add-ons the KlusterletAddonConfig of each
+	// imported cluster enables (ParseKlusterletAddons), where the hub
+	// serves that API.
+	KlusterletAddons []string
+	// KlusterletAddonConfigRecheck is how often a hub without
+	// KlusterletAddonConfig looks for it again (0:
+	// DefaultKlusterletAddonConfigRecheck).
+	KlusterletAddonConfigRecheck time.Duration
 }
 
 // ClusterName is the name of hcd's ManagedCluster: the one its status
@@ -119,6 +142,12 @@ type Reconciler struct {
 	// namespaces reads hub namespaces one at a time, uncached (get only).
 	namespaces client.Reader
 	recorder   record.EventRecorder
+
+	hubDisabled      bool
+	configNamespaces hostmodel.ConfigNamespaces
+	policies         *tenancy.Resolver
+	klusterletAddons []string
+	addonConfigs     *addonConfigAPI
 }
 
 // imports counts import outcomes (transitions of the Imported condition
@@ -144,12 +173,33 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if err := mgr.Add(secrets); err != nil {
 		return err
 	}
-	r := &Reconciler{client: mgr.GetClient(), labels: opts.Labels, prefix: opts.NamePrefix, secrets: secrets, namespaces: mgr.GetAPIReader(), recorder: mgr.GetEventRecorderFor(hcdstatus.EventSource)}
+	r := &Reconciler{client: mgr.GetClient(), labels: opts.Labels, prefix: opts.NamePrefix, secrets: secrets, namespaces: mgr.GetAPIReader(), recorder: mgr.GetEventRecorderFor(hcdstatus.EventSource),
+		hubDisabled: opts.Disabled, configNamespaces: opts.ConfigNamespaces, policies: &tenancy.Resolver{Reader: mgr.GetClient()},
+		klusterletAddons: opts.KlusterletAddons}
+	recheck := opts.KlusterletAddonConfigRecheck
+	if recheck <= 0 {
+		recheck = DefaultKlusterletAddonConfigRecheck
+	}
+	disco, err := discovery.NewDiscoveryClientForConfig(mgr.GetConfig())
+	if err != nil {
+		return err
+	}
+	r.addonConfigs = &addonConfigAPI{discovery: disco, informers: mgr.GetCache(), reader: mgr.GetClient(), recheck: recheck, events: make(chan event.GenericEvent)}
+	if err := mgr.Add(r.addonConfigs); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("hcd-import").
 		For(&v1alpha1.HostedClusterDeployment{}).
 		Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(hcdFromLabels)).
 		WatchesRawSource(source.Kind(secrets, client.Object(&corev1.Secret{}), handler.EnqueueRequestsFromMapFunc(hcdFromLabels))).
+		// What turns the import off or on again (optout.go).
+		Watches(&addonv1alpha1.ManagedClusterAddOn{}, handler.EnqueueRequestsFromMapFunc(boundToCluster(mgr.GetClient()))).
+		Watches(&v1alpha1.HostingConfig{}, handler.EnqueueRequestsFromMapFunc(configuredBy(mgr.GetClient()))).
+		Watches(&v1alpha1.TenantPolicy{}, handler.EnqueueRequestsFromMapFunc(tenancy.Governed(mgr.GetClient())), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		WatchesMetadata(tenancy.NamespaceMetadata(), handler.EnqueueRequestsFromMapFunc(tenancy.Governed(mgr.GetClient())), builder.WithPredicates(predicate.LabelChangedPredicate{})).
+		// The hub starts serving KlusterletAddonConfig (ACM installed).
+		WatchesRawSource(source.Channel(r.addonConfigs.events, &handler.EnqueueRequestForObject{})).
 		Complete(r)
 }
 
@@ -197,6 +247,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, r.applyStatus(ctx, hcd, importStatus{condition: hcdstatus.WaitingForAvailable(host)})
 	}
 
+	off, err := r.importOff(ctx, hcd)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if off != "" {
+		keep, res, err := r.notImported(ctx, hcd, off)
+		if !keep || err != nil {
+			return res, err
+		}
+	}
 	name := ClusterName(hcd, r.prefix)
 	if msgs := validation.IsDNS1123Label(name); len(msgs) > 0 {
 		return reconcile.Result{}, r.applyStatus(ctx, hcd, importStatus{condition: metav1.Condition{
@@ -205,7 +265,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 				name, r.prefix, strings.Join(msgs, "; "))}})
 	}
 	mc := &clusterv1.ManagedCluster{}
-	err := r.client.Get(ctx, types.NamespacedName{Name: name}, mc)
+	err = r.client.Get(ctx, types.NamespacedName{Name: name}, mc)
 	if client.IgnoreNotFound(err) != nil {
 		return reconcile.Result{}, err
 	}
@@ -246,11 +306,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	// change of the HostedClusterDeployment and of the ManagedCluster comes
 	// here, and an apply that changes nothing is still a request.
 	if !mcFound || !ManagedClusterUpToDate(mc, DesiredManagedCluster(hcd, name, host, copied)) {
-		if err := r.applyManagedCluster(ctx, hcd, name, host, copied); err != nil {
+		if mc, err = r.applyManagedCluster(ctx, hcd, name, host, copied); err != nil {
 			return reconcile.Result{}, err
 		}
 	}
-	note := droppedMessage(dropped)
+	retry, err := r.ensureKlusterletAddonConfig(ctx, hcd, mc)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	note := droppedMessage(dropped) + keptNote(off)
 	status := importStatus{managedCluster: name}
 	mirrored, err := r.mirrorKubeconfig(ctx, hcd, host)
 	if err != nil {
@@ -265,7 +329,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			Message: fmt.Sprintf("ManagedCluster %s exists; waiting for the agent on %s to export the admin kubeconfig (Secret %s/%s)%s",
 				name, host, host, hosting.ExportedKubeconfigName(hcd.Namespace, hcd.Name), note)}
 	}
-	return reconcile.Result{}, r.applyStatus(ctx, hcd, status)
+	return reconcile.Result{RequeueAfter: retry}, r.applyStatus(ctx, hcd, status)
 }
 
 // namespaceTaken says why a ManagedCluster named name must not be created,
@@ -299,102 +363,6 @@ func ours(obj metav1.Object, hcd *v1alpha1.HostedClusterDeployment) bool {
 
 func ownLabels(hcd *v1alpha1.HostedClusterDeployment) map[string]string {
 	return map[string]string{hosting.LabelHCDNamespace: hcd.Namespace, hosting.LabelHCDName: hcd.Name}
-}
-
-// DesiredManagedCluster is the ManagedCluster, as applied, for a hosted
-// cluster on host: the HostedClusterDeployment's labels the policy copies
-// (copied, see LabelPolicy.Filter) plus ours, and the annotations of a
-// hosted-mode import. Labels it no longer carries leave the ManagedCluster
-// at the next apply (server-side apply releases them).
-func DesiredManagedCluster(hcd *v1alpha1.HostedClusterDeployment, name, host string, copied map[string]string) map[string]any {
-	lbls := maps.Clone(copied)
-	if lbls == nil {
-		lbls = map[string]string{}
-	}
-	maps.Copy(lbls, ownLabels(hcd))
-	return map[string]any{
-		"apiVersion": clusterv1.GroupVersion.String(), "kind": "ManagedCluster",
-		"metadata": map[string]any{
-			"name": name, "labels": lbls,
-			"annotations": map[string]string{
-				AnnotationKlusterletDeployMode: "Hosted",
-				AnnotationHostingClusterName:   host,
-				AnnotationCreatedVia:           CreatedViaHyperShift,
-			},
-		},
-		"spec": map[string]any{"hubAcceptsClient": true},
-	}
-}
-
-// ManagedClusterUpToDate reports whether live already holds what applying
-// desired (DesiredManagedCluster) would set, and the import holds no label
-// there that desired no longer carries (which the apply would release).
-// Pure.
-func ManagedClusterUpToDate(live *clusterv1.ManagedCluster, desired map[string]any) bool {
-	metadata, _ := desired["metadata"].(map[string]any)
-	lbls, _ := metadata["labels"].(map[string]string)
-	annotations, _ := metadata["annotations"].(map[string]string)
-	spec, _ := desired["spec"].(map[string]any)
-	if accepts, _ := spec["hubAcceptsClient"].(bool); accepts != live.Spec.HubAcceptsClient {
-		return false
-	}
-	for k, v := range lbls {
-		if got, ok := live.Labels[k]; !ok || got != v {
-			return false
-		}
-	}
-	for k, v := range annotations {
-		if got, ok := live.Annotations[k]; !ok || got != v {
-			return false
-		}
-	}
-	owned, ok := appliedLabels(live)
-	if !ok {
-		return false
-	}
-	for _, k := range owned {
-		if _, keep := lbls[k]; !keep {
-			return false
-		}
-	}
-	return true
-}
-
-// appliedLabels are the label keys the import's apply holds on obj, from
-// its managed fields; ok is false when they cannot be read.
-func appliedLabels(obj metav1.Object) (keys []string, ok bool) {
-	for _, mf := range obj.GetManagedFields() {
-		if mf.Manager != FieldManager || mf.Operation != metav1.ManagedFieldsOperationApply || mf.Subresource != "" {
-			continue
-		}
-		if mf.FieldsV1 == nil {
-			return nil, false
-		}
-		var fields struct {
-			Metadata struct {
-				Labels map[string]json.RawMessage `json:"f:labels"`
-			} `json:"f:metadata"`
-		}
-		if err := json.Unmarshal(mf.FieldsV1.Raw, &fields); err != nil {
-			return nil, false
-		}
-		for k := range fields.Metadata.Labels {
-			if key, isField := strings.CutPrefix(k, "f:"); isField {
-				keys = append(keys, key)
-			}
-		}
-		return keys, true
-	}
-	// Not applied by the import (yet): nothing to release.
-	return nil, true
-}
-
-func (r *Reconciler) applyManagedCluster(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment, name, host string, copied map[string]string) error {
-	mc := &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	if err := apply(ctx, r.client, mc, DesiredManagedCluster(hcd, name, host, copied)); err != nil {
-		return fmt.Errorf("applying ManagedCluster %s: %w", name, err)
-	}
-	return nil
 }
 
 // mirrorKubeconfig copies the exported kubeconfig into the

@@ -74,7 +74,11 @@ const host = "cluster-1"
 // the fleet's hub (the hub process is stopped), with the hub's default
 // label policy, and the hub's grant of the agent's exports
 // (exportaccess), without which the agent may not export.
-func startImporter(t *testing.T) {
+func startImporter(t *testing.T) { startImporterWith(t, importer.Options{}) }
+
+// startImporterWith is startImporter with opts (their Labels are the hub's
+// default policy's).
+func startImporterWith(t *testing.T, opts importer.Options) {
 	t.Helper()
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
@@ -94,7 +98,8 @@ func startImporter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := importer.Setup(mgr, importer.Options{Labels: policy}); err != nil {
+	opts.Labels = policy
+	if err := importer.Setup(mgr, opts); err != nil {
 		t.Fatal(err)
 	}
 	if err := scheduling.AddIndexes(mgr); err != nil {

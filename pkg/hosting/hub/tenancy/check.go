@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/keypolicy"
 )
 
@@ -26,6 +27,8 @@ type Deployment struct {
 	// the hub would not copy them and they would resolve in the namespace
 	// tenants share on the management cluster.
 	UnknownReferences []string
+	// Import is spec.import.
+	Import string
 }
 
 // Fleet is what Check reads of the other HostedClusterDeployments.
@@ -92,6 +95,12 @@ func (p *Policy) Check(d Deployment, fleet Fleet) Violations {
 
 	for _, f := range d.UnknownReferences {
 		add(f, "a reference the hub does not know how to copy into the hosting namespace (a field newer than the HyperShift API hcp-fleet pins, or one naming a namespace); it would resolve among other tenants' objects")
+	}
+	if d.Import == string(v1alpha1.ImportDisabled) && !p.importOptOut {
+		// Not a field of the HyperShift specs: a hosted cluster that is not
+		// imported escapes what the admin aims at ManagedClusters (policies,
+		// add-ons), so only the admin lets tenants ask for it.
+		add("spec.import", fmt.Sprintf("%s does not let this namespace's hosted clusters opt out of the import as ManagedClusters (spec.allowImportOptOut)", p.Name))
 	}
 	const hcField = "spec.hostedCluster"
 	p.checkLabels(hcField+".labels", stringKeys(d.HostedCluster["labels"]), add)

@@ -264,3 +264,40 @@ func TestSchemaDefaultsPass(t *testing.T) {
 		t.Errorf("a chosen issuerURL passes: %s", got.Message())
 	}
 }
+
+// TestImportOptOut: spec.import Disabled is the admin's to allow; the
+// built-in policy and a policy without allowImportOptOut refuse it.
+func TestImportOptOut(t *testing.T) {
+	refusesImport := func(p *Policy, d Deployment) bool {
+		for _, v := range p.Check(d, fakeFleet{}).List {
+			if v.Field == "spec.import" {
+				return true
+			}
+		}
+		return false
+	}
+	optOut := deployment()
+	optOut.Import = string(v1alpha1.ImportDisabled)
+	enabled := deployment()
+	enabled.Import = string(v1alpha1.ImportEnabled)
+	allowing := compile(t, v1alpha1.TenantPolicySpec{AllowImportOptOut: true})
+	for name, c := range map[string]struct {
+		p       *Policy
+		d       Deployment
+		refused bool
+	}{
+		"built-in refuses the opt-out":      {Builtin(), optOut, true},
+		"a policy without it refuses it":    {compile(t, v1alpha1.TenantPolicySpec{}), optOut, true},
+		"a policy allowing it lets it pass": {allowing, optOut, false},
+		"Enabled is everyone's":             {Builtin(), enabled, false},
+		"unset is everyone's":               {Builtin(), deployment(), false},
+		"allowAll alone does not allow it":  {compile(t, v1alpha1.TenantPolicySpec{Fields: v1alpha1.TenantFields{AllowAll: true}}), optOut, true},
+	} {
+		if got := refusesImport(c.p, c.d); got != c.refused {
+			t.Errorf("%s: spec.import refused = %v", name, got)
+		}
+	}
+	if !allowing.AllowsImportOptOut() || Builtin().AllowsImportOptOut() || conflicting("ns", []string{"a", "b"}).AllowsImportOptOut() {
+		t.Error("AllowsImportOptOut: only a valid policy with allowImportOptOut allows it")
+	}
+}

@@ -58,6 +58,15 @@ type Policy struct {
 
 	// cordonToleration: spec.allowCordonToleration.
 	cordonToleration bool
+	// importOptOut: spec.allowImportOptOut.
+	importOptOut bool
+}
+
+// AllowsImportOptOut says whether the policy lets its namespaces'
+// HostedClusterDeployments turn their import off (spec.import: Disabled);
+// never for a conflicting or the built-in policy.
+func (p *Policy) AllowsImportOptOut() bool {
+	return p != nil && p.conflict == "" && p.importOptOut
 }
 
 // AllowsCordonToleration says whether the policy lets its namespaces'
@@ -87,8 +96,8 @@ func conflicting(namespace string, names []string) *Policy {
 func Compile(name string, spec v1alpha1.TenantPolicySpec) (*Policy, error) {
 	p := &Policy{Name: name, allowAll: spec.Fields.AllowAll, hostnames: spec.Hostnames,
 		maxReplicas: spec.Quotas.MaxNodePoolReplicas, forced: spec.Forced, overrides: spec.UpgradeOverrides,
-		cordonToleration: spec.AllowCordonToleration,
-		maxBytes:         DefaultMaxReferencedObjectBytes}
+		cordonToleration: spec.AllowCordonToleration, importOptOut: spec.AllowImportOptOut,
+		maxBytes: DefaultMaxReferencedObjectBytes}
 	var problems []string
 	for _, path := range append(slices.Clone(spec.Fields.HostedCluster), spec.Fields.NodePool...) {
 		if msg := validPath(path); msg != "" {

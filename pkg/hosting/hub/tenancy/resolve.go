@@ -200,6 +200,7 @@ func (f *CacheFleet) fail(err error) {
 func DeploymentOf(u *unstructured.Unstructured) Deployment {
 	d := Deployment{Namespace: u.GetNamespace(), Name: u.GetName()}
 	d.HostedCluster, _, _ = unstructured.NestedMap(u.Object, "spec", "hostedCluster")
+	d.Import, _, _ = unstructured.NestedString(u.Object, "spec", "import")
 	pools, _, _ := unstructured.NestedSlice(u.Object, "spec", "nodePools")
 	for _, p := range pools {
 		if m, ok := p.(map[string]any); ok {

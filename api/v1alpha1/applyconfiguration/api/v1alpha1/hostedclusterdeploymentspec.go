@@ -16,6 +16,7 @@ type HostedClusterDeploymentSpecApplyConfiguration struct {
 	NodePools        []NodePoolTemplateApplyConfiguration     `json:"nodePools,omitempty"`
 	DeletionPolicy   *apiv1alpha1.DeletionPolicy              `json:"deletionPolicy,omitempty"`
 	OLM              *HostedClusterOLMApplyConfiguration      `json:"olm,omitempty"`
+	Import           *apiv1alpha1.ImportMode                  `json:"import,omitempty"`
 }
 
 // HostedClusterDeploymentSpecApplyConfiguration constructs a declarative configuration of the HostedClusterDeploymentSpec type for use with
@@ -82,5 +83,13 @@ func (b *HostedClusterDeploymentSpecApplyConfiguration) WithDeletionPolicy(value
 // If called multiple times, the OLM field is set to the value of the last call.
 func (b *HostedClusterDeploymentSpecApplyConfiguration) WithOLM(value *HostedClusterOLMApplyConfiguration) *HostedClusterDeploymentSpecApplyConfiguration {
 	b.OLM = value
+	return b
+}
+
+// WithImport sets the Import field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Import field is set to the value of the last call.
+func (b *HostedClusterDeploymentSpecApplyConfiguration) WithImport(value apiv1alpha1.ImportMode) *HostedClusterDeploymentSpecApplyConfiguration {
+	b.Import = &value
 	return b
 }

@@ -9,14 +9,15 @@ import (
 // HostingConfigSpecApplyConfiguration represents a declarative configuration of the HostingConfigSpec type for use
 // with apply.
 type HostingConfigSpecApplyConfiguration struct {
-	AgentImage        *string                                     `json:"agentImage,omitempty"`
-	Operator          *HyperShiftOperatorConfigApplyConfiguration `json:"operator,omitempty"`
-	Install           *InstallOptionsApplyConfiguration           `json:"install,omitempty"`
-	Capacity          *CapacityConfigApplyConfiguration           `json:"capacity,omitempty"`
-	CAPIMode          *apiv1alpha1.CAPIMode                       `json:"capiMode,omitempty"`
-	OLM               *OLMConfigApplyConfiguration                `json:"olm,omitempty"`
-	AgentProviders    *AgentProvidersConfigApplyConfiguration     `json:"agentProviders,omitempty"`
-	HostingNamespaces []apiv1alpha1.HostingNamespaceName          `json:"hostingNamespaces,omitempty"`
+	AgentImage          *string                                     `json:"agentImage,omitempty"`
+	Operator            *HyperShiftOperatorConfigApplyConfiguration `json:"operator,omitempty"`
+	Install             *InstallOptionsApplyConfiguration           `json:"install,omitempty"`
+	Capacity            *CapacityConfigApplyConfiguration           `json:"capacity,omitempty"`
+	CAPIMode            *apiv1alpha1.CAPIMode                       `json:"capiMode,omitempty"`
+	OLM                 *OLMConfigApplyConfiguration                `json:"olm,omitempty"`
+	AgentProviders      *AgentProvidersConfigApplyConfiguration     `json:"agentProviders,omitempty"`
+	HostingNamespaces   []apiv1alpha1.HostingNamespaceName          `json:"hostingNamespaces,omitempty"`
+	HostedClusterImport *apiv1alpha1.ImportMode                     `json:"hostedClusterImport,omitempty"`
 }
 
 // HostingConfigSpecApplyConfiguration constructs a declarative configuration of the HostingConfigSpec type for use with
@@ -88,5 +89,13 @@ func (b *HostingConfigSpecApplyConfiguration) WithHostingNamespaces(values ...ap
 	for i := range values {
 		b.HostingNamespaces = append(b.HostingNamespaces, values[i])
 	}
+	return b
+}
+
+// WithHostedClusterImport sets the HostedClusterImport field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the HostedClusterImport field is set to the value of the last call.
+func (b *HostingConfigSpecApplyConfiguration) WithHostedClusterImport(value apiv1alpha1.ImportMode) *HostingConfigSpecApplyConfiguration {
+	b.HostedClusterImport = &value
 	return b
 }

@@ -19,6 +19,7 @@ type TenantPolicySpecApplyConfiguration struct {
 	ReferencedObjects     *ReferencedObjectPolicyApplyConfiguration `json:"referencedObjects,omitempty"`
 	UpgradeOverrides      []UpgradeOverrideApplyConfiguration       `json:"upgradeOverrides,omitempty"`
 	AllowCordonToleration *bool                                     `json:"allowCordonToleration,omitempty"`
+	AllowImportOptOut     *bool                                     `json:"allowImportOptOut,omitempty"`
 }
 
 // TenantPolicySpecApplyConfiguration constructs a declarative configuration of the TenantPolicySpec type for use with
@@ -116,5 +117,13 @@ func (b *TenantPolicySpecApplyConfiguration) WithUpgradeOverrides(values ...*Upg
 // If called multiple times, the AllowCordonToleration field is set to the value of the last call.
 func (b *TenantPolicySpecApplyConfiguration) WithAllowCordonToleration(value bool) *TenantPolicySpecApplyConfiguration {
 	b.AllowCordonToleration = &value
+	return b
+}
+
+// WithAllowImportOptOut sets the AllowImportOptOut field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the AllowImportOptOut field is set to the value of the last call.
+func (b *TenantPolicySpecApplyConfiguration) WithAllowImportOptOut(value bool) *TenantPolicySpecApplyConfiguration {
+	b.AllowImportOptOut = &value
 	return b
 }
