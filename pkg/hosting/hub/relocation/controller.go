@@ -175,10 +175,6 @@ func (r *Reconciler) start(ctx context.Context, hcr *v1alpha1.HostedClusterReloc
 	if reason, message := Ready(hcd); reason != "" {
 		return ctrl.Result{}, r.end(ctx, hcr, hcd, PhaseFailed, reason, message)
 	}
-	if hcd.Spec.HostingCluster != "" {
-		return ctrl.Result{}, r.end(ctx, hcr, hcd, PhaseFailed, ReasonHostingClusterPinned,
-			fmt.Sprintf("spec.hostingCluster pins it to %s: remove the pin (the tenant's field) before moving it", hcd.Spec.HostingCluster))
-	}
 	if active := Active(all.Items); active >= r.opts.MaxActive {
 		return ctrl.Result{RequeueAfter: r.opts.PollInterval}, r.writeStatus(ctx, hcr, func(st *v1alpha1.HostedClusterRelocationStatus) {
 			setProgress(st, hcr.Generation, metav1.ConditionFalse, ReasonQueued,

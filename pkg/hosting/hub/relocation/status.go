@@ -24,7 +24,6 @@ const StatusFieldManager = "hcp-fleet-relocation"
 const (
 	ReasonHCDNotFound          = "HostedClusterDeploymentNotFound"
 	ReasonRelocationInProgress = "RelocationInProgress"
-	ReasonHostingClusterPinned = "HostingClusterPinned"
 	ReasonQueued               = "Queued"
 )
 
