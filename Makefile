@@ -255,7 +255,9 @@ console-test: console ## The console plugin's jest tests and its browser test ag
 # Then the hub-only harness (BenchmarkHubOnly): BENCH_HUBONLY sizes as
 # HCDs/clusters, the goal 1000/50,5000/100,10000/200. Then the agent binary
 # on a management cluster with BENCH_AGENT_HOSTED hosted clusters
-# (BenchmarkAgentFootprint). BENCH_LOG=file keeps the controllers' logs.
+# (BenchmarkAgentFootprint). Then BENCH_DRAIN hosted clusters (default 20)
+# drained off one management cluster (BenchmarkDrain, the `drain:` line).
+# BENCH_LOG=file keeps the controllers' logs.
 # BENCH_REPEAT=N runs the full-fleet burst N times on one fleet and prints
 # min / median / max per figure.
 BENCH_REPEAT       ?= 1
@@ -263,9 +265,10 @@ BENCH_CLUSTERS     ?= 10
 BENCH_HOSTED       ?= 300
 BENCH_HUBONLY      ?= 1000/50,5000/100
 BENCH_AGENT_HOSTED ?= 80
+BENCH_DRAIN        ?= 20
 
 .PHONY: bench
-bench: ## Fleet-scale benchmark (~20 min at the defaults; BENCH_CLUSTERS, BENCH_HOSTED, BENCH_REPEAT, BENCH_HUBONLY, BENCH_AGENT_HOSTED); one summary line per figure.
+bench: ## Fleet-scale benchmark (~20 min at the defaults; BENCH_CLUSTERS, BENCH_HOSTED, BENCH_REPEAT, BENCH_HUBONLY, BENCH_AGENT_HOSTED, BENCH_DRAIN); one summary line per figure.
 	@# One process each: the CPU and RSS each prints are its process's.
 	BENCH_CLUSTERS=$(BENCH_CLUSTERS) BENCH_HOSTED=$(BENCH_HOSTED) BENCH_REPEAT=$(BENCH_REPEAT) KUBEBUILDER_ASSETS="$(K8S_BINS)" \
 	  $(GO) test $(INTEGRATION) -run '^$$' -bench '^BenchmarkScheduling$$' -benchtime 1x -timeout 90m ./pkg/hosting/hub/scheduling
@@ -273,6 +276,8 @@ bench: ## Fleet-scale benchmark (~20 min at the defaults; BENCH_CLUSTERS, BENCH_
 	  $(GO) test $(INTEGRATION) -run '^$$' -bench '^BenchmarkHubOnly$$' -benchtime 1x -timeout 90m ./pkg/hosting/hub/scheduling
 	BENCH_AGENT_HOSTED=$(BENCH_AGENT_HOSTED) KUBEBUILDER_ASSETS="$(K8S_BINS)" \
 	  $(GO) test $(INTEGRATION) -run '^$$' -bench '^BenchmarkAgentFootprint$$' -benchtime 1x -timeout 40m ./pkg/cmd/agent
+	BENCH_DRAIN=$(BENCH_DRAIN) KUBEBUILDER_ASSETS="$(K8S_BINS)" \
+	  $(GO) test $(INTEGRATION) -run '^$$' -bench '^BenchmarkDrain$$' -benchtime 1x -timeout 90m ./pkg/hosting/hub/relocation
 
 .PHONY: bench-micro
 bench-micro: ## The other (in-process) benchmarks, e.g. the CAPI proxy's.

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -77,6 +78,9 @@ func (r *hostedClusterReconciler) Reconcile(ctx context.Context, req reconcile.R
 	if err := r.forgetSnapshot(ctx, hc); err != nil {
 		return reconcile.Result{}, err
 	}
+	if err := r.defaultClusterID(ctx, hc); err != nil {
+		return reconcile.Result{}, err
+	}
 
 	// HyperShift updates status first (ClusterVersionUpgradeable, copied
 	// from the guest's ClusterVersion), then refuses an upgrade the guest's
@@ -131,6 +135,23 @@ func (r *hostedClusterReconciler) Reconcile(ctx context.Context, req reconcile.R
 		return reconcile.Result{}, err
 	}
 	return reconcile.Result{RequeueAfter: requeue}, nil
+}
+
+// defaultClusterID gives a HostedCluster without spec.clusterID a random
+// UUID, written to its spec, as upstream's defaultClusterIDsIfNeeded
+// (hypershift-operator/controllers/hostedcluster/hostedcluster_controller.go)
+// does after the pause check: the guest's identity, which a restore
+// elsewhere must carry over. (Upstream defaults spec.infraID there too; the
+// hub always sets it.)
+func (r *hostedClusterReconciler) defaultClusterID(ctx context.Context, hc *hyperv1.HostedCluster) error {
+	if hc.Spec.ClusterID != "" {
+		return nil
+	}
+	hc.Spec.ClusterID = string(uuid.NewUUID())
+	if err := r.client.Update(ctx, hc); err != nil {
+		return fmt.Errorf("failed to update hostedcluster after defaulting IDs: %w", err)
+	}
+	return nil
 }
 
 // rolloutDuration is the annotation's duration where it parses, else def.

@@ -49,6 +49,9 @@
 //     (hypershift.openshift.io/etcd-snapshot-url); a HostedCluster created
 //     with spec.etcd.managed.storage.restoreSnapshotURL starts from it.
 //
+//   - Identity: an unpaused HostedCluster without spec.clusterID gets a
+//     random UUID there, as upstream's defaultClusterIDsIfNeeded writes it.
+//
 // Failure injection, for demos and tests, by annotations on a HostedCluster
 // (the value is the message the conditions carry; empty means a default):
 //

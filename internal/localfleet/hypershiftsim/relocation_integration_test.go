@@ -63,6 +63,16 @@ func TestPauseSnapshotRestore(t *testing.T) {
 	ctx := context.Background()
 	createHostedCluster(t, "moving", release418, nil)
 	available(t, "moving")
+	// HyperShift defaults spec.clusterID (defaultClusterIDsIfNeeded): the
+	// identity a restore elsewhere carries over.
+	first, err := getHC(ctx, "moving")
+	if err != nil {
+		t.Fatal(err)
+	}
+	clusterID, _, _ := unstructured.NestedString(first.Object, "spec", "clusterID")
+	if clusterID == "" {
+		t.Fatal("spec.clusterID not defaulted")
+	}
 
 	setPausedUntil(t, "moving", "true")
 	var snapshotURL string
@@ -137,6 +147,9 @@ func TestPauseSnapshotRestore(t *testing.T) {
 		}
 		if u, ok := hc.GetAnnotations()[hypershiftsim.AnnotationEtcdSnapshotURL]; ok {
 			return fmt.Errorf("still annotated with the snapshot %s", u)
+		}
+		if id, _, _ := unstructured.NestedString(hc.Object, "spec", "clusterID"); id != clusterID {
+			t.Fatalf("spec.clusterID changed from %q to %q", clusterID, id)
 		}
 		return nil
 	})

@@ -6,17 +6,19 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	workv1 "open-cluster-management.io/api/work/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
@@ -59,7 +61,10 @@ const (
 
 // Reconciler drives HostedClusterRelocations.
 type Reconciler struct {
-	client   client.Client
+	client client.Client
+	// reader reads the API server itself, not the cache: deciding whether
+	// a relocation may start must see the ones started just before.
+	reader   client.Reader
 	opts     Options
 	recorder record.EventRecorder
 }
@@ -78,7 +83,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = DefaultPollInterval
 	}
-	r := &Reconciler{client: mgr.GetClient(), opts: opts, recorder: mgr.GetEventRecorderFor(EventSource)}
+	r := &Reconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader(), opts: opts, recorder: mgr.GetEventRecorderFor(EventSource)}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("hcd-relocation").
 		For(&v1alpha1.HostedClusterRelocation{}).
@@ -90,12 +95,43 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(r.relocationsOf(func(o client.Object) types.NamespacedName {
 			return types.NamespacedName{Namespace: o.GetLabels()[hosting.LabelHCDNamespace], Name: o.GetLabels()[hosting.LabelHCDName]}
 		}))).
+		// A relocation that ends, or goes, frees a place under the bound:
+		// the queued ones look again at once, not at their next poll.
+		Watches(&v1alpha1.HostedClusterRelocation{}, handler.EnqueueRequestsFromMapFunc(r.queued), builder.WithPredicates(ended)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 1}).
 		Complete(r)
 }
 
+// ended passes the relocation events that free a place under the bound.
+var ended = predicate.Funcs{
+	CreateFunc: func(event.CreateEvent) bool { return false },
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		before, ok1 := e.ObjectOld.(*v1alpha1.HostedClusterRelocation)
+		after, ok2 := e.ObjectNew.(*v1alpha1.HostedClusterRelocation)
+		return ok1 && ok2 && Phase(after.Status.Phase).Final() && !Phase(before.Status.Phase).Final()
+	},
+	DeleteFunc:  func(event.DeleteEvent) bool { return true },
+	GenericFunc: func(event.GenericEvent) bool { return false },
+}
+
+// queued maps an ended relocation to the relocations not started yet.
+func (r *Reconciler) queued(ctx context.Context, _ client.Object) []reconcile.Request {
+	var list v1alpha1.HostedClusterRelocationList
+	if err := r.client.List(ctx, &list); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing HostedClusterRelocations")
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range list.Items {
+		if list.Items[i].Status.Phase == "" {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+		}
+	}
+	return out
+}
+
 // relocationsOf maps an object to the relocations of the
-// HostedClusterDeployment hcd names, and, when one ends, to the queued ones.
+// HostedClusterDeployment hcd names.
 func (r *Reconciler) relocationsOf(hcd func(client.Object) types.NamespacedName) handler.MapFunc {
 	return func(ctx context.Context, o client.Object) []reconcile.Request {
 		key := hcd(o)
@@ -162,8 +198,11 @@ func (r *Reconciler) start(ctx context.Context, hcr *v1alpha1.HostedClusterReloc
 		return ctrl.Result{}, r.end(ctx, hcr, nil, PhaseFailed, ReasonHCDNotFound,
 			fmt.Sprintf("no HostedClusterDeployment %s in namespace %s", hcr.Spec.HostedClusterDeployment, hcr.Namespace))
 	}
+	// From the API server: the cache may not show yet the relocation this
+	// one worker started a moment ago, and the bound below would let one
+	// more start.
 	var all v1alpha1.HostedClusterRelocationList
-	if err := r.client.List(ctx, &all); err != nil {
+	if err := r.reader.List(ctx, &all); err != nil {
 		return ctrl.Result{}, err
 	}
 	if other := Competing(hcr, all.Items); other != "" {
@@ -175,19 +214,12 @@ func (r *Reconciler) start(ctx context.Context, hcr *v1alpha1.HostedClusterReloc
 	if reason, message := Ready(hcd); reason != "" {
 		return ctrl.Result{}, r.end(ctx, hcr, hcd, PhaseFailed, reason, message)
 	}
-	if hcd.Spec.HostingCluster != "" {
-		return ctrl.Result{}, r.end(ctx, hcr, hcd, PhaseFailed, ReasonHostingClusterPinned,
-			fmt.Sprintf("spec.hostingCluster pins it to %s: remove the pin (the tenant's field) before moving it", hcd.Spec.HostingCluster))
-	}
-	if active := Active(all.Items); active >= r.opts.MaxActive {
+	if ok, why := Admit(hcr, all.Items, r.opts.MaxActive); !ok {
 		return ctrl.Result{RequeueAfter: r.opts.PollInterval}, r.writeStatus(ctx, hcr, func(st *v1alpha1.HostedClusterRelocationStatus) {
-			setProgress(st, hcr.Generation, metav1.ConditionFalse, ReasonQueued,
-				fmt.Sprintf("%d relocations run already (the hub's --relocation-concurrency is %d): it starts when one ends", active, r.opts.MaxActive))
+			setProgress(st, hcr.Generation, metav1.ConditionFalse, ReasonQueued, why)
 		})
 	}
-	in := scheduling.Inputs{Client: r.client, Strategy: r.opts.Strategy, ConfigNamespaces: r.opts.ConfigNamespaces,
-		UnavailableGrace: r.opts.UnavailableGrace, Bound: r.bound, Without: hcd}
-	g, err := in.Gather(ctx, hcd)
+	g, err := r.gather(ctx, hcr, hcd, all.Items)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -196,14 +228,7 @@ func (r *Reconciler) start(ctx context.Context, hcr *v1alpha1.HostedClusterReloc
 	}
 	source := hcd.Status.HostingCluster
 	destination, reason, message := Destination(g.Request, g.Candidates, source, hcr.Spec.Destination, g.Strategy)
-	if reason == ReasonDestinationNotAllowed {
-		// OCM drops a cordoned cluster from the Placement's decisions: say
-		// so rather than "not allowed".
-		mc := &clusterv1.ManagedCluster{}
-		if err := r.client.Get(ctx, types.NamespacedName{Name: hcr.Spec.Destination}, mc); err == nil && scheduling.Cordoned(mc) {
-			reason, message = ReasonDestinationCordoned, hcr.Spec.Destination+" is cordoned: nothing is moved onto it"
-		}
-	}
+	reason, message = r.cordoned(ctx, hcr.Spec.Destination, reason, message)
 	if destination == "" {
 		return ctrl.Result{}, r.end(ctx, hcr, hcd, PhaseFailed, reason, message)
 	}
@@ -213,6 +238,66 @@ func (r *Reconciler) start(ctx context.Context, hcr *v1alpha1.HostedClusterReloc
 		fmt.Sprintf("moving from %s to %s: pausing the source", source, destination), func(st *v1alpha1.HostedClusterRelocationStatus) {
 			st.Source, st.Destination = source, destination
 		})
+}
+
+// gather reads the scheduler's inputs for hcd as if it were not bound, and
+// counts on each management cluster the other relocations moving onto it
+// as the scheduler counts its assumed bindings.
+func (r *Reconciler) gather(ctx context.Context, hcr *v1alpha1.HostedClusterRelocation, hcd *v1alpha1.HostedClusterDeployment,
+	all []v1alpha1.HostedClusterRelocation) (scheduling.Gathered, error) {
+	inbound := map[string]map[types.UID][]string{}
+	for cluster, keys := range Inbound(hcr, all) {
+		for _, key := range keys {
+			moving := &v1alpha1.HostedClusterDeployment{}
+			if err := r.client.Get(ctx, key, moving); err != nil {
+				if apierrors.IsNotFound(err) {
+					continue
+				}
+				return scheduling.Gathered{}, err
+			}
+			if inbound[cluster] == nil {
+				inbound[cluster] = map[types.UID][]string{}
+			}
+			// By the HCD's UID: once bound there, it is counted once.
+			inbound[cluster][moving.UID] = scheduling.Occupies(moving)
+		}
+	}
+	in := scheduling.Inputs{Client: r.client, Strategy: r.opts.Strategy, ConfigNamespaces: r.opts.ConfigNamespaces,
+		UnavailableGrace: r.opts.UnavailableGrace, Bound: r.bound, Without: hcd,
+		Assumed: func(cluster string) map[types.UID][]string { return inbound[cluster] }}
+	return in.Gather(ctx, hcd)
+}
+
+// cordoned turns DestinationNotAllowed for a named destination that is
+// cordoned into DestinationCordoned: OCM drops a cordoned cluster from the
+// Placement's decisions, and "not allowed" would not say why.
+func (r *Reconciler) cordoned(ctx context.Context, named, reason, message string) (string, string) {
+	if reason != ReasonDestinationNotAllowed || named == "" {
+		return reason, message
+	}
+	mc := &clusterv1.ManagedCluster{}
+	if err := r.client.Get(ctx, types.NamespacedName{Name: named}, mc); err == nil && scheduling.Cordoned(mc) {
+		return ReasonDestinationCordoned, named + " is cordoned: nothing is moved onto it"
+	}
+	return reason, message
+}
+
+// recheck decides, before the destination's ManifestWork is created,
+// whether the recorded destination can still receive the hosted cluster
+// (Redecide): the destination to restore on, or "" and why not.
+func (r *Reconciler) recheck(ctx context.Context, hcr *v1alpha1.HostedClusterRelocation, hcd *v1alpha1.HostedClusterDeployment) (string, string, string, error) {
+	var all v1alpha1.HostedClusterRelocationList
+	if err := r.client.List(ctx, &all); err != nil {
+		return "", "", "", err
+	}
+	g, err := r.gather(ctx, hcr, hcd, all.Items)
+	if err != nil || g.Candidates == nil {
+		return "", ReasonDestinationNotAvailable, g.Message, err
+	}
+	st := hcr.Status
+	cluster, reason, message := Redecide(g.Request, g.Candidates, st.Source, st.Destination, hcr.Spec.Destination, g.Strategy)
+	reason, message = r.cordoned(ctx, st.Destination, reason, message)
+	return cluster, reason, message, nil
 }
 
 // bound lists the HostedClusterDeployments bound to cluster, from the
@@ -234,7 +319,8 @@ func (r *Reconciler) step(ctx context.Context, hcr *v1alpha1.HostedClusterReloca
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	o := sides.observed(hcr, hcd, r.destinationLost(ctx, st.Destination), r.timedOut(hcr))
+	sides.sourceLost, sides.destinationLost = r.clusterLost(ctx, st.Source), r.clusterLost(ctx, st.Destination)
+	o := sides.observed(hcr, hcd, r.timedOut(hcr))
 	next, reason, message := Next(st.Destination, cur, o)
 	record := func(st *v1alpha1.HostedClusterRelocationStatus) {
 		if sides.pauseFacts.Paused && st.SnapshotURL == "" && sides.pauseFacts.SnapshotURL != "" {
@@ -247,11 +333,29 @@ func (r *Reconciler) step(ctx context.Context, hcr *v1alpha1.HostedClusterReloca
 			st.Switched = true
 		}
 	}
+	if next == PhaseRestoring && sides.destination == nil {
+		// Nothing is on the destination yet: check it again (a drain's
+		// moves and new hosted clusters may have filled it since the
+		// start); another one, or a rollback, costs nothing now.
+		cluster, why, detail, err := r.recheck(ctx, hcr, hcd)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		switch {
+		case cluster == "":
+			next, reason, message = PhaseRollingBack, why, fmt.Sprintf("%s can no longer receive it (%s): the source resumes", st.Destination, detail)
+		case cluster != st.Destination:
+			// Recorded first; the next reconcile restores there.
+			return ctrl.Result{}, r.transition(ctx, hcr, hcd, PhaseRestoring, string(PhaseRestoring),
+				fmt.Sprintf("snapshot taken; %s can no longer receive it (%s): restoring on %s instead", st.Destination, detail, cluster),
+				func(st *v1alpha1.HostedClusterRelocationStatus) { record(st); st.Destination = cluster })
+		}
+	}
 	if next != cur {
 		if err := r.transition(ctx, hcr, hcd, next, reason, message, record); err != nil {
 			return ctrl.Result{}, err
 		}
-	} else if err := r.writeStatus(ctx, hcr, record); err != nil {
+	} else if err := r.hold(ctx, hcr, hcd, reason, message, record); err != nil {
 		return ctrl.Result{}, err
 	}
 	if err := r.act(ctx, hcr, hcd, next, sides); err != nil {
@@ -263,14 +367,16 @@ func (r *Reconciler) step(ctx context.Context, hcr *v1alpha1.HostedClusterReloca
 	return ctrl.Result{RequeueAfter: r.opts.PollInterval}, nil
 }
 
-// destinationLost: the destination's ManagedCluster is gone or reports
-// itself unavailable.
-func (r *Reconciler) destinationLost(ctx context.Context, cluster string) bool {
+// clusterLost: a side's ManagedCluster is gone or reports itself
+// unavailable, by the scheduler's rule (hostmodel.ClusterAvailable): a
+// flap shorter than --host-unavailable-grace does not roll a move back.
+func (r *Reconciler) clusterLost(ctx context.Context, cluster string) bool {
 	mc := &clusterv1.ManagedCluster{}
 	if err := r.client.Get(ctx, types.NamespacedName{Name: cluster}, mc); err != nil {
 		return apierrors.IsNotFound(err)
 	}
-	return !meta.IsStatusConditionTrue(mc.Status.Conditions, clusterv1.ManagedClusterConditionAvailable)
+	available, _ := hostmodel.ClusterAvailable(mc, r.opts.UnavailableGrace, time.Now())
+	return !available
 }
 
 // timedOut: the destination took longer than the timeout to be Applied,

@@ -113,23 +113,75 @@ func TestObserved(t *testing.T) {
 	pause := &workv1.ManifestWork{}
 	s := sides{pause: pause, source: &workv1.ManifestWork{},
 		pauseFacts: HostedClusterFacts{Paused: true, SnapshotURL: "u", Identity: Identity{InfraID: "i", ClusterID: "c"}}}
-	o := s.observed(hcr, hcd, false, false)
+	o := s.observed(hcr, hcd, false)
 	if !o.SourcePaused || o.SnapshotURL != "u" || o.Source.InfraID != "i" || !o.DestinationGone || o.SourceGone || o.BoundTo != "cluster-1" {
 		t.Fatalf("observed %+v", o)
 	}
 	hcr.Status.SnapshotURL, hcr.Status.InfraID, hcr.Status.ClusterID = "recorded", "ri", "rc"
-	if o = s.observed(hcr, hcd, false, false); o.SnapshotURL != "recorded" || o.Source.InfraID != "ri" {
+	if o = s.observed(hcr, hcd, false); o.SnapshotURL != "recorded" || o.Source.InfraID != "ri" {
 		t.Fatalf("the record lost to feedback: %+v", o)
 	}
 	hcr.Status.Phase = string(PhaseRollingBack)
 	s.pauseFacts = HostedClusterFacts{Running: true}
-	if o = s.observed(hcr, hcd, false, false); !o.SourcePaused {
+	if o = s.observed(hcr, hcd, false); !o.SourcePaused {
 		t.Fatal("a rollback ended while the pause work was still there")
 	}
 	dest := &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Generation: 2}}
 	dest.Status.Conditions = []metav1.Condition{{Type: workv1.WorkApplied, Status: metav1.ConditionTrue, ObservedGeneration: 1}}
 	s.destination = dest
-	if o = s.observed(hcr, hcd, false, false); o.DestinationApplied || o.DestinationGone {
+	if o = s.observed(hcr, hcd, false); o.DestinationApplied || o.DestinationGone {
 		t.Fatalf("an older generation's Applied counted: %+v", o)
+	}
+	// A lost destination's copy counts as gone once its deletion is asked
+	// for (its agent removes it only when it reports again), not before.
+	s.destinationLost = true
+	if o = s.observed(hcr, hcd, false); o.DestinationGone || !o.DestinationLost {
+		t.Fatalf("a lost destination's ManifestWork counted as gone before its deletion: %+v", o)
+	}
+	dest.DeletionTimestamp = &metav1.Time{Time: time.Unix(1, 0)}
+	if o = s.observed(hcr, hcd, false); !o.DestinationGone {
+		t.Fatalf("a rollback waits for a lost destination's agent: %+v", o)
+	}
+	s.destinationLost = false
+	if o = s.observed(hcr, hcd, false); o.DestinationGone {
+		t.Fatalf("a reachable destination's copy counted as gone while its agent removes it: %+v", o)
+	}
+}
+
+// TestAdmit: the hub's bound is fleet-wide and first come, first served:
+// two drains' relocations share it in the order they were created,
+// whichever drain they belong to.
+func TestAdmit(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	drain := func(name, cluster, phase string, at int) v1alpha1.HostedClusterRelocation {
+		r := relocationOf(name, name+"-hcd", phase, t0.Add(time.Duration(at)*time.Second))
+		r.Labels = map[string]string{"hcpfleet.io/drain": cluster}
+		return r
+	}
+	a1, b1 := drain("a1", "cluster-1", "Restoring", 0), drain("b1", "cluster-2", "Pausing", 1)
+	a2, b2 := drain("a2", "cluster-1", "", 2), drain("b2", "cluster-2", "", 3)
+	all := []v1alpha1.HostedClusterRelocation{a1, b1, a2, b2}
+	for _, r := range []v1alpha1.HostedClusterRelocation{a2, b2} {
+		if ok, why := Admit(&r, all, 2); ok || why == "" {
+			t.Fatalf("%s started with two running and a bound of 2 (%q)", r.Name, why)
+		}
+	}
+	// One ends: the older waiting one goes first, the other still waits.
+	all[0].Status.Phase = string(PhaseDone)
+	if ok, _ := Admit(&b2, all, 2); ok {
+		t.Fatal("b2 started before a2, which asked first")
+	}
+	if ok, why := Admit(&a2, all, 2); !ok {
+		t.Fatalf("a2 waits with one running and a bound of 2: %s", why)
+	}
+	all[2].Status.Phase = string(PhasePausing)
+	if ok, _ := Admit(&b2, all, 2); ok {
+		t.Fatal("b2 started while a2 and b1 run")
+	}
+	// A waiting relocation being deleted is not ahead of anyone.
+	all[2].Status.Phase = ""
+	all[2].DeletionTimestamp = &metav1.Time{Time: t0}
+	if ok, why := Admit(&b2, all, 2); !ok {
+		t.Fatalf("b2 waits behind a deleted request: %s", why)
 	}
 }

@@ -6,6 +6,9 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/scheduling"
 )
 
@@ -88,4 +91,35 @@ func Destination(req scheduling.Request, candidates []scheduling.Candidate, sour
 		}
 	}
 	return "", reason, "no management cluster can receive it: " + strings.Join(details, "; ")
+}
+
+// Redecide checks the destination recorded at the start again, before
+// anything is written there (its free slots may have gone to new hosted
+// clusters or other moves since): it stays when it still passes the
+// filters (a move does not chase a better cluster), with no reason; else,
+// when the admin named none, the scheduler's choice now, with why the
+// recorded one no longer fits; else "" with why. Pure.
+func Redecide(req scheduling.Request, candidates []scheduling.Candidate, source, recorded, named string, strategy scheduling.Strategy) (cluster, reason, message string) {
+	if cluster, reason, message = Destination(req, candidates, source, recorded, strategy); cluster != "" || named != "" {
+		return cluster, reason, message
+	}
+	cluster, _, _ = Destination(req, candidates, source, "", strategy)
+	return cluster, reason, message
+}
+
+// Inbound maps each management cluster to the HostedClusterDeployments
+// that other relocations move onto it and that may not be bound there yet
+// (started, not ended), so that a decision counts them as the scheduler
+// counts its assumed bindings: two moves decided one after the other do
+// not both take the last free slot. Pure.
+func Inbound(hcr *v1alpha1.HostedClusterRelocation, all []v1alpha1.HostedClusterRelocation) map[string][]types.NamespacedName {
+	out := map[string][]types.NamespacedName{}
+	for i := range all {
+		o := &all[i]
+		if o.UID == hcr.UID || o.Status.Destination == "" || Phase(o.Status.Phase).Final() {
+			continue
+		}
+		out[o.Status.Destination] = append(out[o.Status.Destination], types.NamespacedName{Namespace: o.Namespace, Name: o.Spec.HostedClusterDeployment})
+	}
+	return out
 }

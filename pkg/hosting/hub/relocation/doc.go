@@ -15,8 +15,11 @@
 //   - status.go: the relocation's status, the HCD's Relocating condition
 //     (its own field manager) and the Events;
 //   - the pure parts: which hosted clusters are relocation-ready (Ready),
+//     which relocations may start under the fleet-wide bound (Admit),
 //     which management cluster may receive one (Destination, by the
-//     scheduler's own filters), the state machine (Next) as a function of
+//     scheduler's own filters, counting the moves into each: Inbound) and
+//     whether it still may before the restore (Redecide), the state
+//     machine (Next) as a function of
 //     what the hub observes, so that a restarted hub resumes from the
 //     recorded phase and the facts, never from memory, and the ManifestWorks
 //     it applies (PauseWork, DestinationWork, MarkKeepCloud) with what it

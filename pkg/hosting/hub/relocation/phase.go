@@ -31,6 +31,10 @@ const (
 	ReasonIdentityMismatch = "IdentityMismatch"
 )
 
+// ReasonSourceUnavailable: the phase holds while the source's management
+// cluster does not report (the relocation waits; it does not give up).
+const ReasonSourceUnavailable = "SourceUnavailable"
+
 // Identity is what must be the same on both sides of a move.
 type Identity struct {
 	InfraID   string
@@ -67,6 +71,8 @@ type Observed struct {
 	Cancelled bool
 	// DestinationLost: the destination's ManagedCluster is unavailable.
 	DestinationLost bool
+	// SourceLost: the source's ManagedCluster is unavailable.
+	SourceLost bool
 	// TimedOut: the destination was not Available in time.
 	TimedOut bool
 }
@@ -81,6 +87,14 @@ type Observed struct {
 // paused, the source stays paused (not deleted) until the destination is
 // Available and the binding has moved, and once the binding has moved
 // there is no way back, only forward (CleaningSource is retried).
+//
+// A source that stops reporting holds the move where it is until it
+// reports again, before the snapshot: the hub cannot know whether it
+// paused, and unpausing it (a rollback) needs it as much as going on does.
+// From the snapshot on, the move goes on without it, as HyperShift's
+// disaster recovery restores a lost management cluster's hosted cluster
+// elsewhere: the snapshot was taken while the source was paused, a paused
+// source serves nothing, and it is removed once it reports again.
 func Next(destination string, cur Phase, o Observed) (next Phase, reason, message string) {
 	if cur.Final() {
 		return cur, "", ""
@@ -132,6 +146,16 @@ func Next(destination string, cur Phase, o Observed) (next Phase, reason, messag
 	case PhaseRollingBack:
 		if o.DestinationGone && !o.SourcePaused {
 			return PhaseRolledBack, string(PhaseRolledBack), "the destination is removed and the source runs again"
+		}
+	}
+	if o.SourceLost {
+		switch cur {
+		case PhasePausing, PhaseBackingUp:
+			return cur, ReasonSourceUnavailable, "the source's management cluster does not report: the move waits for it (nothing is written on " + destination + " before its snapshot)"
+		case PhaseRollingBack:
+			return cur, ReasonSourceUnavailable, "the source's management cluster does not report: it resumes once it reports again"
+		case PhaseCleaningSource:
+			return cur, ReasonSourceUnavailable, "the source's management cluster does not report: its paused copy is removed once it reports again"
 		}
 	}
 	return cur, "", ""

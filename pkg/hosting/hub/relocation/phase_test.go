@@ -102,3 +102,39 @@ func TestNextSwitchWaitsForTheBinding(t *testing.T) {
 		t.Fatalf("moved on to %s while still bound to the source", next)
 	}
 }
+
+// TestNextSourceUnavailable: a source that stops reporting holds the move,
+// with a reason, while the hub cannot know what it did (before the
+// snapshot, and a rollback, which must unpause it); from the snapshot on
+// the move goes on, as HyperShift's disaster recovery does, and never
+// switches without the destination Available.
+func TestNextSourceUnavailable(t *testing.T) {
+	for _, cur := range []Phase{PhasePausing, PhaseBackingUp, PhaseRollingBack, PhaseCleaningSource} {
+		o := Observed{SourceLost: true, SourcePaused: cur == PhaseRollingBack, Switched: cur == PhaseCleaningSource, BoundTo: "cluster-2"}
+		next, reason, message := Next("cluster-2", cur, o)
+		if next != cur || reason != ReasonSourceUnavailable || message == "" {
+			t.Fatalf("from %s: %s (%s: %s), want it to hold with %s", cur, next, reason, message, ReasonSourceUnavailable)
+		}
+	}
+	// What it reported before it went away still counts.
+	if next, _, _ := Next("cluster-2", PhasePausing, Observed{SourceLost: true, SourcePaused: true}); next != PhaseBackingUp {
+		t.Fatalf("a pause reported before the source went away: %s, want BackingUp", next)
+	}
+	id := Identity{InfraID: "app-x7k2p"}
+	o := Observed{SourceLost: true, SnapshotURL: "u", Source: id}
+	for _, s := range []struct {
+		cur, want Phase
+		fact      func()
+	}{
+		{PhaseBackingUp, PhaseRestoring, func() {}},
+		{PhaseRestoring, PhaseRestoring, func() {}},
+		{PhaseRestoring, PhaseVerifying, func() { o.DestinationApplied = true }},
+		{PhaseVerifying, PhaseVerifying, func() {}},
+		{PhaseVerifying, PhaseSwitching, func() { o.DestinationAvailable, o.Destination = true, id }},
+	} {
+		s.fact()
+		if next, reason, _ := Next("cluster-2", s.cur, o); next != s.want || next == s.cur && reason != "" {
+			t.Fatalf("source lost, from %s: %s (%s), want %s", s.cur, next, reason, s.want)
+		}
+	}
+}

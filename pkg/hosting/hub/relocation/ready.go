@@ -17,6 +17,7 @@ const (
 	ReasonEncryptionNotPortable  = "EncryptionKeyNotPortable"
 	ReasonPlatformNotRelocatable = "PlatformNotRelocatable"
 	ReasonHubOwnedFieldSet       = "HubOwnedFieldSet"
+	ReasonHostingClusterPinned   = "HostingClusterPinned"
 )
 
 // Ready says whether hcd's hosted cluster may be relocated: "" when it
@@ -30,7 +31,9 @@ const (
 // encrypted with the aescbc key the hub delivers, while a KMS key may not
 // be reachable from elsewhere; KubeVirt workers are VMs on the source
 // management cluster itself. pausedUntil and restoreSnapshotURL are the
-// relocation's to set while it runs.
+// relocation's to set while it runs. A pinned deployment
+// (spec.hostingCluster) cannot move: the API ties its binding to the pin,
+// which is the tenant's to change.
 func Ready(hcd *v1alpha1.HostedClusterDeployment) (reason, message string) {
 	spec := &hcd.Spec.HostedCluster.Spec
 	switch {
@@ -38,6 +41,8 @@ func Ready(hcd *v1alpha1.HostedClusterDeployment) (reason, message string) {
 		return ReasonBeingDeleted, "the HostedClusterDeployment is being deleted"
 	case hcd.Status.HostingCluster == "":
 		return ReasonNotBound, "the HostedClusterDeployment is not bound to a management cluster: there is nothing to move"
+	case hcd.Spec.HostingCluster != "":
+		return ReasonHostingClusterPinned, fmt.Sprintf("spec.hostingCluster pins it to %s: remove the pin (the tenant's field) before moving it", hcd.Spec.HostingCluster)
 	case spec.Etcd.ManagementType != hyperv1.Managed:
 		return ReasonEtcdNotManaged, fmt.Sprintf("spec.hostedCluster.spec.etcd.managementType is %q: only Managed etcd can be snapshotted and restored", spec.Etcd.ManagementType)
 	case spec.Platform.Type == hyperv1.KubevirtPlatform:

@@ -41,6 +41,7 @@ func TestReady(t *testing.T) {
 			h.Spec.HostedCluster.Spec.SecretEncryption = &hyperv1.SecretEncryptionSpec{Type: hyperv1.AESCBC}
 		}, ""},
 		{"not bound", func(h *v1alpha1.HostedClusterDeployment) { h.Status.HostingCluster = "" }, ReasonNotBound},
+		{"pinned by the tenant", func(h *v1alpha1.HostedClusterDeployment) { h.Spec.HostingCluster = "cluster-1" }, ReasonHostingClusterPinned},
 		{"being deleted", func(h *v1alpha1.HostedClusterDeployment) { h.DeletionTimestamp = &metav1.Time{} }, ReasonBeingDeleted},
 		{"unmanaged etcd", func(h *v1alpha1.HostedClusterDeployment) {
 			h.Spec.HostedCluster.Spec.Etcd.ManagementType = hyperv1.Unmanaged

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -39,7 +40,8 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	fleettest.MainWithGuests(m, 2, hcpfleet.Options{}, func(e *fleettest.Env) {
+	// The hub's writes are counted for BenchmarkDrain.
+	fleettest.MainWithGuests(m, 2, hcpfleet.Options{HubTransport: countHubWrites}, func(e *fleettest.Env) {
 		env = e
 		var err error
 		if hubc, err = client.New(e.Fleet.Hub.Config(), client.Options{Scheme: hub.Scheme}); err != nil {
@@ -58,7 +60,9 @@ func TestMain(m *testing.M) {
 
 // TestRelocationMovesAHostedClusterWithItsData is a move as an admin asks
 // for it: a HostedClusterRelocation for a delivered, imported HCD, driven by
-// the hub alone through the real work agents and HyperShift stand-ins. A
+// the hub alone through the real work agents and HyperShift stand-ins, with
+// the hub stopped mid-move and a new one started (it resumes from the
+// relocation's recorded phase, destination and snapshot). A
 // ConfigMap written into the guest before the move is read from the
 // restored guest after it; the HCD ends bound to the destination (the
 // scheduler's rebind, reason Relocated), Available, with the same infraID
@@ -96,10 +100,10 @@ func TestRelocationMovesAHostedClusterWithItsData(t *testing.T) {
 		destination = "cluster-2"
 	}
 	sourceHC := hostedCluster(t, source)
-	// The stand-in does not default spec.clusterID as upstream's
-	// defaultClusterIDsIfNeeded does: it may be empty on both sides.
-	if sourceHC.infraID == "" {
-		t.Fatalf("the source's HostedCluster reports no infraID")
+	// HyperShift (and its stand-in) defaults spec.clusterID: the identity
+	// the destination must carry over.
+	if sourceHC.infraID == "" || sourceHC.clusterID == "" {
+		t.Fatalf("the source's HostedCluster reports infraID %q, clusterID %q", sourceHC.infraID, sourceHC.clusterID)
 	}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "kept", Namespace: "default"}, Data: map[string]string{"answer": "42"}}
 	if _, err := guestClient(t, source, "app").CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
@@ -111,12 +115,34 @@ func TestRelocationMovesAHostedClusterWithItsData(t *testing.T) {
 	if err := hubc.Create(ctx, hcr); err != nil {
 		t.Fatal(err)
 	}
+	// The hub is stopped mid-move, once the destination is decided, and a
+	// new one started: it goes on from the relocation's recorded phase,
+	// destination and snapshot, never from the start.
+	env.Eventually(t, 3*time.Minute, "the relocation past its decision", func(ctx context.Context) error {
+		if err := hubc.Get(ctx, client.ObjectKeyFromObject(hcr), hcr); err != nil {
+			return err
+		}
+		if p := relocation.Phase(hcr.Status.Phase); p.Final() {
+			t.Fatalf("the relocation ended %s before the hub was stopped: %v", p, hcr.Status.Conditions)
+		}
+		if order(relocation.Phase(hcr.Status.Phase)) <= order(relocation.PhasePausing) {
+			return fmt.Errorf("phase %q", hcr.Status.Phase)
+		}
+		return nil
+	})
+	env.Product.StopHub(0)
+	stopped := hcr.Status.DeepCopy()
+	t.Logf("hub stopped in phase %s; a new hub starts", stopped.Phase)
+	env.Product.StartHub()
 	env.Eventually(t, 5*time.Minute, "the relocation Done", func(ctx context.Context) error {
 		if err := hubc.Get(ctx, client.ObjectKeyFromObject(hcr), hcr); err != nil {
 			return err
 		}
 		if p := relocation.Phase(hcr.Status.Phase); p.Final() && p != relocation.PhaseDone {
 			t.Fatalf("the relocation ended %s: %v", p, hcr.Status.Conditions)
+		}
+		if order(relocation.Phase(hcr.Status.Phase)) < order(relocation.Phase(stopped.Phase)) {
+			t.Fatalf("the new hub went back from %s to %s", stopped.Phase, hcr.Status.Phase)
 		}
 		if hcr.Status.Phase != string(relocation.PhaseDone) {
 			return fmt.Errorf("phase %q, conditions %v", hcr.Status.Phase, hcr.Status.Conditions)
@@ -125,6 +151,9 @@ func TestRelocationMovesAHostedClusterWithItsData(t *testing.T) {
 	})
 	if hcr.Status.Source != source || hcr.Status.Destination != destination || !hcr.Status.Switched {
 		t.Fatalf("relocation record %+v", hcr.Status)
+	}
+	if stopped.SnapshotURL != "" && hcr.Status.SnapshotURL != stopped.SnapshotURL {
+		t.Errorf("the new hub took another snapshot: %q, before the restart %q", hcr.Status.SnapshotURL, stopped.SnapshotURL)
 	}
 
 	env.Eventually(t, 2*time.Minute, "app bound to "+destination+" and Available there", func(ctx context.Context) error {
@@ -194,6 +223,12 @@ func TestRelocationMovesAHostedClusterWithItsData(t *testing.T) {
 		t.Fatalf("ManifestWorks of team-move: %d, %v, %v (want one, on %s)", n, problems, err, destination)
 	}
 	t.Logf("moved in %s (from creation)", time.Since(start).Round(time.Second))
+}
+
+// order is a phase's place on the way to Done.
+func order(p relocation.Phase) int {
+	return slices.Index([]relocation.Phase{"", relocation.PhasePausing, relocation.PhaseBackingUp, relocation.PhaseRestoring,
+		relocation.PhaseVerifying, relocation.PhaseSwitching, relocation.PhaseCleaningSource, relocation.PhaseDone}, p)
 }
 
 // fixedAPIHostname publishes the APIServer service under a route hostname

@@ -21,6 +21,20 @@ import (
 type sides struct {
 	pause, source, destination *workv1.ManifestWork
 	pauseFacts, destFacts      HostedClusterFacts
+	// sourceLost, destinationLost: that side's ManagedCluster is gone or
+	// reports itself unavailable.
+	sourceLost, destinationLost bool
+}
+
+// destinationReleased: no ManifestWork on the destination, or, when the
+// destination is lost, its deletion asked for. A lost cluster's work agent
+// removes what it applied only once it reports again: a rollback that
+// waited for that would leave the source paused for as long, so it
+// resumes the source as soon as the destination's copy is deleted on the
+// hub. That copy was never bound: the import, the kubeconfig mirror and
+// the API server's DNS name still point at the source.
+func (s sides) destinationReleased() bool {
+	return s.destination == nil || s.destinationLost && s.destination.DeletionTimestamp != nil
 }
 
 // read reads both sides of hcr's move from the hub's cache.
@@ -58,10 +72,10 @@ func (r *Reconciler) work(ctx context.Context, namespace, name string) (*workv1.
 }
 
 // observed is what Next decides on. Pure.
-func (s sides) observed(hcr *v1alpha1.HostedClusterRelocation, hcd *v1alpha1.HostedClusterDeployment, destinationLost, timedOut bool) Observed {
+func (s sides) observed(hcr *v1alpha1.HostedClusterRelocation, hcd *v1alpha1.HostedClusterDeployment, timedOut bool) Observed {
 	st := hcr.Status
 	o := Observed{Switched: st.Switched, BoundTo: hcd.Status.HostingCluster, Cancelled: hcr.DeletionTimestamp != nil,
-		DestinationLost: destinationLost, TimedOut: timedOut}
+		DestinationLost: s.destinationLost, SourceLost: s.sourceLost, TimedOut: timedOut}
 	o.SourcePaused = s.pause != nil && s.pauseFacts.Paused
 	if Phase(st.Phase) == PhaseRollingBack {
 		// The rollback's last step removes the pause work once the source
@@ -81,7 +95,7 @@ func (s sides) observed(hcr *v1alpha1.HostedClusterRelocation, hcd *v1alpha1.Hos
 		o.DestinationAvailable = s.destFacts.Available
 		o.Destination = s.destFacts.Identity
 	}
-	o.DestinationGone = s.destination == nil
+	o.DestinationGone = s.destinationReleased()
 	o.SourceGone = s.source == nil && s.pause == nil
 	return o
 }
@@ -121,9 +135,9 @@ func (r *Reconciler) act(ctx context.Context, hcr *v1alpha1.HostedClusterRelocat
 			return r.removeKeepingCloud(ctx, s.source, hostingNamespace(hcd), true)
 		}
 	case PhaseRollingBack:
-		if s.destination != nil {
+		if !s.destinationReleased() {
 			// The cloud resources are the source's, which runs on.
-			return r.removeKeepingCloud(ctx, s.destination, hostingNamespace(hcd), !r.destinationLost(ctx, hcr.Status.Destination))
+			return r.removeKeepingCloud(ctx, s.destination, hostingNamespace(hcd), !s.destinationLost)
 		}
 		if s.pause == nil {
 			return nil

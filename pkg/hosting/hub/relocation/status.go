@@ -2,6 +2,7 @@ package relocation
 
 import (
 	"context"
+	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -24,7 +25,6 @@ const StatusFieldManager = "hcp-fleet-relocation"
 const (
 	ReasonHCDNotFound          = "HostedClusterDeploymentNotFound"
 	ReasonRelocationInProgress = "RelocationInProgress"
-	ReasonHostingClusterPinned = "HostingClusterPinned"
 	ReasonQueued               = "Queued"
 )
 
@@ -42,8 +42,7 @@ func Competing(hcr *v1alpha1.HostedClusterRelocation, all []v1alpha1.HostedClust
 		case p.Final():
 		case p != "":
 			return o.Name
-		case o.CreationTimestamp.Before(&hcr.CreationTimestamp),
-			o.CreationTimestamp.Equal(&hcr.CreationTimestamp) && o.Name < hcr.Name:
+		case before(o, hcr):
 			return o.Name
 		}
 	}
@@ -59,6 +58,31 @@ func Active(all []v1alpha1.HostedClusterRelocation) int {
 		}
 	}
 	return n
+}
+
+// Admit says whether hcr, not started yet, may start now: fewer than bound
+// relocations run, counting those not started that asked before it (first
+// come, first served: two admins draining at once share the bound in the
+// order their relocations were created), and if not, why. Pure.
+func Admit(hcr *v1alpha1.HostedClusterRelocation, all []v1alpha1.HostedClusterRelocation, bound int) (bool, string) {
+	active, ahead := Active(all), 0
+	for i := range all {
+		o := &all[i]
+		if o.UID != hcr.UID && o.Status.Phase == "" && o.DeletionTimestamp == nil && before(o, hcr) {
+			ahead++
+		}
+	}
+	if active+ahead < bound {
+		return true, ""
+	}
+	return false, fmt.Sprintf("%d relocations run and %d asked before it (the hub's --relocation-concurrency is %d): it starts when one ends",
+		active, ahead, bound)
+}
+
+// before: a was created before b (by creation, then name).
+func before(a, b *v1alpha1.HostedClusterRelocation) bool {
+	return a.CreationTimestamp.Before(&b.CreationTimestamp) ||
+		a.CreationTimestamp.Equal(&b.CreationTimestamp) && a.Name < b.Name
 }
 
 // setProgress sets the relocation's own condition.
@@ -115,6 +139,50 @@ func (r *Reconciler) transition(ctx context.Context, hcr *v1alpha1.HostedCluster
 	}
 	r.recorder.Event(hcr, kind, reason, message)
 	if hcd != nil {
+		r.recorder.Eventf(hcd, kind, reason, "HostedClusterRelocation %s: %s", hcr.Name, message)
+	}
+	return nil
+}
+
+// holdEnded says, for each reason a phase holds with, what ended it.
+var holdEnded = map[string]string{ReasonSourceUnavailable: "the source's management cluster reports again"}
+
+// hold records why the phase holds (reason, message) on the relocation's
+// and the HostedClusterDeployment's conditions, with Events when the
+// reason changed; with reason "", it replaces a hold's reason, once it
+// ended, by the phase's. record is applied to the status as step's is.
+func (r *Reconciler) hold(ctx context.Context, hcr *v1alpha1.HostedClusterRelocation, hcd *v1alpha1.HostedClusterDeployment,
+	reason, message string, record func(*v1alpha1.HostedClusterRelocationStatus)) error {
+	cur := Phase(hcr.Status.Phase)
+	// Read before writeStatus changes the condition in place.
+	prev := ""
+	if c := meta.FindStatusCondition(hcr.Status.Conditions, v1alpha1.ConditionRelocationProgressing); c != nil {
+		prev = c.Reason
+	}
+	if reason == "" {
+		ended, held := holdEnded[prev]
+		if !held {
+			return r.writeStatus(ctx, hcr, record)
+		}
+		reason, message = string(cur), fmt.Sprintf("%s: %s", cur, ended)
+	}
+	if err := r.setRelocating(ctx, hcd, metav1.ConditionTrue, reason, message); err != nil {
+		return err
+	}
+	if err := r.writeStatus(ctx, hcr, func(st *v1alpha1.HostedClusterRelocationStatus) {
+		if record != nil {
+			record(st)
+		}
+		setProgress(st, hcr.Generation, metav1.ConditionTrue, reason, message)
+	}); err != nil {
+		return err
+	}
+	if prev != reason {
+		kind := corev1.EventTypeNormal
+		if _, held := holdEnded[reason]; held {
+			kind = corev1.EventTypeWarning
+		}
+		r.recorder.Event(hcr, kind, reason, message)
 		r.recorder.Eventf(hcd, kind, reason, "HostedClusterRelocation %s: %s", hcr.Name, message)
 	}
 	return nil
