@@ -3,6 +3,7 @@ package manifests_test
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"reflect"
 	"strings"
@@ -15,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+
+	"github.com/hcp-fleet/hcp-fleet/pkg/cmd/hub"
 )
 
 // servingCertAnnotation has OpenShift's service CA write a serving
@@ -133,5 +136,59 @@ func TestConsolePlugin(t *testing.T) {
 				t.Errorf("%s %s binds %s, which needs no rights", obj.GetKind(), obj.GetName(), s.Name)
 			}
 		}
+	}
+}
+
+// The console reaches the hub's console endpoint through the ConsolePlugin's
+// proxy: alias hub (console/src/hubapi.ts), with the user's token, to a
+// Service that selects the hub's pods on the port the hub listens on
+// (--console-api-bind-address), with the service CA's certificate mounted
+// where --console-api-cert-dir points, optionally (no service CA, no
+// Secret: the hub serves a self-signed certificate).
+func TestConsolePluginProxy(t *testing.T) {
+	objs := kustomizeBuild(t, ".")
+	plugin := typed[consolev1.ConsolePlugin](t, objs, "ConsolePlugin", "hcp-fleet")
+	svc := typed[corev1.Service](t, objs, "Service", "hcp-fleet-hub-console-api")
+	d := typed[appsv1.Deployment](t, objs, "Deployment", "hcp-fleet-hub")
+	if len(plugin.Spec.Proxy) != 1 {
+		t.Fatalf("proxy %+v: want one, to the hub", plugin.Spec.Proxy)
+	}
+	p := plugin.Spec.Proxy[0]
+	if p.Alias != "hub" || p.Authorization != consolev1.UserToken || p.Endpoint.Type != consolev1.ProxyTypeService || p.Endpoint.Service == nil ||
+		p.Endpoint.Service.Name != svc.Name || p.Endpoint.Service.Namespace != svc.Namespace || len(svc.Spec.Ports) != 1 || p.Endpoint.Service.Port != svc.Spec.Ports[0].Port {
+		t.Errorf("proxy %+v to %+v: want alias hub with the user's token to Service %s/%s port %+v", p, p.Endpoint.Service, svc.Namespace, svc.Name, svc.Spec.Ports)
+	}
+	for k, v := range svc.Spec.Selector {
+		if d.Spec.Template.Labels[k] != v {
+			t.Errorf("Service selector %v does not select the hub's pods %v", svc.Spec.Selector, d.Spec.Template.Labels)
+		}
+	}
+	c := d.Spec.Template.Spec.Containers[0]
+	opts := hub.NewOptions()
+	if err := opts.FlagSet(io.Discard).Parse(expand(t, c, d.Namespace)); err != nil {
+		t.Fatal(err)
+	}
+	port := int32(0)
+	for _, cp := range c.Ports {
+		if intstr.FromString(cp.Name) == svc.Spec.Ports[0].TargetPort {
+			port = cp.ContainerPort
+		}
+	}
+	if opts.ConsoleAPIBindAddress == "0" || port == 0 || portOf(t, opts.ConsoleAPIBindAddress) != port {
+		t.Errorf("--console-api-bind-address %q, the Service's target port %v (container port %d)", opts.ConsoleAPIBindAddress, svc.Spec.Ports[0].TargetPort, port)
+	}
+	secret := svc.Annotations[servingCertAnnotation]
+	mounted := false
+	for _, v := range d.Spec.Template.Spec.Volumes {
+		if v.Secret == nil || v.Secret.SecretName != secret || !ptr.Deref(v.Secret.Optional, false) {
+			continue
+		}
+		for _, m := range c.VolumeMounts {
+			mounted = mounted || (m.Name == v.Name && m.ReadOnly && m.MountPath == opts.ConsoleAPICertDir)
+		}
+	}
+	if secret == "" || !mounted {
+		t.Errorf("Service annotation %s=%q, --console-api-cert-dir %q, volumes %+v: want the serving certificate's Secret mounted there, optional",
+			servingCertAnnotation, secret, opts.ConsoleAPICertDir, d.Spec.Template.Spec.Volumes)
 	}
 }

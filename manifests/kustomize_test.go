@@ -132,7 +132,7 @@ func TestKustomization(t *testing.T) {
 	}
 	for kind, n := range map[string]int{
 		"CustomResourceDefinition": 7, "Namespace": 1, "ServiceAccount": 2, "ClusterRole": 6, "ClusterRoleBinding": 1,
-		"Role": 1, "RoleBinding": 1, "Deployment": 2, "Service": 2, "ConsolePlugin": 1, "ClusterManagementAddOn": 1, "HostingConfig": 1,
+		"Role": 1, "RoleBinding": 1, "Deployment": 2, "Service": 3, "ConsolePlugin": 1, "ClusterManagementAddOn": 1, "HostingConfig": 1,
 		"Placement": 1, "ManagedClusterSetBinding": 1, "ServiceMonitor": 1, "PrometheusRule": 1,
 		"ValidatingAdmissionPolicy": 2, "ValidatingAdmissionPolicyBinding": 2,
 	} {
@@ -217,8 +217,15 @@ func TestHubDeployment(t *testing.T) {
 		sc.Capabilities == nil || !reflect.DeepEqual(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) || len(sc.Capabilities.Add) > 0 {
 		t.Errorf("container securityContext %+v: want non-root, read-only root, no privilege escalation, all capabilities dropped", sc)
 	}
-	if pod.HostNetwork || pod.HostPID || pod.HostIPC || len(pod.Volumes) > 0 {
-		t.Errorf("the hub needs no host namespaces or volumes: %+v", pod)
+	if pod.HostNetwork || pod.HostPID || pod.HostIPC {
+		t.Errorf("the hub needs no host namespaces: %+v", pod)
+	}
+	// One volume: its console endpoint's serving certificate, optional
+	// (TestConsolePluginProxy).
+	for _, v := range pod.Volumes {
+		if v.Secret == nil || v.Secret.SecretName != "hcp-fleet-hub-console-api-cert" || !ptr.Deref(v.Secret.Optional, false) {
+			t.Errorf("volume %+v: the hub needs none but its console endpoint's optional serving certificate", v)
+		}
 	}
 	if c.Resources.Requests.Cpu().IsZero() || c.Resources.Requests.Memory().IsZero() || c.Resources.Limits.Memory().IsZero() {
 		t.Errorf("resources %+v: want CPU and memory requests and a memory limit", c.Resources)

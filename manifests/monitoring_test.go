@@ -165,12 +165,15 @@ func TestDashboard(t *testing.T) {
 // metrics port over HTTPS with a bearer token, as the hub requires.
 func TestServiceMonitor(t *testing.T) {
 	var sm, svc map[string]any
+	var others []map[string]any // the hub's other Services (its console endpoint's)
 	for _, obj := range readDir(t, "deploy") {
-		switch obj.GetKind() {
-		case "ServiceMonitor":
+		switch {
+		case obj.GetKind() == "ServiceMonitor":
 			sm = obj.Object
-		case "Service":
+		case obj.GetKind() == "Service" && obj.GetName() == "hcp-fleet-hub-metrics":
 			svc = obj.Object
+		case obj.GetKind() == "Service":
+			others = append(others, obj.Object)
 		}
 	}
 	if sm == nil || svc == nil {
@@ -192,6 +195,16 @@ func TestServiceMonitor(t *testing.T) {
 	for k, v := range sel {
 		if svcLabels[k] != v {
 			t.Errorf("ServiceMonitor selects %s=%v; the Service has %v", k, v, svcLabels[k])
+		}
+	}
+	for _, o := range others {
+		labels, _ := get(o, "metadata", "labels").(map[string]any)
+		selected := true
+		for k, v := range sel {
+			selected = selected && labels[k] == v
+		}
+		if selected {
+			t.Errorf("ServiceMonitor selects Service %v too, which serves no metrics", get(o, "metadata", "name"))
 		}
 	}
 	eps, _ := get(sm, "spec", "endpoints").([]any)

@@ -21,15 +21,36 @@ export type Meta = {
 
 export type HCD = {
   metadata: Meta;
-  spec?: { deletionPolicy?: string; placement?: string; nodePools?: NodePoolTemplate[] };
+  spec?: {
+    deletionPolicy?: string;
+    placement?: string;
+    nodePools?: NodePoolTemplate[];
+    hostedCluster?: { spec?: { release?: { image?: string } } };
+  };
   status?: {
     hostingCluster?: string;
     conditions?: Condition[];
-    version?: { current?: string; desired?: { version?: string; image?: string } };
+    version?: {
+      current?: string;
+      desired?: { version?: string; image?: string };
+      availableUpdates?: Release[];
+      conditionalUpdates?: ConditionalUpdate[];
+    };
     kubeconfigSecret?: { name: string; key?: string };
     managedCluster?: string;
     nodePools?: { name: string; replicas: number; readyReplicas: number }[];
   };
+};
+
+// Release, ConditionalUpdate: api/v1alpha1 ReleaseStatus and
+// ConditionalUpdate (HyperShift's, carried by the agent).
+export type Release = { version?: string; image?: string };
+export type ConditionalUpdate = {
+  release: Release;
+  recommended?: string;
+  reason?: string;
+  message?: string;
+  risks?: { name: string; message?: string }[];
 };
 
 // NodePoolTemplate is the part of spec.nodePools[] the console reads and

@@ -239,6 +239,7 @@ func TestInstallStrategy(t *testing.T) {
 		"bundle.Dockerfile",
 		"hcp-fleet-console_v1_service.yaml",
 		"hcp-fleet-cordon_rbac.authorization.k8s.io_v1_clusterrole.yaml",
+		"hcp-fleet-hub-console-api_v1_service.yaml",
 		"hcp-fleet-hub-metrics_v1_service.yaml",
 		"hcp-fleet-hub_monitoring.coreos.com_v1_prometheusrule.yaml",
 		"hcp-fleet-hub_monitoring.coreos.com_v1_servicemonitor.yaml",

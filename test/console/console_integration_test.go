@@ -16,12 +16,16 @@ import (
 	"testing"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -29,8 +33,13 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/fleettest"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hcpfleet"
 	"github.com/hcp-fleet/hcp-fleet/internal/poll"
+	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	"github.com/hcp-fleet/hcp-fleet/pkg/cmd/hub"
+	"github.com/hcp-fleet/hcp-fleet/pkg/fleetview"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/consoleapi"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hostmodel"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/scheduling"
 )
 
 // The tenant is user alice in group team-a, bound to hcp-fleet:tenant in
@@ -217,11 +226,32 @@ func TestPluginAsAdminAndTenant(t *testing.T) {
 		return fmt.Errorf("no %s condition yet: %+v", v1alpha1.ConditionRolloutProgressing, rr.Status)
 	})
 
+	// The hub's console endpoint, served with the hub's identity (its
+	// shipped RBAC) and asked, through the ConsolePlugin's proxy, with a
+	// token of the page's user: the API server authenticates tokens, not
+	// impersonation, so the admin and alice each have a ServiceAccount
+	// standing for them with the same rights (cluster-admin; hcp-fleet:tenant
+	// in team-a).
+	hubAPI := startConsoleAPI(t)
+	adminToken := serviceAccountToken(ctx, t, "default", "console-admin", &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "console-admin"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: "default", Name: "console-admin"}}})
+	tenantToken := serviceAccountToken(ctx, t, tenantNS, tenantUser, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: tenantNS, Name: "console-" + tenantUser},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "hcp-fleet:tenant"},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: tenantNS, Name: tenantUser}}})
+	hubProxy := func(token string) http.Handler {
+		h, err := HubProxy(pluginName, hubAPI.URL, hubAPI.Client(), token)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+
 	t.Run("admin", func(t *testing.T) {
-		got := browse(t, Identity{}, "admin", shots, plugin, []page{
+		got := browse(t, Identity{}, "admin", shots, plugin, hubProxy(adminToken), []page{
 			{"fleet", "/hcpfleet/fleet", []string{"[data-test=host-cluster-1]", "[data-test=cordoned]", "[data-test=hosts] a"}, nil},
 			{"hcds", "/hcpfleet/all-namespaces/hostedclusterdeployments", []string{"[data-test=hcd-" + a.Name + "]", "[data-test=hcd-" + b.Name + "]"}, nil},
-			{"hcd", aDetails, []string{"[data-test=condition-Scheduled]", "[data-test=events]"}, nil},
+			{"hcd", aDetails, []string{"[data-test=condition-Scheduled]", "[data-test=events]", "[data-test=explanation-decision]"}, nil},
 			{"rollouts", "/hcpfleet/all-namespaces/rollouts", []string{"[data-test=rollout-" + rolloutName + "]", "[data-test=none-hostedclusterextensions]"}, nil},
 		})
 		contains(t, got["rollouts"], rolloutName, tenantNS, fleettest.Release, rolloutState, "No HostedClusterExtensions.")
@@ -229,14 +259,18 @@ func TestPluginAsAdminAndTenant(t *testing.T) {
 		contains(t, got["hcds"], a.Name, b.Name, a.Status.HostingCluster)
 		contains(t, got["hcd"], a.Status.HostingCluster, a.Status.KubeconfigSecret.Name, "Scheduled", a.Name+"-workers",
 			"Scheduled is True", "management cluster "+a.Status.HostingCluster)
+		// The scheduler's explanation from the hub: where it is bound, the
+		// candidates (cluster-1 is one whatever the cordon of cluster-2
+		// did to the Placement's decisions) and explain's text.
+		contains(t, got["hcd"], "Why not there", "Bound to "+a.Status.HostingCluster, "cluster-1", "DECISION: ")
 	})
 
 	t.Run("tenant", func(t *testing.T) {
-		got := browse(t, Identity{User: tenantUser, Groups: []string{tenantNS, "system:authenticated"}}, "tenant", shots, plugin, []page{
+		got := browse(t, Identity{User: tenantUser, Groups: []string{tenantNS, "system:authenticated"}}, "tenant", shots, plugin, hubProxy(tenantToken), []page{
 			{"fleet", "/hcpfleet/fleet", []string{"[data-test=load-error]"}, nil},
 			{"hcds", "/hcpfleet/ns/" + tenantNS + "/hostedclusterdeployments", []string{"[data-test=hcd-" + a.Name + "]"}, nil},
 			{"hcds-all", "/hcpfleet/all-namespaces/hostedclusterdeployments", []string{"[data-test=load-error]"}, nil},
-			{"hcd", aDetails, []string{"[data-test=condition-Scheduled]", "[data-test=events]"}, nil},
+			{"hcd", aDetails, []string{"[data-test=condition-Scheduled]", "[data-test=events]", "[data-test=explanation-decision]"}, nil},
 			{"hcd-other", bDetails, []string{"[data-test=load-error]"}, nil},
 			{"rollouts", "/hcpfleet/ns/" + tenantNS + "/rollouts", []string{"[data-test=rollout-" + rolloutName + "]", "[data-test=none-hostedclusterextensions]"}, nil},
 			{"rollouts-all", "/hcpfleet/all-namespaces/rollouts", []string{"[data-test=section-releaserollouts] [data-test=load-error]",
@@ -256,6 +290,10 @@ func TestPluginAsAdminAndTenant(t *testing.T) {
 		absent(t, got["hcds"], b.Name)
 		contains(t, got["hcds-all"], `cannot list resource "hostedclusterdeployments"`)
 		contains(t, got["hcd"], a.Status.KubeconfigSecret.Name, "Scheduled", "Scheduled is True")
+		// The tenant, who may not list the management clusters, gets the
+		// scheduler's explanation from the hub.
+		contains(t, got["hcd"], "Why not there", "Bound to "+a.Status.HostingCluster, "cluster-1", "DECISION: ")
+		absent(t, got["hcd"], b.Name)
 		contains(t, got["hcd-other"], `cannot get resource "hostedclusterdeployments"`)
 		absent(t, got["hcd-other"], b.Status.KubeconfigSecret.Name)
 		contains(t, got["rollouts"], rolloutName, rolloutState)
@@ -275,9 +313,10 @@ func TestPluginAsAdminAndTenant(t *testing.T) {
 	})
 }
 
-// browse serves the host page, the built plugin and the hub proxy as id,
+// browse serves the host page, the built plugin, the hub proxy as id and
+// the hub's console endpoint through hubAPI (with id's token),
 // and has the browser visit pages; it returns each page's text by name.
-func browse(t *testing.T, id Identity, who, shots string, plugin http.Handler, pages []page) map[string]string {
+func browse(t *testing.T, id Identity, who, shots string, plugin, hubAPI http.Handler, pages []page) map[string]string {
 	t.Helper()
 	for _, dir := range []string{"console/dist/plugin-manifest.json", "console/dist-host/host.js"} {
 		if _, err := os.Stat(filepath.Join(repo, dir)); err != nil {
@@ -288,7 +327,7 @@ func browse(t *testing.T, id Identity, who, shots string, plugin http.Handler, p
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(HostHandler(repo, pluginName, kube, plugin))
+	srv := httptest.NewServer(HostHandler(repo, pluginName, kube, plugin, hubAPI))
 	defer srv.Close()
 
 	in, err := json.Marshal(pages)
@@ -343,10 +382,12 @@ func absent(t *testing.T, text string, unwanted ...string) {
 // plugins: the host page for every app path, its script and PatternFly's
 // styles under /static/, the plugin under /api/plugins/<name>/ (assets: a
 // proxy to the asset server, as the console proxies to the plugin's
-// Service), and the hub under /api/kubernetes/.
-func HostHandler(repo, plugin string, kube, assets http.Handler) http.Handler {
+// Service), the hub under /api/kubernetes/, and the hub's console endpoint
+// under the ConsolePlugin's proxy alias hub.
+func HostHandler(repo, plugin string, kube, assets, hub http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/api/kubernetes/", kube)
+	mux.Handle("/api/proxy/plugin/"+plugin+"/hub/", hub)
 	mux.Handle("/api/plugins/"+plugin+"/", assets)
 	mux.Handle("/static/patternfly/", http.StripPrefix("/static/patternfly/",
 		http.FileServer(http.Dir(filepath.Join(repo, "console", "node_modules", "@patternfly", "patternfly")))))
@@ -355,4 +396,47 @@ func HostHandler(repo, plugin string, kube, assets http.Handler) http.Handler {
 		http.ServeFile(w, r, filepath.Join(repo, "console", "test", "host", "index.html"))
 	})
 	return mux
+}
+
+// startConsoleAPI serves the hub's console endpoint (consoleapi) over TLS
+// with the hub's own identity and the local fleet hub's settings.
+func startConsoleAPI(t *testing.T) *httptest.Server {
+	t.Helper()
+	hubCfg, err := hcpfleet.HubConfig(context.Background(), env.Fleet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reader, err := client.New(hubCfg, client.Options{Scheme: hub.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	settings := fleetview.HubSettings{Strategy: scheduling.StrategySpread, ConfigNamespaces: hostmodel.ConfigNamespaces{Hub: addon.DefaultHubNamespace}}
+	h, err := consoleapi.NewHandler(hubCfg, reader, settings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewTLSServer(h)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// serviceAccountToken creates ServiceAccount namespace/name with binding
+// and returns a token of it.
+func serviceAccountToken(ctx context.Context, t *testing.T, namespace, name string, binding client.Object) string {
+	t.Helper()
+	for _, o := range []client.Object{&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}, binding} {
+		if err := admin.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
+	kube, err := kubernetes.NewForConfig(env.Fleet.Hub.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := kube.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, name, &authenticationv1.TokenRequest{
+		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr.Status.Token
 }

@@ -63,3 +63,31 @@ func KubeProxy(hub *rest.Config, id Identity) (http.Handler, error) {
 	}
 	return proxy, nil
 }
+
+// HubProxy forwards /api/proxy/plugin/<plugin>/hub/* to the hub's console
+// endpoint (base, HTTPS, trusted through client) with token as the bearer,
+// as the console's backend does for the ConsolePlugin's proxy alias hub
+// (authorization UserToken: the signed-in user's token). The page's own
+// credentials and impersonation headers are dropped.
+func HubProxy(plugin, base string, client *http.Client, token string) (http.Handler, error) {
+	target, err := url.Parse(base)
+	if err != nil {
+		return nil, err
+	}
+	prefix := "/api/proxy/plugin/" + plugin + "/hub"
+	return &httputil.ReverseProxy{
+		Transport: client.Transport,
+		Rewrite: func(r *httputil.ProxyRequest) {
+			r.SetURL(target)
+			r.Out.URL.Path = "/" + strings.TrimPrefix(strings.TrimPrefix(r.In.URL.Path, prefix), "/")
+			r.Out.URL.RawPath = ""
+			r.Out.Host = target.Host
+			for k := range r.Out.Header {
+				if strings.HasPrefix(http.CanonicalHeaderKey(k), "Impersonate-") || http.CanonicalHeaderKey(k) == "Cookie" {
+					r.Out.Header.Del(k)
+				}
+			}
+			r.Out.Header.Set("Authorization", "Bearer "+token)
+		},
+	}, nil
+}

@@ -18,6 +18,8 @@ jest.mock('@openshift-console/dynamic-plugin-sdk', () => {
     useK8sWatchResource: jest.fn(),
     useK8sModel: jest.fn(() => [{ apiGroup: 'hcpfleet.io', apiVersion: 'v1alpha1', kind: 'HostedClusterDeployment', plural: 'hostedclusterdeployments', namespaced: true }, false]),
     k8sPatch: jest.fn(),
+    // The hub's explanation (explain.test.tsx tests it): pending here.
+    consoleFetchJSON: jest.fn(() => new Promise(() => undefined)),
     ResourceLink: ({ groupVersionKind: g, name, namespace }: { groupVersionKind: { group?: string; version: string; kind: string }; name: string; namespace?: string }) =>
       R.createElement(
         'a',

@@ -2,7 +2,7 @@
 // ManagedCluster and the admin kubeconfig Secret (its page, never its data
 // here), node pools with a scale action, every condition with its reason
 // and message, which is where hcp-fleet says what is wrong and what to do,
-// and the Events about it.
+// the scheduler's explanation of where it goes, and the Events about it.
 import * as React from 'react';
 import { useParams } from 'react-router';
 import { ResourceLink, useK8sWatchResource } from '@openshift-console/dynamic-plugin-sdk';
@@ -21,6 +21,8 @@ import { phase, version, type HCD } from '../fleet';
 import { ConditionLabel, LoadError } from './common';
 import { NodePools } from './NodePools';
 import { HCDEvents } from './HCDEvents';
+import { HCDExplanation, useExplanation } from './HCDExplanation';
+import { HCDUpdates } from './HCDUpdates';
 
 const Item: React.FC<{ term: string; children: React.ReactNode }> = ({ term, children }) => (
   <DescriptionListGroup>
@@ -31,6 +33,7 @@ const Item: React.FC<{ term: string; children: React.ReactNode }> = ({ term, chi
 
 export const HCDSummary: React.FC<{ hcd: HCD }> = ({ hcd }) => {
   const s = hcd.status ?? {};
+  const explanation = useExplanation(hcd);
   return (
     <>
       <DescriptionList isHorizontal>
@@ -49,6 +52,8 @@ export const HCDSummary: React.FC<{ hcd: HCD }> = ({ hcd }) => {
         </Item>
         <Item term="Placement">{hcd.spec?.placement || '-'}</Item>
       </DescriptionList>
+      <Title headingLevel="h2">Available updates</Title>
+      <HCDUpdates hcd={hcd} updates={explanation.answer?.explanation.Updates} />
       <Title headingLevel="h2">Node pools</Title>
       <NodePools hcd={hcd} />
       <Title headingLevel="h2">Conditions</Title>
@@ -74,6 +79,8 @@ export const HCDSummary: React.FC<{ hcd: HCD }> = ({ hcd }) => {
           ))}
         </Tbody>
       </Table>
+      <Title headingLevel="h2">Scheduling: why here, why not there</Title>
+      <HCDExplanation state={explanation} />
       <Title headingLevel="h2">Events</Title>
       <HCDEvents hcd={hcd} />
     </>

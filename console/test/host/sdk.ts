@@ -18,7 +18,11 @@
 // (a JSON patch, application/json-patch+json, through the same proxy) and
 // public/components/utils/resource-link.tsx (resourcePathFromModel: /k8s/
 // cluster/ or ns/<ns>/, then group~version~kind for a CRD's kind, the
-// plural for a built-in one).
+// plural for a built-in one). consoleFetchJSON follows the console's
+// public/co-fetch.ts: a same-origin GET whose non-2xx answer is an
+// HttpError carrying the JSON body (a Status); the console's backend adds
+// the user's token for a ConsolePlugin proxy with authorization UserToken,
+// which the test's proxy does here.
 import * as React from 'react';
 
 export type K8sGroupVersionKind = { group?: string; version: string; kind: string };
@@ -212,3 +216,5 @@ export const ResourceLink: React.FC<{
   const href = `/k8s/${namespace ? `ns/${namespace}` : 'cluster'}/${ref}/${encodeURIComponent(name)}`;
   return React.createElement('a', { href, 'data-test-id': name }, name);
 };
+
+export const consoleFetchJSON = (url: string): Promise<unknown> => fetchJSON(url);

@@ -313,7 +313,7 @@ func hubProgram(ctx context.Context, args []string) error {
 	(&zap.Options{}).BindFlags(fs) // accepted as cmd/hub accepts them; the test process keeps its logger
 	// Every in-process program shares the test's network namespace: no
 	// fixed ports.
-	if err := fs.Parse(append(args, "--metrics-bind-address=0", "--health-probe-bind-address=0")); err != nil {
+	if err := fs.Parse(append(args, "--metrics-bind-address=0", "--health-probe-bind-address=0", "--console-api-bind-address=0")); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

@@ -27,6 +27,8 @@ import (
 
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	addonhub "github.com/hcp-fleet/hcp-fleet/pkg/addon/hub"
+	"github.com/hcp-fleet/hcp-fleet/pkg/fleetview"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/consoleapi"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/delivery"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hostmodel"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/importer"
@@ -93,6 +95,12 @@ type Options struct {
 	// relocation.Options.MaxActive and Timeout.
 	RelocationConcurrency int
 	RelocationTimeout     time.Duration
+	// ConsoleAPIBindAddress is where the console plugin's endpoint
+	// (consoleapi) listens; "0" disables it.
+	ConsoleAPIBindAddress string
+	// ConsoleAPICertDir holds its serving certificate (tls.crt, tls.key);
+	// empty or without them: a self-signed certificate.
+	ConsoleAPICertDir string
 }
 
 // NewOptions returns the defaults.
@@ -120,6 +128,7 @@ func NewOptions() *Options {
 		ReferenceRefreshInterval: delivery.DefaultRefreshInterval,
 		RelocationConcurrency:    relocation.DefaultMaxActive,
 		RelocationTimeout:        relocation.DefaultTimeout,
+		ConsoleAPIBindAddress:    "0",
 	}
 }
 
@@ -167,6 +176,8 @@ func (o *Options) FlagSet(output io.Writer) *flag.FlagSet {
 	fs.DurationVar(&o.ReferenceRefreshInterval, "reference-refresh-interval", o.ReferenceRefreshInterval, "How often, at most, a HostedClusterDeployment's ManifestWork is rewritten because only a Secret or ConfigMap it refers to changed (changes within the interval are coalesced into one write; spec changes are never held back).")
 	fs.IntVar(&o.RelocationConcurrency, "relocation-concurrency", o.RelocationConcurrency, "HostedClusterRelocations that run at once, fleet-wide (each pauses a hosted cluster, snapshots its etcd and restores it elsewhere); the others wait with reason Queued.")
 	fs.DurationVar(&o.RelocationTimeout, "relocation-timeout", o.RelocationTimeout, "How long a relocation waits for the destination's HostedCluster to be applied, then Available, before it rolls back (the source resumes).")
+	fs.StringVar(&o.ConsoleAPIBindAddress, "console-api-bind-address", o.ConsoleAPIBindAddress, "Address of the console plugin's read-only HTTPS endpoint (the scheduler's explanation of a HostedClusterDeployment, for a caller whose bearer token the API server authenticates and who may get that deployment; docs/console.md); \"0\" disables it.")
+	fs.StringVar(&o.ConsoleAPICertDir, "console-api-cert-dir", o.ConsoleAPICertDir, "Directory with the console endpoint's serving certificate (tls.crt, tls.key; reloaded when they change), on OpenShift the service CA's for the Service the ConsolePlugin's proxy names. Empty or without them: a self-signed certificate.")
 	return fs
 }
 
@@ -273,6 +284,9 @@ func Run(ctx context.Context, cfg *rest.Config, opts *Options) error {
 	if err := setupControllers(mgr, opts); err != nil {
 		return err
 	}
+	if err := setupConsoleAPI(mgr, cfg, opts); err != nil {
+		return err
+	}
 	// Re-render agents when a Secret their HostingConfig references changes.
 	renders := addonhub.NewRenderTrigger(addonManager)
 	if err := addonhub.SetupCredentialsWatch(mgr, renders); err != nil {
@@ -311,4 +325,24 @@ func Run(ctx context.Context, cfg *rest.Config, opts *Options) error {
 		return err
 	}
 	return mgr.Start(ctx)
+}
+
+// setupConsoleAPI serves the console plugin's endpoint on every replica.
+// It explains with live reads (the manager's API reader): the
+// ClusterImageSets it reads are the hub's to get and list, never to watch,
+// and an answer once per page view needs no cache of its own.
+func setupConsoleAPI(mgr manager.Manager, cfg *rest.Config, opts *Options) error {
+	if opts.ConsoleAPIBindAddress == "0" || opts.ConsoleAPIBindAddress == "" {
+		return nil
+	}
+	strategy, err := scheduling.ParseStrategy(opts.SchedulingStrategy)
+	if err != nil {
+		return err
+	}
+	settings := fleetview.HubSettings{Strategy: strategy, UnavailableGrace: opts.HostUnavailableGrace, ConfigNamespaces: opts.configNamespaces()}
+	h, err := consoleapi.NewHandler(cfg, mgr.GetAPIReader(), settings)
+	if err != nil {
+		return err
+	}
+	return mgr.Add(&consoleapi.Server{BindAddress: opts.ConsoleAPIBindAddress, CertDir: opts.ConsoleAPICertDir, Handler: h})
 }

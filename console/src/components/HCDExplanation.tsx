@@ -1,0 +1,79 @@
+// "Why here, why not there?": the scheduler's own explanation of a
+// HostedClusterDeployment, which the hub computes with its rights for a
+// user the API server allows to get the deployment (a tenant may not read
+// the management clusters it is weighed against). The hub's refusal is
+// shown like the API server's.
+import * as React from 'react';
+import { consoleFetchJSON } from '@openshift-console/dynamic-plugin-sdk';
+import { Button, CodeBlock, CodeBlockCode, Spinner } from '@patternfly/react-core';
+import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
+import { findCondition, type HCD } from '../fleet';
+import { candidateRows, decision, explanationURL, type ExplanationAnswer } from '../explain';
+import { LoadError } from './common';
+
+export type ExplanationState = { answer?: ExplanationAnswer; error?: unknown; loading: boolean; ask: () => void };
+
+// useExplanation asks the hub once per page, again when the hub's
+// decision changes (the Scheduled condition, the binding) and on ask(),
+// not on every status write.
+export const useExplanation = (hcd: HCD): ExplanationState => {
+  const ns = hcd.metadata.namespace ?? '';
+  const name = hcd.metadata.name ?? '';
+  const [state, setState] = React.useState<{ answer?: ExplanationAnswer; error?: unknown; loading: boolean }>({ loading: true });
+  const [asked, setAsked] = React.useState(0);
+  const scheduled = findCondition(hcd.status?.conditions, 'Scheduled');
+  const key = `${ns}/${name}/${hcd.status?.hostingCluster ?? ''}/${scheduled?.reason ?? ''}/${scheduled?.lastTransitionTime ?? ''}/${asked}`;
+  React.useEffect(() => {
+    let closed = false;
+    setState((s) => ({ ...s, loading: true }));
+    consoleFetchJSON(explanationURL(ns, name)).then(
+      (answer: ExplanationAnswer) => !closed && setState({ answer, loading: false }),
+      (error: unknown) => !closed && setState({ error, loading: false }),
+    );
+    return () => {
+      closed = true;
+    };
+  }, [key]);
+  const ask = React.useCallback(() => setAsked((n) => n + 1), []);
+  return { ...state, ask };
+};
+
+export const HCDExplanation: React.FC<{ state: ExplanationState }> = ({ state }) => {
+  if (state.error) return <LoadError what="the scheduler's explanation" error={state.error} />;
+  if (!state.answer) return <Spinner aria-label="Asking the scheduler" />;
+  const x = state.answer.explanation;
+  const rows = candidateRows(x);
+  return (
+    <div data-test="explanation">
+      <p data-test="explanation-decision">{decision(x)}</p>
+      {rows.length > 0 && (
+        <Table aria-label="Candidates" variant="compact" data-test="candidates">
+          <Thead>
+            <Tr>
+              <Th>Management cluster</Th>
+              <Th>Rank</Th>
+              <Th>Hosted / capacity</Th>
+              <Th>Why not there</Th>
+            </Tr>
+          </Thead>
+          <Tbody>
+            {rows.map((r) => (
+              <Tr key={r.name} data-test={`candidate-${r.name}`}>
+                <Td dataLabel="Management cluster">{r.name}</Td>
+                <Td dataLabel="Rank">{r.rank > 0 ? r.rank : '-'}</Td>
+                <Td dataLabel="Hosted / capacity">{r.load}</Td>
+                <Td dataLabel="Why not there">{r.failures.length ? r.failures.join('; ') : 'fits'}</Td>
+              </Tr>
+            ))}
+          </Tbody>
+        </Table>
+      )}
+      <CodeBlock data-test="explanation-text">
+        <CodeBlockCode>{state.answer.text}</CodeBlockCode>
+      </CodeBlock>
+      <Button variant="link" isInline onClick={state.ask} isDisabled={state.loading} data-test="explanation-refresh">
+        Ask again
+      </Button>
+    </div>
+  );
+};

@@ -1,0 +1,89 @@
+package consoleapi
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	certutil "k8s.io/client-go/util/cert"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
+)
+
+// Server serves a Handler over HTTPS on every hub replica (the endpoint
+// only reads: it needs no leader).
+type Server struct {
+	// BindAddress is host:port.
+	BindAddress string
+	// CertDir holds tls.crt and tls.key (on OpenShift, the service CA's
+	// serving certificate for the hub's console Service, which the
+	// console's proxy trusts); reloaded when they change. Empty or without
+	// them: a self-signed certificate, as controller-runtime's metrics
+	// server does.
+	CertDir string
+	Handler http.Handler
+}
+
+// NeedLeaderElection: every replica serves.
+func (s *Server) NeedLeaderElection() bool { return false }
+
+// Start serves until ctx ends.
+func (s *Server) Start(ctx context.Context) error {
+	cfg := &tls.Config{
+		MinVersion: tls.VersionTLS12,
+		// HTTP/1.1 only, as the metrics server (kubeutil.SecureMetrics):
+		// HTTP/2's rapid-reset flaws let an unauthenticated caller tie
+		// the server up.
+		NextProtos: []string{"http/1.1"},
+	}
+	crt, key := filepath.Join(s.CertDir, "tls.crt"), filepath.Join(s.CertDir, "tls.key")
+	if s.CertDir != "" && exists(crt) && exists(key) {
+		w, err := certwatcher.New(crt, key)
+		if err != nil {
+			return fmt.Errorf("console API certificate: %w", err)
+		}
+		go func() {
+			if err := w.Start(ctx); err != nil {
+				ctrl.Log.WithName("console-api").Error(err, "certificate watcher")
+			}
+		}()
+		cfg.GetCertificate = w.GetCertificate
+	} else {
+		c, k, err := certutil.GenerateSelfSignedCertKey("localhost", []net.IP{{127, 0, 0, 1}}, nil)
+		if err != nil {
+			return err
+		}
+		pair, err := tls.X509KeyPair(c, k)
+		if err != nil {
+			return err
+		}
+		cfg.Certificates = []tls.Certificate{pair}
+	}
+	l, err := (&net.ListenConfig{}).Listen(ctx, "tcp", s.BindAddress)
+	if err != nil {
+		return fmt.Errorf("console API: %w", err)
+	}
+	srv := &http.Server{Handler: s.Handler, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
+	go func() {
+		<-ctx.Done()
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdown)
+	}()
+	if err := srv.Serve(tls.NewListener(l, cfg)); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
