@@ -120,6 +120,7 @@ TP_CRD  := manifests/crds/hcpfleet.io_tenantpolicies.yaml
 RR_CRD  := manifests/crds/hcpfleet.io_releaserollouts.yaml
 HCI_CRD := manifests/crds/hcpfleet.io_hostedclusterinventories.yaml
 HCR_CRD := manifests/crds/hcpfleet.io_hostedclusterrelocations.yaml
+HCA_CRD := manifests/crds/hcpfleet.io_hostedclusteradoptions.yaml
 
 .PHONY: manifests
 manifests: ## Generate CRDs and docs/api.md (and copy the OCM CRDs the local fleet installs).
@@ -127,7 +128,7 @@ manifests: ## Generate CRDs and docs/api.md (and copy the OCM CRDs the local fle
 	@# Keep HyperShift fields our pinned types do not know, at any depth (see hack/crd).
 	$(GO) run ./hack/crd preserve-unknown-fields -file $(HCD_CRD) \
 		-path spec.hostedCluster.spec -path 'spec.nodePools[].spec'
-	$(GO) run ./hack/crd api-doc -out docs/api.md $(HCD_CRD) $(HC_CRD) $(HCE_CRD) $(TP_CRD) $(RR_CRD) $(HCI_CRD) $(HCR_CRD)
+	$(GO) run ./hack/crd api-doc -out docs/api.md $(HCD_CRD) $(HC_CRD) $(HCE_CRD) $(TP_CRD) $(RR_CRD) $(HCI_CRD) $(HCR_CRD) $(HCA_CRD)
 	@# The HyperShift CRDs the agent installs, generated from the pinned HyperShift API types.
 	rm -rf manifests/hypershift && mkdir -p manifests/hypershift
 	$(TOOLS) controller-gen crd:crdVersions=v1 \

@@ -18,7 +18,8 @@ var Agent embed.FS
 // Placement that selects management clusters, the hcp-fleet:tenant
 // ClusterRole the admin binds in tenants' namespaces, the hcp-fleet:cordon
 // ClusterRole for `kubectl hcpfleet cordon`, the hcp-fleet:relocate
-// ClusterRole for `relocate` and `drain`, the agent's hub
+// ClusterRole for `relocate` and `drain`, the hcp-fleet:adopt ClusterRole
+// for `adopt`, the agent's hub
 // ClusterRole, and the hub's ServiceAccount with its RBAC.
 //
 //go:embed hub/*.yaml

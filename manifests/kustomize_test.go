@@ -131,7 +131,7 @@ func TestKustomization(t *testing.T) {
 		kinds[obj.GetKind()]++
 	}
 	for kind, n := range map[string]int{
-		"CustomResourceDefinition": 7, "Namespace": 1, "ServiceAccount": 2, "ClusterRole": 6, "ClusterRoleBinding": 1,
+		"CustomResourceDefinition": 8, "Namespace": 1, "ServiceAccount": 2, "ClusterRole": 7, "ClusterRoleBinding": 1,
 		"Role": 1, "RoleBinding": 1, "Deployment": 2, "Service": 3, "ConsolePlugin": 1, "ClusterManagementAddOn": 1, "HostingConfig": 1,
 		"Placement": 1, "ManagedClusterSetBinding": 1, "ServiceMonitor": 1, "PrometheusRule": 1,
 		"ValidatingAdmissionPolicy": 2, "ValidatingAdmissionPolicyBinding": 2,

@@ -64,6 +64,9 @@ const (
 	// ReasonRelocated: a HostedClusterRelocation moved the binding to another
 	// hosting cluster (the only way status.hostingCluster ever changes).
 	ReasonRelocated = "Relocated"
+	// ReasonAdopted: a fleet admin adopted the HostedCluster that runs on
+	// the hosting cluster (HostedClusterAdoption); bound there, not decided.
+	ReasonAdopted = "Adopted"
 	// ReasonPlacementNotFound: spec.placement names no Placement in the namespace.
 	ReasonPlacementNotFound = "PlacementNotFound"
 	// ReasonNoPlacementDecisions: the Placement has not selected any cluster.

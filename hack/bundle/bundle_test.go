@@ -121,7 +121,7 @@ func TestBundleValidation(t *testing.T) {
 		}
 	}
 	// The validators saw the bundle whole.
-	if bundle.CSV == nil || len(bundle.V1CRDs) != 7 || bundle.Package != PackageName || bundle.DefaultChannel != Channel {
+	if bundle.CSV == nil || len(bundle.V1CRDs) != 8 || bundle.Package != PackageName || bundle.DefaultChannel != Channel {
 		t.Errorf("bundle loaded as CSV %v, %d CRDs, package %q, channel %q", bundle.CSV != nil, len(bundle.V1CRDs), bundle.Package, bundle.DefaultChannel)
 	}
 }
@@ -237,6 +237,7 @@ func TestInstallStrategy(t *testing.T) {
 	wantNames := []string{
 		"annotations.yaml",
 		"bundle.Dockerfile",
+		"hcp-fleet-adopt_rbac.authorization.k8s.io_v1_clusterrole.yaml",
 		"hcp-fleet-console_v1_service.yaml",
 		"hcp-fleet-cordon_rbac.authorization.k8s.io_v1_clusterrole.yaml",
 		"hcp-fleet-hub-console-api_v1_service.yaml",
@@ -248,6 +249,7 @@ func TestInstallStrategy(t *testing.T) {
 		"hcp-fleet-tenant_rbac.authorization.k8s.io_v1_clusterrole.yaml",
 		"hcp-fleet.clusterserviceversion.yaml",
 		"hcp-fleet_console.openshift.io_v1_consoleplugin.yaml",
+		"hcpfleet.io_hostedclusteradoptions.yaml",
 		"hcpfleet.io_hostedclusterdeployments.yaml",
 		"hcpfleet.io_hostedclusterextensions.yaml",
 		"hcpfleet.io_hostedclusterinventories.yaml",

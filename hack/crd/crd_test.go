@@ -19,6 +19,7 @@ const (
 	rrCRD   = crdDir + "/hcpfleet.io_releaserollouts.yaml"
 	hciCRD  = crdDir + "/hcpfleet.io_hostedclusterinventories.yaml"
 	hcrCRD  = crdDir + "/hcpfleet.io_hostedclusterrelocations.yaml"
+	hcaCRD  = crdDir + "/hcpfleet.io_hostedclusteradoptions.yaml"
 	apiDocs = "../../docs/api.md"
 )
 
@@ -28,7 +29,7 @@ var preservedSubtrees = []string{"spec.hostedCluster.spec", "spec.nodePools[].sp
 // TestAPIDocUpToDate fails when docs/api.md does not match the CRDs: run
 // `make manifests` after changing api/v1alpha1.
 func TestAPIDocUpToDate(t *testing.T) {
-	want, err := apiDoc([]string{hcdCRD, hcCRD, hceCRD, tpCRD, rrCRD, hciCRD, hcrCRD})
+	want, err := apiDoc([]string{hcdCRD, hcCRD, hceCRD, tpCRD, rrCRD, hciCRD, hcrCRD, hcaCRD})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +40,7 @@ func TestAPIDocUpToDate(t *testing.T) {
 	if !bytes.Equal(got, want) {
 		t.Fatalf("docs/api.md is stale: run `make manifests`")
 	}
-	for _, s := range []string{"## HostedClusterDeployment", "## HostingConfig", "## HostedClusterExtension", "## TenantPolicy", "## ReleaseRollout", "## HostedClusterInventory", "`maxHostedClusters`", "spec.placement or spec.hostingCluster is required"} {
+	for _, s := range []string{"## HostedClusterDeployment", "## HostingConfig", "## HostedClusterExtension", "## TenantPolicy", "## ReleaseRollout", "## HostedClusterInventory", "## HostedClusterAdoption", "`maxHostedClusters`", "spec.placement or spec.hostingCluster is required"} {
 		if !bytes.Contains(got, []byte(s)) {
 			t.Errorf("docs/api.md lacks %q", s)
 		}

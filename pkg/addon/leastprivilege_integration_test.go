@@ -67,8 +67,9 @@ var hubResources = []string{
 	"hcpfleet.io/hostedclusterextensions", "hcpfleet.io/hostedclusterextensions/status", "apps/controllerrevisions",
 	"hcpfleet.io/releaserollouts", "hcpfleet.io/releaserollouts/status",
 	"hcpfleet.io/hostedclusterinventories", "hcpfleet.io/hostedclusterinventories/status",
-	// The adoption request (docs/operations.md, designed): no identity of
-	// the tables, a tenant least, may write or read it.
+	// The adoption request (docs/operations.md): the adopter creates it,
+	// the agent answers it in its own cluster namespace, the hub reads it;
+	// a tenant may neither write nor read it.
 	"hcpfleet.io/hostedclusteradoptions", "hcpfleet.io/hostedclusteradoptions/status",
 	"hcpfleet.io/hostedclusterrelocations", "hcpfleet.io/hostedclusterrelocations/status",
 	// ACM's, on hubs that serve it (the import's KlusterletAddonConfigs).
@@ -144,6 +145,13 @@ func checkLeastPrivilege(t *testing.T, c *clients) {
 	if _, err := c.hubKube.RbacV1().ClusterRoleBindings().Create(ctx, relocators, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
+	// A fleet operator who may adopt: hcp-fleet:adopt bound cluster-wide.
+	adopters := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "hcp-fleet-adopt"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "hcp-fleet:adopt"},
+		Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: "fleet-adopters"}}}
+	if _, err := c.hubKube.RbacV1().ClusterRoleBindings().Create(ctx, adopters, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
 	t.Run("ManifestWorks are read only by their cluster's agents", func(t *testing.T) { checkManifestWorkReaders(t, c, cluster, other) })
 	t.Run("the hub runs as its ServiceAccount", func(t *testing.T) {
 		review, err := kubernetes.NewForConfigOrDie(product.HubIdentity()).AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
@@ -187,6 +195,12 @@ func checkLeastPrivilege(t *testing.T, c *clients) {
 	}, {
 		heading:    "### A relocating operator",
 		id:         rbacmatrix.Identity{User: "rita", Groups: []string{"fleet-relocators", "system:authenticated"}},
+		cfg:        fleet.Hub.Config(),
+		resources:  hubProbes,
+		namespaces: []string{"tenant-a", cluster, addon.DefaultHubNamespace, "kube-system"},
+	}, {
+		heading:    "### An adopting operator",
+		id:         rbacmatrix.Identity{User: "ada", Groups: []string{"fleet-adopters", "system:authenticated"}},
 		cfg:        fleet.Hub.Config(),
 		resources:  hubProbes,
 		namespaces: []string{"tenant-a", cluster, addon.DefaultHubNamespace, "kube-system"},

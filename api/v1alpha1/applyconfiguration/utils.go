@@ -16,6 +16,14 @@ import (
 func ForKind(kind schema.GroupVersionKind) interface{} {
 	switch kind {
 	// Group=hcpfleet.io, Version=v1alpha1
+	case v1alpha1.SchemeGroupVersion.WithKind("AdoptionHostedCluster"):
+		return &apiv1alpha1.AdoptionHostedClusterApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("AdoptionInto"):
+		return &apiv1alpha1.AdoptionIntoApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("AdoptionNodePool"):
+		return &apiv1alpha1.AdoptionNodePoolApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("AdoptionObserved"):
+		return &apiv1alpha1.AdoptionObservedApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("AgentProvidersConfig"):
 		return &apiv1alpha1.AgentProvidersConfigApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("APIEndpoint"):
@@ -64,6 +72,12 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.FieldsEqualProbeApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ForcedFields"):
 		return &apiv1alpha1.ForcedFieldsApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("HostedClusterAdoption"):
+		return &apiv1alpha1.HostedClusterAdoptionApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("HostedClusterAdoptionSpec"):
+		return &apiv1alpha1.HostedClusterAdoptionSpecApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("HostedClusterAdoptionStatus"):
+		return &apiv1alpha1.HostedClusterAdoptionStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("HostedClusterDeployment"):
 		return &apiv1alpha1.HostedClusterDeploymentApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("HostedClusterDeploymentSpec"):

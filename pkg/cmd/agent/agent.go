@@ -10,6 +10,7 @@ import (
 	addonagent "github.com/hcp-fleet/hcp-fleet/pkg/addon/agent"
 	capifeature "github.com/hcp-fleet/hcp-fleet/pkg/capi/feature"
 	extensionagent "github.com/hcp-fleet/hcp-fleet/pkg/extension/agent"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/agent/adoption"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/agent/capacity"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/agent/inventory"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/agent/kubeconfigexport"
@@ -32,7 +33,7 @@ import (
 // removes its grants in control-plane namespaces — before the operator's
 // cleanup takes away the HyperShift CRDs the engine reads.
 func Features() []addonagent.Feature {
-	return []addonagent.Feature{capacity.Feature(), inventory.Feature(), namespacegc.Feature(), kubeconfigexport.Feature(), releaseupdates.Feature(), operatorlimits.Feature(), subscriptiondefaults.Feature(), capifeature.Feature(capifeature.Options{}), operator.Feature(),
+	return []addonagent.Feature{capacity.Feature(), inventory.Feature(), adoption.Feature(), namespacegc.Feature(), kubeconfigexport.Feature(), releaseupdates.Feature(), operatorlimits.Feature(), subscriptiondefaults.Feature(), capifeature.Feature(capifeature.Options{}), operator.Feature(),
 		extensionagent.Feature(extensionagent.Options{})}
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/pkg/extension"
 	extensionhub "github.com/hcp-fleet/hcp-fleet/pkg/extension/hub"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/adoption"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/delivery"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/exportaccess"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/fleetmetrics"
@@ -66,6 +67,9 @@ func setupControllers(mgr ctrl.Manager, opts *Options) error {
 	}
 	if err := relocation.Setup(mgr, relocation.Options{MaxActive: opts.RelocationConcurrency, Timeout: opts.RelocationTimeout,
 		Strategy: strategy, ConfigNamespaces: opts.configNamespaces(), UnavailableGrace: opts.HostUnavailableGrace}); err != nil {
+		return err
+	}
+	if err := adoption.Setup(mgr, adoption.Options{ConfigNamespaces: opts.configNamespaces()}); err != nil {
 		return err
 	}
 	return exportaccess.Setup(mgr)

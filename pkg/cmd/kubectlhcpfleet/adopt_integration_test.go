@@ -27,22 +27,11 @@ import (
 // it can be adopted into a deployment of its own name with its namespace
 // and infraID kept; it refuses, each with its reason, another name, one in
 // a namespace the cluster's HostingConfig does not allow and a cluster
-// without the agent. A tenant may not even ask, nothing is written, and
-// --dry-run=false refuses to run.
+// without the agent. A tenant may not even ask, and nothing is written.
 func TestAdoptDryRun(t *testing.T) {
 	ctx := context.Background()
 	const cluster = "cluster-1"
-	var host dynamic.Interface
-	for _, m := range env.Fleet.Managed {
-		if m.Name == cluster {
-			host = dynamic.NewForConfigOrDie(m.Config())
-		}
-	}
-	if host == nil {
-		t.Fatalf("no management cluster %s in the fleet", cluster)
-	}
-	hcGVR := schema.GroupVersionResource{Group: "hypershift.openshift.io", Version: "v1beta1", Resource: "hostedclusters"}
-	nsGVR := schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+	host := hostOf(t, cluster)
 	// Allowed (the default HostingConfig's clusters) and not allowed.
 	const allowedNS, elsewhereNS, name = v1alpha1.DefaultHostingNamespace, "adopt-elsewhere", "adopt-wild"
 	for _, ns := range []string{allowedNS, elsewhereNS} {
@@ -110,9 +99,6 @@ func TestAdoptDryRun(t *testing.T) {
 	if out, err := run(ctx, "adopt", cluster, allowedNS+"/"+name, "--into", team, "--as", "alice", "--as-group", team); err == nil || !strings.Contains(err.Error(), "missing permission") {
 		t.Errorf("a tenant asked to adopt: %v\n%s", err, out)
 	}
-	if out, err := run(ctx, "adopt", cluster, allowedNS+"/"+name, "--into", team, "--dry-run=false"); err == nil || !strings.Contains(err.Error(), "dry-run") {
-		t.Errorf("adopt --dry-run=false ran: %v\n%s", err, out)
-	}
 	if out, err := run(ctx, "adopt", cluster, name, "--into", team); err == nil || !strings.Contains(err.Error(), "NAMESPACE/NAME") {
 		t.Errorf("adopt with a HostedCluster without its namespace: %v\n%s", err, out)
 	}
@@ -120,6 +106,24 @@ func TestAdoptDryRun(t *testing.T) {
 	if err := admin.Get(ctx, types.NamespacedName{Namespace: team, Name: name}, &v1alpha1.HostedClusterDeployment{}); !apierrors.IsNotFound(err) {
 		t.Errorf("HostedClusterDeployment %s/%s after a dry-run: %v", team, name, err)
 	}
+}
+
+var (
+	hcGVR = schema.GroupVersionResource{Group: "hypershift.openshift.io", Version: "v1beta1", Resource: "hostedclusters"}
+	npGVR = schema.GroupVersionResource{Group: "hypershift.openshift.io", Version: "v1beta1", Resource: "nodepools"}
+	nsGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+)
+
+// hostOf is a dynamic client of management cluster name.
+func hostOf(t *testing.T, name string) dynamic.Interface {
+	t.Helper()
+	for _, m := range env.Fleet.Managed {
+		if m.Name == name {
+			return dynamic.NewForConfigOrDie(m.Config())
+		}
+	}
+	t.Fatalf("no management cluster %s in the fleet", name)
+	return nil
 }
 
 // inventoryLists reports whether cluster's agent lists namespace/name.

@@ -16,13 +16,15 @@ import (
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/adoption"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hcdstatus"
 )
 
 // TestAdoptedFromAnnotationPolicy: the ValidatingAdmissionPolicy that
 // guards hcpfleet.io/bound-to guards hcpfleet.io/adopted-from too, on which
-// the adoption's takeover delivery is keyed (docs/operations.md, "Adopt"):
-// a tenant can neither create a deployment that carries it nor add it to
-// one, while its other edits pass.
+// the adoption's takeover delivery is keyed (docs/operations.md, "Adopt"),
+// and the adopted identity and kept references: a tenant can neither create
+// a deployment that carries one nor add one to it, while its other edits
+// pass.
 func TestAdoptedFromAnnotationPolicy(t *testing.T) {
 	ctx := context.Background()
 	ns, name := "adopt-guard", "guarded"
@@ -59,6 +61,15 @@ func TestAdoptedFromAnnotationPolicy(t *testing.T) {
 	add := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:"cluster-1/clusters/someone-elses"}}}`, adoption.AnnotationAdoptedFrom)
 	if err := refused(tc.Patch(ctx, u, client.RawPatch(types.MergePatchType, add))); err != nil {
 		t.Errorf("a tenant adding the annotation: %v", err)
+	}
+	// The identity and the kept references an adopted deployment carries:
+	// guarded the same way.
+	for _, key := range []string{hcdstatus.AnnotationAdoptedIdentity, hcdstatus.AnnotationAdoptedReferences} {
+		add := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:"infraID=someone-elses"}}}`, key)
+		if err := tc.Patch(ctx, u, client.RawPatch(types.MergePatchType, add)); err == nil || !apierrors.IsForbidden(err) && !apierrors.IsInvalid(err) ||
+			!strings.Contains(err.Error(), key) {
+			t.Errorf("a tenant adding %s: %v", key, err)
+		}
 	}
 	if err := tc.Patch(ctx, u, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"example.com/owner":"team-a"}}}`))); err != nil {
 		t.Errorf("a tenant's own annotation: %v", err)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hcdstatus"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/scheduling"
 )
 
@@ -16,7 +17,7 @@ import (
 // (manifests/hub/40-boundto-admissionpolicy.yaml) refuses anyone else, as
 // for hcpfleet.io/bound-to, since a tenant who set it could take over
 // another team's hosted cluster.
-const AnnotationAdoptedFrom = "hcpfleet.io/adopted-from"
+const AnnotationAdoptedFrom = hcdstatus.AnnotationAdoptedFrom
 
 // Reasons a HostedCluster cannot be adopted (docs/operations.md, the
 // table of checks).

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -95,6 +96,25 @@ type Spec struct {
 	// restored from. HyperShift refuses a change of either once set, so a
 	// render without them would leave the ManifestWork unappliable.
 	Restored *Restored
+	// Adopted: the HostedClusterDeployment carries
+	// hcdstatus.AnnotationAdoptedFrom (a fleet admin adopted a HostedCluster
+	// that ran outside hcp-fleet into it; docs/operations.md, "The takeover
+	// delivery").
+	Adopted bool
+	// KeptReferences ("Kind/name") are the references an adopted
+	// HostedCluster had (hcdstatus.AnnotationAdoptedReferences): left as
+	// they are on the host, neither copied from the hub nor renamed, so
+	// that nothing of the running spec changes. Only with Adopted.
+	KeptReferences map[string]bool
+	// ClusterID is the spec.clusterID an adopted HostedCluster runs with
+	// (hcdstatus.AnnotationAdoptedIdentity), set when the spec has none:
+	// HyperShift refuses a change of it. Only with Adopted.
+	ClusterID string
+	// Takeover applies the HostedCluster and NodePools with force, so that
+	// the fields another manager (hcp, MCE, an earlier deployment) holds
+	// with the values we apply become ours; set until the delivery is
+	// first Delivered, after which applies are force-less again.
+	Takeover bool
 }
 
 // Restored: see Spec.Restored.
@@ -108,6 +128,22 @@ func SpecFrom(hcd *unstructured.Unstructured) (Spec, error) {
 	s := Spec{Namespace: hcd.GetNamespace(), Name: hcd.GetName(), UID: hcd.GetUID()}
 	s.HostFieldManager = HostFieldManager(s.UID)
 	s.InfraID = scheduling.DeriveInfraID(s.Name, s.UID)
+	if _, s.Adopted = hcd.GetAnnotations()[hcdstatus.AnnotationAdoptedFrom]; s.Adopted {
+		for _, k := range strings.Split(hcd.GetAnnotations()[hcdstatus.AnnotationAdoptedReferences], ",") {
+			if k = strings.TrimSpace(k); k != "" {
+				if s.KeptReferences == nil {
+					s.KeptReferences = map[string]bool{}
+				}
+				s.KeptReferences[k] = true
+			}
+		}
+		// Its identity as it runs, not derived.
+		infraID, clusterID := hcdstatus.AdoptedIdentity(hcd.GetAnnotations())
+		if infraID != "" {
+			s.InfraID = infraID
+		}
+		s.ClusterID = clusterID
+	}
 	s.HostingNamespace, _, _ = unstructured.NestedString(hcd.Object, "spec", "hostingNamespace")
 	if s.HostingNamespace == "" {
 		s.HostingNamespace = v1alpha1.DefaultHostingNamespace
@@ -136,8 +172,24 @@ func SpecFrom(hcd *unstructured.Unstructured) (Spec, error) {
 	return s, nil
 }
 
-// References lists the Secrets and ConfigMaps the spec refers to, each once.
+// References lists the Secrets and ConfigMaps the spec refers to, each
+// once, that the delivery copies from the hub: all but KeptReferences.
 func (s Spec) References() []Reference {
+	all := s.allReferences()
+	if len(s.KeptReferences) == 0 {
+		return all
+	}
+	var copied []Reference
+	for _, r := range all {
+		if !s.KeptReferences[r.Kind+"/"+r.Name] {
+			copied = append(copied, r)
+		}
+	}
+	return copied
+}
+
+// allReferences lists every Secret and ConfigMap the spec refers to, once.
+func (s Spec) allReferences() []Reference {
 	var refs []Reference
 	if spec, ok := s.HostedCluster["spec"].(map[string]any); ok {
 		refs = append(refs, references(spec, hostedClusterCopied, "spec.hostedCluster.spec", nil, "")...)
@@ -264,6 +316,9 @@ func Render(s Spec, cluster string, referenced map[string]*unstructured.Unstruct
 		manager = HostFieldManager(s.UID)
 	}
 	rename := func(kind, name string) string {
+		if s.KeptReferences[kind+"/"+name] {
+			return name // an adopted cluster's own, on the host already
+		}
 		if legacy, ok := s.KeptCopies[kind+"/"+name]; ok {
 			return legacy
 		}
@@ -315,6 +370,12 @@ func Render(s Spec, cluster string, referenced map[string]*unstructured.Unstruct
 		}
 		spec["infraID"] = s.InfraID
 	}
+	if id, _ := spec["clusterID"].(string); id == "" && s.ClusterID != "" {
+		if spec == nil {
+			spec = map[string]any{}
+		}
+		spec["clusterID"] = s.ClusterID
+	}
 	if s.Restored != nil {
 		if spec == nil {
 			spec = map[string]any{}
@@ -333,6 +394,7 @@ func Render(s Spec, cluster string, referenced map[string]*unstructured.Unstruct
 	hc.Object["spec"] = spec
 	manifests = append(manifests, hc)
 	hcConfig := applyConfig(hyperShiftGroup, "hostedclusters", s.HostingNamespace, s.Name, manager)
+	hcConfig.UpdateStrategy.ServerSideApply.Force = s.Takeover
 	hcConfig.FeedbackRules = []workv1.FeedbackRule{{Type: workv1.JSONPathsType, JsonPaths: hostedClusterFeedback}}
 	hcConfig.FeedbackScrapeType = workv1.FeedbackWatchType
 	configs = append(configs, hcConfig)
@@ -359,6 +421,7 @@ func Render(s Spec, cluster string, referenced map[string]*unstructured.Unstruct
 		np.Object["spec"] = spec
 		manifests = append(manifests, np)
 		npConfig := applyConfig(hyperShiftGroup, "nodepools", s.HostingNamespace, name, manager)
+		npConfig.UpdateStrategy.ServerSideApply.Force = s.Takeover
 		npConfig.FeedbackRules = []workv1.FeedbackRule{{Type: workv1.JSONPathsType, JsonPaths: nodePoolFeedback}}
 		npConfig.FeedbackScrapeType = workv1.FeedbackWatchType
 		configs = append(configs, npConfig)
@@ -502,9 +565,13 @@ func InputHash(s Spec, cluster string, refVersions map[string]string) (string, e
 		KeptCopies         map[string]string `json:",omitempty"`
 		HostFieldManager   string
 		InfraID            string
-		Restored           *Restored `json:",omitempty"`
+		Restored           *Restored       `json:",omitempty"`
+		KeptReferences     map[string]bool `json:",omitempty"`
+		ClusterID          string          `json:",omitempty"`
+		Takeover           bool            `json:",omitempty"`
 	}{RenderVersion, s.UID, cluster, s.HostingNamespace, s.DeletionPolicy, s.HostedCluster, s.NodePools, refVersions, dropped,
-		s.FleetAnnotations, s.HeldRelease, s.HeldNodePoolReleases, forcedOrNil(s.Forced), s.KeptCopies, s.HostFieldManager, s.InfraID, s.Restored})
+		s.FleetAnnotations, s.HeldRelease, s.HeldNodePoolReleases, forcedOrNil(s.Forced), s.KeptCopies, s.HostFieldManager, s.InfraID, s.Restored,
+		s.KeptReferences, s.ClusterID, s.Takeover})
 	if err != nil {
 		return "", err
 	}

@@ -40,6 +40,60 @@ const FieldManager = "hcp-fleet-delivery"
 // annotation.
 const AnnotationBoundTo = "hcpfleet.io/bound-to"
 
+// AnnotationAdoptedFrom, on a HostedClusterDeployment, names the
+// HostedCluster ("<cluster>/<namespace>/<name>") a fleet admin adopted into
+// it (pkg/hosting/hub/adoption): the scheduler binds it there and nowhere
+// else (reason Adopted), and the delivery takes the HostedCluster over
+// (kept references, one forced apply). Guarded as AnnotationBoundTo is: a
+// tenant who set it could take over another team's hosted cluster.
+const AnnotationAdoptedFrom = "hcpfleet.io/adopted-from"
+
+// AnnotationAdoptedReferences, on an adopted HostedClusterDeployment, lists
+// the Secrets and ConfigMaps ("Kind/name", comma-separated) its
+// HostedCluster referred to when it was adopted: the delivery leaves those
+// references as they are on the management cluster rather than copying
+// them from the hub (a copy's name would change the spec and roll the
+// control plane). Guarded as AnnotationAdoptedFrom is, so that a tenant
+// cannot point its cluster at another Secret of the hosting namespace.
+const AnnotationAdoptedReferences = "hcpfleet.io/adopted-references"
+
+// AnnotationAdoptedIdentity, on an adopted HostedClusterDeployment, is the
+// identity its HostedCluster runs with ("infraID=<id>[,clusterID=<id>]"):
+// the delivery sets them on the HostedCluster as they are. They are not in
+// the deployment's spec, where the TenantPolicy refuses a tenant's infraID
+// and clusterID (the identity of a hosted cluster is not the tenant's to
+// choose); the hub, not the tenant, set them. Guarded as
+// AnnotationAdoptedFrom is.
+const AnnotationAdoptedIdentity = "hcpfleet.io/adopted-identity"
+
+// AdoptedIdentity parses the AnnotationAdoptedIdentity of annotations, when
+// they also carry AnnotationAdoptedFrom ("" otherwise).
+func AdoptedIdentity(annotations map[string]string) (infraID, clusterID string) {
+	if _, ok := annotations[AnnotationAdoptedFrom]; !ok {
+		return "", ""
+	}
+	for _, kv := range strings.Split(annotations[AnnotationAdoptedIdentity], ",") {
+		k, v, _ := strings.Cut(strings.TrimSpace(kv), "=")
+		switch k {
+		case "infraID":
+			infraID = v
+		case "clusterID":
+			clusterID = v
+		}
+	}
+	return infraID, clusterID
+}
+
+// AdoptedFrom parses hcd's AnnotationAdoptedFrom; ok is false when it has
+// none or it is malformed.
+func AdoptedFrom(hcd *v1alpha1.HostedClusterDeployment) (cluster, namespace, name string, ok bool) {
+	parts := strings.Split(hcd.Annotations[AnnotationAdoptedFrom], "/")
+	if len(parts) != 3 || parts[0] == "" || parts[1] == "" || parts[2] == "" {
+		return "", "", "", false
+	}
+	return parts[0], parts[1], parts[2], true
+}
+
 // Conditions returns the desired conditions as a controller applies them
 // over live (the conditions the HostedClusterDeployment shows), sorted by
 // type: each carries observedGeneration generation and, as

@@ -302,6 +302,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// hostname another HCD gives up, a quota another frees).
 		return ctrl.Result{RequeueAfter: r.opts.RetryInterval}, r.setUnscheduled(ctx, hcd, v1alpha1.ReasonPolicyViolation, "not scheduled: "+verdict.Message())
 	}
+	// Adopted: bound where it runs, never decided (adopt.go).
+	if res, done, err := r.bindAdopted(ctx, hcd); done {
+		return res, err
+	}
 	key := req.NamespacedName
 	r.decide.Lock()
 	if r.assumed.holds(key, hcd.UID) {

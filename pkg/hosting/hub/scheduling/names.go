@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hcdstatus"
 )
 
 // Names that key shared state on management clusters and in the clouds
@@ -86,6 +87,10 @@ func TenantInfraID(hcd *v1alpha1.HostedClusterDeployment) string {
 // not know.)
 func EffectiveInfraID(hcd *v1alpha1.HostedClusterDeployment) string {
 	if id := TenantInfraID(hcd); id != "" {
+		return id
+	}
+	// An adopted one keeps the infraID its HostedCluster ran with.
+	if id, _ := hcdstatus.AdoptedIdentity(hcd.Annotations); id != "" {
 		return id
 	}
 	return DeriveInfraID(hcd.Name, hcd.UID)
