@@ -260,18 +260,22 @@ console-test: console ## The console plugin's jest tests and its browser test ag
 # drained off one management cluster (BenchmarkDrain, the `drain:` line).
 # BENCH_LOG=file keeps the controllers' logs.
 # BENCH_REPEAT=N runs the full-fleet burst N times on one fleet and prints
-# min / median / max per figure.
+# min / median / max per figure. The full-fleet benchmark ends with the
+# `upgrade:` line: one ReleaseRollout moves the burst's hosted clusters to a
+# new z-stream in waves of BENCH_UPGRADE_WAVE (default 50; BENCH_UPGRADE=0
+# skips it).
 BENCH_REPEAT       ?= 1
 BENCH_CLUSTERS     ?= 10
 BENCH_HOSTED       ?= 300
 BENCH_HUBONLY      ?= 1000/50,5000/100
 BENCH_AGENT_HOSTED ?= 80
 BENCH_DRAIN        ?= 20
+BENCH_UPGRADE_WAVE ?= 50
 
 .PHONY: bench
-bench: ## Fleet-scale benchmark (~20 min at the defaults; BENCH_CLUSTERS, BENCH_HOSTED, BENCH_REPEAT, BENCH_HUBONLY, BENCH_AGENT_HOSTED, BENCH_DRAIN); one summary line per figure.
+bench: ## Fleet-scale benchmark (~20 min at the defaults; BENCH_CLUSTERS, BENCH_HOSTED, BENCH_REPEAT, BENCH_HUBONLY, BENCH_AGENT_HOSTED, BENCH_DRAIN, BENCH_UPGRADE_WAVE); one summary line per figure.
 	@# One process each: the CPU and RSS each prints are its process's.
-	BENCH_CLUSTERS=$(BENCH_CLUSTERS) BENCH_HOSTED=$(BENCH_HOSTED) BENCH_REPEAT=$(BENCH_REPEAT) KUBEBUILDER_ASSETS="$(K8S_BINS)" \
+	BENCH_CLUSTERS=$(BENCH_CLUSTERS) BENCH_HOSTED=$(BENCH_HOSTED) BENCH_REPEAT=$(BENCH_REPEAT) BENCH_UPGRADE_WAVE=$(BENCH_UPGRADE_WAVE) KUBEBUILDER_ASSETS="$(K8S_BINS)" \
 	  $(GO) test $(INTEGRATION) -run '^$$' -bench '^BenchmarkScheduling$$' -benchtime 1x -timeout 90m ./pkg/hosting/hub/scheduling
 	BENCH_HUBONLY=$(BENCH_HUBONLY) KUBEBUILDER_ASSETS="$(K8S_BINS)" \
 	  $(GO) test $(INTEGRATION) -run '^$$' -bench '^BenchmarkHubOnly$$' -benchtime 1x -timeout 90m ./pkg/hosting/hub/scheduling

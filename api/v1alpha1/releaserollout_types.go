@@ -42,6 +42,7 @@ const (
 // the target release (and has soaked).
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.abort) || !oldSelf.abort || (has(self.abort) && self.abort)",message="spec.abort cannot be undone: an aborted rollout stays where it stopped; create a new ReleaseRollout to go on"
 // +kubebuilder:validation:XValidation:rule="self.release == oldSelf.release",message="spec.release is immutable: a rollout moves to one release; create a new ReleaseRollout for another"
+// +kubebuilder:validation:XValidation:rule="!has(self.maintenanceWindow) || !has(self.maintenanceWindows)",message="spec.maintenanceWindow and spec.maintenanceWindows exclude each other: one window for the whole rollout, or windows per label selector"
 // +kubebuilder:validation:XValidation:rule="!has(self.nodePools) || !has(self.nodePools.policy) || self.nodePools.policy != 'Named' || (has(self.nodePools.names) && size(self.nodePools.names) > 0)",message="spec.nodePools.names must list at least one node pool when spec.nodePools.policy is Named"
 type ReleaseRolloutSpec struct {
 	// hostedClusterSelector selects the HostedClusterDeployments of this
@@ -107,6 +108,16 @@ type ReleaseRolloutSpec struct {
 	// +optional
 	MaintenanceWindow *MaintenanceWindow `json:"maintenanceWindow,omitempty"`
 
+	// maintenanceWindows, instead of maintenanceWindow, are weekly windows
+	// per group of hosted clusters: each applies to the hosted clusters its
+	// hostedClusterSelector selects (all of them without one). A hosted
+	// cluster is moved only while a window that applies to it is open;
+	// one no window applies to is skipped as Blocked (NoMaintenanceWindow).
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	MaintenanceWindows []SelectedMaintenanceWindow `json:"maintenanceWindows,omitempty"`
+
 	// paused keeps the rollout where it is: hosted clusters already moved
 	// finish their upgrade, no other one is moved until paused is unset.
 	// +optional
@@ -149,6 +160,17 @@ type MaintenanceWindow struct {
 	// +kubebuilder:default=UTC
 	// +kubebuilder:validation:MaxLength=64
 	TimeZone string `json:"timeZone,omitempty"`
+}
+
+// SelectedMaintenanceWindow is a weekly window for the hosted clusters a
+// label selector selects.
+type SelectedMaintenanceWindow struct {
+	// hostedClusterSelector selects, among the rollout's hosted clusters,
+	// those this window applies to, by their labels; without it, all.
+	// +optional
+	HostedClusterSelector *metav1.LabelSelector `json:"hostedClusterSelector,omitempty"`
+
+	MaintenanceWindow `json:",inline"`
 }
 
 // RolloutRelease names the release of a rollout: one image for all, or

@@ -160,6 +160,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.RolloutReleaseApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("SecretKeyReference"):
 		return &apiv1alpha1.SecretKeyReferenceApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("SelectedMaintenanceWindow"):
+		return &apiv1alpha1.SelectedMaintenanceWindowApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("SubscriptionDefaults"):
 		return &apiv1alpha1.SubscriptionDefaultsApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("TenantFields"):

@@ -191,11 +191,20 @@ func desiredStatus(hc *hyperv1.HostedCluster, now time.Time, duration time.Durat
 	set(hyperv1.ReconciliationSucceeded, metav1.ConditionTrue, "ReconciliatonSucceeded", "Reconciliation completed successfully")
 	set(hyperv1.ValidHostedClusterConfiguration, metav1.ConditionTrue, hyperv1.AsExpectedReason, "Configuration passes validation")
 	set(hyperv1.SupportedHostedCluster, metav1.ConditionTrue, hyperv1.AsExpectedReason, "HostedCluster is supported by operator configuration")
-	if msg, ok := hc.Annotations[AnnotationDegraded]; ok {
+	failing := failingUpgrade(hc)
+	switch msg, ok := hc.Annotations[AnnotationDegraded]; {
+	case ok:
 		set(hyperv1.HostedClusterDegraded, metav1.ConditionTrue, "UnavailableReplicas", orDefault(msg, "hosted control plane components are unavailable (injected by the HyperShift stand-in)"))
-	} else {
+	case failing:
+		// The control-plane operator's reconcileDegradedStatus
+		// (control-plane-operator/controllers/hostedcontrolplane/
+		// hostedcontrolplane_controller.go) names each of its Deployments
+		// with unavailable replicas; HyperShift copies the condition.
+		set(hyperv1.HostedClusterDegraded, metav1.ConditionTrue, "UnavailableReplicas", failingMessage)
+	default:
 		set(hyperv1.HostedClusterDegraded, metav1.ConditionFalse, hyperv1.AsExpectedReason, "The hosted cluster is not degraded")
 	}
+	clusterVersionSucceeding(&s.Conditions, failing, hc.Generation, now)
 
 	image := hc.Spec.Release.Image
 	version, invalid := releaseVersion(image)
@@ -232,7 +241,9 @@ func desiredStatus(hc *hyperv1.HostedCluster, now time.Time, duration time.Durat
 	// schema, and null would delete it in a merge patch.
 	s.Version.AvailableUpdates, s.Version.ConditionalUpdates = updates(graphFor(hc.Spec.Channel), version, s.Version.ConditionalUpdates, now)
 	neverMsg, never := hc.Annotations[AnnotationNeverAvailable]
-	if current := &s.Version.History[0]; current.State == configv1.PartialUpdate && !never {
+	// A failing upgrade never completes: the CVO keeps the history entry
+	// Partial while it cannot apply the release.
+	if current := &s.Version.History[0]; current.State == configv1.PartialUpdate && !never && !failing {
 		if elapsed := now.Sub(current.StartedTime.Time); elapsed >= duration {
 			current.State = configv1.CompletedUpdate
 			current.CompletionTime = ptr.To(metav1.NewTime(now))
@@ -255,6 +266,35 @@ func desiredStatus(hc *hyperv1.HostedCluster, now time.Time, duration time.Durat
 		set(hyperv1.HostedClusterProgressing, metav1.ConditionFalse, hyperv1.AsExpectedReason, "HostedCluster is at expected version")
 	}
 	return s, requeue
+}
+
+// failingMessage is the Degraded message of an upgrade that fails, as the
+// control-plane operator words a Deployment with unavailable replicas.
+const failingMessage = "kube-apiserver deployment has 1 unavailable replicas"
+
+// failingUpgrade: the HostedCluster runs, or moves to, the release its
+// failing-release annotation names, so the upgrade fails.
+func failingUpgrade(hc *hyperv1.HostedCluster) bool {
+	image, ok := hc.Annotations[AnnotationFailingRelease]
+	return ok && image != "" && image == hc.Spec.Release.Image
+}
+
+// clusterVersionSucceeding plays HyperShift's copy of the hosted CVO's
+// Failing condition, inverted into ClusterVersionSucceeding
+// (hypershift-operator/controllers/hostedcluster/hostedcluster_controller.go):
+// a release whose kube-apiserver does not come up leaves the CVO Failing
+// with ClusterOperatorDegraded (cluster-version-operator's
+// "Cluster operator %s is degraded"). The stand-in writes it only once an
+// upgrade failed, and keeps it up to date from then on.
+func clusterVersionSucceeding(conds *[]metav1.Condition, failing bool, generation int64, now time.Time) {
+	c := metav1.Condition{Type: string(hyperv1.ClusterVersionSucceeding), ObservedGeneration: generation, LastTransitionTime: metav1.NewTime(now),
+		Status: metav1.ConditionTrue, Reason: hyperv1.AsExpectedReason, Message: "Cluster version is available"}
+	if failing {
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, "ClusterOperatorDegraded", "Cluster operator kube-apiserver is degraded"
+	} else if meta.FindStatusCondition(*conds, c.Type) == nil {
+		return
+	}
+	meta.SetStatusCondition(conds, c)
 }
 
 func anyCompleted(history []configv1.UpdateHistory) bool {

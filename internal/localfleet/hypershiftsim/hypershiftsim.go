@@ -61,6 +61,15 @@
 //   - hypershiftsim.hcpfleet.io/degraded: Degraded=True (UnavailableReplicas);
 //   - hypershiftsim.hcpfleet.io/rollout-duration: a Go duration ("30s")
 //     replacing Options.RolloutDuration for this HostedCluster.
+//   - hypershiftsim.hcpfleet.io/failing-release: a release image (the
+//     value) whose upgrade fails on this HostedCluster: while
+//     spec.release.image is that image, its history entry stays Partial,
+//     Progressing stays True, Degraded=True (UnavailableReplicas,
+//     "kube-apiserver deployment has 1 unavailable replicas") and
+//     ClusterVersionSucceeding=False (ClusterOperatorDegraded), as HyperShift
+//     reports a release whose kube-apiserver does not come up; the control
+//     plane stays Available on the release it ran. Removing the annotation
+//     lets the upgrade complete.
 //   - hypershiftsim.hcpfleet.io/service-network-down: the kube-apiserver
 //     Service no longer answers inside the control-plane namespace;
 //   - hypershiftsim.hcpfleet.io/catalogs-down: OLM catalogs
@@ -125,6 +134,7 @@ const (
 	AnnotationNeverAvailable  = "hypershiftsim.hcpfleet.io/never-available"
 	AnnotationDegraded        = "hypershiftsim.hcpfleet.io/degraded"
 	AnnotationRolloutDuration = "hypershiftsim.hcpfleet.io/rollout-duration"
+	AnnotationFailingRelease  = "hypershiftsim.hcpfleet.io/failing-release"
 )
 
 // Finalizer is the finalizer HyperShift puts on HostedClusters and NodePools.

@@ -95,7 +95,12 @@ func TestRenderHost(t *testing.T) {
 
 func TestRenderRollout(t *testing.T) {
 	rr := &v1alpha1.ReleaseRollout{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "to-4-18-9", Generation: 3},
-		Spec: v1alpha1.ReleaseRolloutSpec{Release: v1alpha1.RolloutRelease{Image: "quay.io/openshift-release-dev/ocp-release:4.18.9-multi"}},
+		Spec: v1alpha1.ReleaseRolloutSpec{Release: v1alpha1.RolloutRelease{Image: "quay.io/openshift-release-dev/ocp-release:4.18.9-multi"},
+			MaintenanceWindows: []v1alpha1.SelectedMaintenanceWindow{
+				{HostedClusterSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"env": "prod"}},
+					MaintenanceWindow: v1alpha1.MaintenanceWindow{Days: []v1alpha1.Weekday{"Saturday", "Sunday"}, Start: "02:00", DurationMinutes: 240, TimeZone: "Europe/Berlin"}},
+				{MaintenanceWindow: v1alpha1.MaintenanceWindow{Days: []v1alpha1.Weekday{"Monday"}, Start: "09:00", DurationMinutes: 480}},
+			}},
 		Status: v1alpha1.ReleaseRolloutStatus{ObservedGeneration: 3, Wave: 1, Waves: 3, Selected: 4, Done: 1, Upgrading: 1, Pending: 1, Blocked: 1,
 			Conditions: []metav1.Condition{{Type: v1alpha1.ConditionRolloutProgressing, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonRolloutInProgress,
 				Message: "wave 1 of 3: 1 done, 1 upgrading, 1 pending, 1 blocked, 0 failed of 4"}},

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
@@ -62,6 +63,17 @@ func RenderRollout(w io.Writer, rr *v1alpha1.ReleaseRollout) error {
 	if len(rr.Spec.AcceptRisks) > 0 {
 		fmt.Fprintf(&b, "accepted update risks: %s\n", strings.Join(rr.Spec.AcceptRisks, ", "))
 	}
+	if w := rr.Spec.MaintenanceWindow; w != nil {
+		fmt.Fprintf(&b, "maintenance window: %s\n", windowText(w))
+	}
+	for i := range rr.Spec.MaintenanceWindows {
+		w := &rr.Spec.MaintenanceWindows[i]
+		who := "every hosted cluster"
+		if w.HostedClusterSelector != nil {
+			who = metav1.FormatLabelSelector(w.HostedClusterSelector)
+		}
+		fmt.Fprintf(&b, "maintenance window for %s: %s\n", who, windowText(&w.MaintenanceWindow))
+	}
 	if s.ObservedGeneration != rr.Generation {
 		fmt.Fprintf(&b, "  (the hub has not seen generation %d yet; this is generation %d's status)\n", rr.Generation, s.ObservedGeneration)
 	}
@@ -83,4 +95,18 @@ func RenderRollout(w io.Writer, rr *v1alpha1.ReleaseRollout) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// windowText is a weekly window as a person reads it:
+// "Saturday, Sunday 02:00 for 240 minutes (Europe/Berlin)".
+func windowText(w *v1alpha1.MaintenanceWindow) string {
+	days := make([]string, len(w.Days))
+	for i, d := range w.Days {
+		days[i] = string(d)
+	}
+	tz := w.TimeZone
+	if tz == "" {
+		tz = "UTC"
+	}
+	return fmt.Sprintf("%s %s for %d minutes (%s)", strings.Join(days, ", "), w.Start, w.DurationMinutes, tz)
 }

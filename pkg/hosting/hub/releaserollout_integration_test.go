@@ -5,11 +5,13 @@ package hub_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -18,7 +20,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hypershiftsim"
 	"github.com/hcp-fleet/hcp-fleet/pkg/cmd/hub"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/releaserollout"
 )
 
 const (
@@ -26,13 +30,31 @@ const (
 	rel41810 = "quay.io/openshift-release-dev/ocp-release:4.18.10-multi"
 )
 
-// TestReleaseRollout rolls 4.18.9 over five hosted clusters on the local
-// fleet: a canary first, then waves of two with maxUnavailable 1; one
-// hosted cluster is held by the upgrade gate (a release no ClusterImageSet
-// names) and is skipped, never forced. A soak holds the wave after the
-// canary, a pause holds it too, and after the rollout a second one to
-// 4.18.10, paused, is aborted without moving anything. A rollout to a release no
-// ClusterImageSet names moves nothing.
+// TestReleaseRollout rolls 4.18.9 over twelve hosted clusters spread over
+// the three management clusters: a canary first, then waves of four with
+// maxUnavailable 2, control plane first and node pools after.
+//
+//   - rw-04's upgrade fails (the HyperShift stand-in's failing-release:
+//     Degraded, history Partial) → the rollout stops in wave 1
+//     (WaveFailed); waves 2 and 3 are never touched.
+//   - Paused, and rw-04 fixed: its control plane completes, and nothing
+//     moves while paused.
+//   - Resumed into a maintenance window, by label, that is closed (the
+//     window is edited to one that is not open now, so the hub's clock need
+//     not be played with; the planner's goldens let time pass): the hosted
+//     clusters already moving finish, node pools included, and wave 2
+//     waits.
+//   - The window lifted: to the end. rw-10 is held by the upgrade gate (a
+//     release no ClusterImageSet names: ReleaseVersionUnknown, the gate
+//     reason this fleet without guest control planes can produce; OLM's
+//     own holds are the gate's tests in pkg/olm/hub) and is skipped, named
+//     and never forced.
+//   - A second rollout to 4.18.10 moves its canary, soaks, and is aborted:
+//     the canary keeps 4.18.10 (no downgrade), the others stay on 4.18.9.
+//
+// From watches: never more than maxUnavailable upgrading, waves in order,
+// and every node pool moved only once its control plane had completed the
+// release. A release no ClusterImageSet names moves nothing.
 func TestReleaseRollout(t *testing.T) {
 	ctx := context.Background()
 	const ns = "rollout"
@@ -45,25 +67,36 @@ func TestReleaseRollout(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	names := []string{"ru-canary", "ru-a", "ru-b", "ru-c", "ru-held"}
-	for _, n := range names {
-		u := hcd(ns, n)
-		u.SetLabels(map[string]string{"fleet": "prod", "canary": fmt.Sprint(n == "ru-canary")})
+	const canary, failing, held = "rw-00", "rw-04", "rw-10"
+	names := make([]string, 12)
+	for i := range names {
+		names[i] = fmt.Sprintf("rw-%02d", i)
+		u := hcd(ns, names[i], func(spec map[string]any) {
+			if names[i] == failing {
+				spec["hostedCluster"].(map[string]any)["annotations"] = map[string]any{hypershiftsim.AnnotationFailingRelease: rel4189}
+			}
+		})
+		u.SetLabels(map[string]string{"fleet": "prod", "canary": fmt.Sprint(names[i] == canary)})
 		if err := hubc.Create(ctx, u); err != nil {
 			t.Fatal(err)
 		}
 	}
+	on := map[string]bool{}
 	for _, n := range names {
-		waitCondition(t, ns, n, v1alpha1.ConditionAvailable, metav1.ConditionTrue, 3*time.Minute)
+		on[waitCondition(t, ns, n, v1alpha1.ConditionAvailable, metav1.ConditionTrue, 4*time.Minute).Status.HostingCluster] = true
 	}
-	// ru-held asks for a release pinned by a digest no ClusterImageSet
-	// names: the upgrade gate holds it at 4.18.5 (ReleaseVersionUnknown).
+	if len(on) != 3 {
+		t.Errorf("the twelve hosted clusters are on %v, want all three management clusters", on)
+	}
+	// The gate holds rw-10 at 4.18.5: its release is pinned by a digest no
+	// ClusterImageSet names (ReleaseVersionUnknown).
 	digest := "quay.io/openshift-release-dev/ocp-release@sha256:" + strings.Repeat("b2", 32)
-	setRelease(t, ns, "ru-held", digest)
-	waitCondition(t, ns, "ru-held", v1alpha1.ConditionUpgradeBlocked, metav1.ConditionTrue, 2*time.Minute)
+	setRelease(t, ns, held, digest)
+	waitCondition(t, ns, held, v1alpha1.ConditionUpgradeBlocked, metav1.ConditionTrue, 2*time.Minute)
 
-	// Every status the rollout writes, in order, from a watch.
+	// Every status the rollouts write, in order; every node-pool move.
 	history := watchRollouts(t, ns)
+	poolMoves := watchPoolMoves(t, ns, rel4189)
 
 	// A release no ClusterImageSet names: refused, nothing moved.
 	unnamed := rollout(ns, "unnamed", "quay.io/openshift-release-dev/ocp-release:4.18.7-multi")
@@ -73,43 +106,105 @@ func TestReleaseRollout(t *testing.T) {
 		return strings.Contains(meta.FindStatusCondition(rr.Status.Conditions, v1alpha1.ConditionRolloutProgressing).Message, "no ClusterImageSet")
 	})
 
-	// The canary goes first; the soak then holds the next wave.
 	rr := rollout(ns, "to-4-18-9", rel4189)
-	rr.Spec.SoakSeconds = 3600
+	rr.Spec.WaveSize, rr.Spec.MaxUnavailable = 4, intstr.FromInt32(2)
 	createRollout(t, rr)
-	waitRollout(t, ns, rr.Name, v1alpha1.ReasonRolloutInProgress, func(rr *v1alpha1.ReleaseRollout) bool {
-		return rr.Status.Wave == 1 && state(rr, "ru-canary") == v1alpha1.RolloutStateDone &&
-			strings.Contains(meta.FindStatusCondition(rr.Status.Conditions, v1alpha1.ConditionRolloutProgressing).Message, "soaks until")
-	})
-	wantReleases(t, ns, map[string]string{"ru-canary": rel4189, "ru-a": release, "ru-b": release, "ru-c": release, "ru-held": digest})
-
-	// Paused (and the soak lifted in the same edit): still nothing moves.
-	patchRollout(t, ns, rr.Name, `{"spec":{"paused":true,"soakSeconds":0}}`)
-	waitRollout(t, ns, rr.Name, v1alpha1.ReasonRolloutPaused, nil)
-	wantReleases(t, ns, map[string]string{"ru-a": release, "ru-b": release, "ru-c": release})
-
-	// Resumed: to the end, ru-held skipped with the gate's reason.
-	patchRollout(t, ns, rr.Name, `{"spec":{"paused":false}}`)
-	final := waitRollout(t, ns, rr.Name, v1alpha1.ReasonRolloutCompleted, nil)
-	if final.Status.Done != 4 || final.Status.Blocked != 1 || final.Status.Failed != 0 {
-		t.Errorf("status counts done %d, blocked %d, failed %d; want 4, 1, 0", final.Status.Done, final.Status.Blocked, final.Status.Failed)
-	}
-	for _, h := range final.Status.HostedClusters {
-		if h.Name == "ru-held" && (h.State != v1alpha1.RolloutStateBlocked || h.Reason != v1alpha1.ReasonReleaseVersionUnknown) {
-			t.Errorf("ru-held: %s %s (%s), want Blocked %s", h.State, h.Reason, h.Message, v1alpha1.ReasonReleaseVersionUnknown)
+	later := map[string]string{} // waves 2 and 3, never touched until the end
+	for _, n := range names[5:] {
+		if n != held {
+			later[n] = release
 		}
 	}
-	wantReleases(t, ns, map[string]string{"ru-canary": rel4189, "ru-a": rel4189, "ru-b": rel4189, "ru-c": rel4189, "ru-held": digest})
-	checkHistory(t, history(rr.Name), 1)
 
-	// A second rollout, paused from the start, then aborted: nothing moves.
+	// 1. rw-04 fails: the rollout stops in wave 1.
+	stopped := waitRollout(t, ns, rr.Name, v1alpha1.ReasonRolloutWaveFailed, func(rr *v1alpha1.ReleaseRollout) bool {
+		return state(rr, failing) == v1alpha1.RolloutStateFailed
+	})
+	if h := hostedCluster(stopped, failing); h.Reason != releaserollout.ReasonDegraded || stopped.Status.Wave != 1 || stopped.Status.Failed != 1 {
+		t.Errorf("stopped at wave %d, %d failed, %s: %s %s; want wave 1, 1 failed, %s", stopped.Status.Wave, stopped.Status.Failed, failing, h.Reason, h.Message, releaserollout.ReasonDegraded)
+	}
+	if msg := meta.FindStatusCondition(stopped.Status.Conditions, v1alpha1.ConditionRolloutProgressing).Message; !strings.Contains(msg, failing) {
+		t.Errorf("WaveFailed message %q does not name %s", msg, failing)
+	}
+	wantReleases(t, ns, later)
+	wantEvent(t, ns, failing, releaserollout.EventHostedClusterFailed, rr.Name)
+	wantEvent(t, ns, held, releaserollout.EventHostedClusterBlocked, v1alpha1.ReasonReleaseVersionUnknown)
+
+	// 2. Paused, then rw-04 fixed: its control plane completes the release,
+	// and nothing moves while paused.
+	patchRollout(t, ns, rr.Name, `{"spec":{"paused":true}}`)
+	h := &v1alpha1.HostedClusterDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: failing}}
+	fix := fmt.Sprintf(`{"spec":{"hostedCluster":{"annotations":{%q:null}}}}`, hypershiftsim.AnnotationFailingRelease)
+	if err := hubc.Patch(ctx, h, client.RawPatch(types.MergePatchType, []byte(fix))); err != nil {
+		t.Fatal(err)
+	}
+	waitRollout(t, ns, rr.Name, v1alpha1.ReasonRolloutPaused, func(rr *v1alpha1.ReleaseRollout) bool {
+		return hostedCluster(rr, failing).Reason == releaserollout.ReasonNodePoolsUpgrading
+	})
+	wantReleases(t, ns, later)
+
+	// 3. Resumed while the maintenance window of the prod hosted clusters
+	// is closed: wave 1 finishes (node pools move outside the window), wave
+	// 2 waits.
+	closedDay := time.Now().UTC().AddDate(0, 0, 3).Weekday().String()
+	patchRollout(t, ns, rr.Name, fmt.Sprintf(`{"spec":{"paused":false,"maintenanceWindows":[`+
+		`{"hostedClusterSelector":{"matchLabels":{"fleet":"prod"}},"days":[%q],"start":"00:00","durationMinutes":60}]}}`, closedDay))
+	waiting := waitRollout(t, ns, rr.Name, v1alpha1.ReasonRolloutInProgress, func(rr *v1alpha1.ReleaseRollout) bool {
+		for _, n := range names[:5] {
+			if state(rr, n) != v1alpha1.RolloutStateDone {
+				return false
+			}
+		}
+		return strings.Contains(meta.FindStatusCondition(rr.Status.Conditions, v1alpha1.ConditionRolloutProgressing).Message, "maintenance window")
+	})
+	if h := hostedCluster(waiting, "rw-05"); h.State != v1alpha1.RolloutStatePending || !strings.Contains(h.Message, "maintenance window") || waiting.Status.Wave != 2 {
+		t.Errorf("wave %d, rw-05 %s: %s; want wave 2, Pending waiting for the maintenance window", waiting.Status.Wave, h.State, h.Message)
+	}
+	wantReleases(t, ns, later)
+
+	// 4. The window lifted: to the end, rw-10 skipped with the gate's reason.
+	patchRollout(t, ns, rr.Name, `{"spec":{"maintenanceWindows":null}}`)
+	final := waitRollout(t, ns, rr.Name, v1alpha1.ReasonRolloutCompleted, nil)
+	if final.Status.Done != 11 || final.Status.Blocked != 1 || final.Status.Failed != 0 {
+		t.Errorf("status counts done %d, blocked %d, failed %d; want 11, 1, 0", final.Status.Done, final.Status.Blocked, final.Status.Failed)
+	}
+	if h := hostedCluster(final, held); h.State != v1alpha1.RolloutStateBlocked || h.Reason != v1alpha1.ReasonReleaseVersionUnknown {
+		t.Errorf("%s: %s %s (%s), want Blocked %s", held, h.State, h.Reason, h.Message, v1alpha1.ReasonReleaseVersionUnknown)
+	}
+	upgraded := map[string]string{held: digest}
+	for _, n := range names {
+		if n != held {
+			upgraded[n] = rel4189
+		}
+	}
+	wantReleases(t, ns, upgraded)
+	checkHistory(t, history(rr.Name), 2, 11)
+	moves := poolMoves()
+	for _, n := range names {
+		m, ok := moves[n]
+		switch {
+		case n == held && ok:
+			t.Errorf("%s: node pools moved although the gate holds it", n)
+		case n != held && !ok:
+			t.Errorf("%s: no node-pool move to %s seen", n, rel4189)
+		case ok && (m.Image != rel4189 || m.State != v1alpha1.VersionUpdateCompleted):
+			t.Errorf("%s: node pools moved while its control plane's newest release was %s %s, want %s Completed", n, m.Image, m.State, rel4189)
+		}
+	}
+
+	// 5. A second rollout: its canary goes, the soak holds the next wave,
+	// abort stops it; the canary keeps 4.18.10 (no downgrade).
 	rr2 := rollout(ns, "to-4-18-10", rel41810)
-	rr2.Spec.Paused = true
+	rr2.Spec.WaveSize, rr2.Spec.SoakSeconds = 4, 3600
 	createRollout(t, rr2)
-	waitRollout(t, ns, rr2.Name, v1alpha1.ReasonRolloutPaused, nil)
-	patchRollout(t, ns, rr2.Name, `{"spec":{"abort":true,"paused":false}}`)
+	waitRollout(t, ns, rr2.Name, v1alpha1.ReasonRolloutInProgress, func(rr *v1alpha1.ReleaseRollout) bool {
+		return rr.Status.Wave == 1 && state(rr, canary) == v1alpha1.RolloutStateDone &&
+			strings.Contains(meta.FindStatusCondition(rr.Status.Conditions, v1alpha1.ConditionRolloutProgressing).Message, "soaks until")
+	})
+	patchRollout(t, ns, rr2.Name, `{"spec":{"abort":true}}`)
 	waitRollout(t, ns, rr2.Name, v1alpha1.ReasonRolloutAborted, nil)
-	wantReleases(t, ns, map[string]string{"ru-canary": rel4189, "ru-a": rel4189, "ru-b": rel4189, "ru-c": rel4189})
+	upgraded[canary] = rel41810
+	wantReleases(t, ns, upgraded)
 	// Abort cannot be undone (CEL at admission).
 	live := &v1alpha1.ReleaseRollout{}
 	if err := hubc.Get(ctx, types.NamespacedName{Namespace: ns, Name: rr2.Name}, live); err != nil {
@@ -117,6 +212,79 @@ func TestReleaseRollout(t *testing.T) {
 	}
 	if err := hubc.Patch(ctx, live, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"abort":false}}`))); err == nil || !strings.Contains(err.Error(), "cannot be undone") {
 		t.Errorf("undoing abort: %v, want refused", err)
+	}
+}
+
+// hostedCluster is rr's status of one hosted cluster (zero: none).
+func hostedCluster(rr *v1alpha1.ReleaseRollout, name string) v1alpha1.RolloutHostedClusterStatus {
+	for _, h := range rr.Status.HostedClusters {
+		if h.Name == name {
+			return h
+		}
+	}
+	return v1alpha1.RolloutHostedClusterStatus{}
+}
+
+// wantEvent waits for an Event of reason on the HCD name whose message
+// contains part.
+func wantEvent(t *testing.T, ns, name, reason, part string) {
+	t.Helper()
+	env.Eventually(t, time.Minute, fmt.Sprintf("Event %s on %s", reason, name), func(ctx context.Context) error {
+		var list corev1.EventList
+		if err := hubc.List(ctx, &list, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		var seen []string
+		for _, e := range list.Items {
+			if e.InvolvedObject.Kind != "HostedClusterDeployment" || e.InvolvedObject.Name != name {
+				continue
+			}
+			if e.Reason == reason && strings.Contains(e.Message, part) {
+				return nil
+			}
+			seen = append(seen, e.Reason+": "+e.Message)
+		}
+		return fmt.Errorf("events on it: %v", seen)
+	})
+}
+
+// watchPoolMoves records, per HCD of ns, the newest control-plane release
+// in its version history (image, state) when its first node pool was
+// first seen asking for image; the function returns them.
+func watchPoolMoves(t *testing.T, ns, image string) func() map[string]v1alpha1.VersionHistoryEntry {
+	t.Helper()
+	wc, err := client.NewWithWatch(env.Fleet.Hub.Config(), client.Options{Scheme: hub.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := wc.Watch(context.Background(), &v1alpha1.HostedClusterDeploymentList{}, client.InNamespace(ns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	var mu sync.Mutex
+	seen := map[string]v1alpha1.VersionHistoryEntry{}
+	go func() {
+		for ev := range w.ResultChan() {
+			h, ok := ev.Object.(*v1alpha1.HostedClusterDeployment)
+			if !ok || len(h.Spec.NodePools) == 0 || h.Spec.NodePools[0].Spec.Release.Image != image {
+				continue
+			}
+			mu.Lock()
+			if _, done := seen[h.Name]; !done {
+				var latest v1alpha1.VersionHistoryEntry
+				if v := h.Status.Version; v != nil && len(v.History) > 0 {
+					latest = v.History[0]
+				}
+				seen[h.Name] = latest
+			}
+			mu.Unlock()
+		}
+	}()
+	return func() map[string]v1alpha1.VersionHistoryEntry {
+		mu.Lock()
+		defer mu.Unlock()
+		return maps.Clone(seen)
 	}
 }
 
@@ -225,9 +393,9 @@ func watchRollouts(t *testing.T, ns string) func(name string) []v1alpha1.Release
 }
 
 // checkHistory asserts from a rollout's status history that never more
-// than maxUnavailable hosted clusters were upgrading, and that hosted
-// clusters left Pending in wave order (canary first).
-func checkHistory(t *testing.T, history []v1alpha1.ReleaseRolloutStatus, maxUnavailable int32) {
+// than maxUnavailable hosted clusters were upgrading, that hosted clusters
+// left Pending in wave order (canary first), and that wantStarted did.
+func checkHistory(t *testing.T, history []v1alpha1.ReleaseRolloutStatus, maxUnavailable int32, wantStarted int) {
 	t.Helper()
 	if len(history) == 0 {
 		t.Fatal("no status seen")
@@ -252,8 +420,8 @@ func checkHistory(t *testing.T, history []v1alpha1.ReleaseRolloutStatus, maxUnav
 			}
 		}
 	}
-	if len(started) != 4 {
-		t.Errorf("started %v, want the four not held", started)
+	if len(started) != wantStarted {
+		t.Errorf("started %v, want the %d not held", started, wantStarted)
 	}
 	t.Logf("%d statuses seen; started at %v", len(history), started)
 }

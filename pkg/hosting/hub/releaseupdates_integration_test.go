@@ -207,4 +207,12 @@ func TestReleaseUpdates(t *testing.T) {
 	if err := hubc.Create(ctx, both); err == nil || !strings.Contains(err.Error(), "either an image or latestZStream") {
 		t.Errorf("a rollout with an image and latestZStream: %v, want refused", err)
 	}
+	// One window for the rollout or windows per label, not both (CEL).
+	window := v1alpha1.MaintenanceWindow{Days: []v1alpha1.Weekday{"Saturday"}, Start: "02:00", DurationMinutes: 60}
+	twoKinds := rollout(ns, "two-kinds-of-window", rel("4.18.8"))
+	twoKinds.Spec.MaintenanceWindow = &window
+	twoKinds.Spec.MaintenanceWindows = []v1alpha1.SelectedMaintenanceWindow{{MaintenanceWindow: window}}
+	if err := hubc.Create(ctx, twoKinds); err == nil || !strings.Contains(err.Error(), "exclude each other") {
+		t.Errorf("a rollout with maintenanceWindow and maintenanceWindows: %v, want refused", err)
+	}
 }

@@ -117,6 +117,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			in.Problem = "spec.canarySelector: " + err.Error()
 		}
 	}
+	inWindows, problem := windowSelectors(rr.Spec.MaintenanceWindows)
+	if in.Problem == "" {
+		in.Problem = problem
+	}
 	var rollouts v1alpha1.ReleaseRolloutList
 	if err := r.client.List(ctx, &rollouts, client.InNamespace(rr.Namespace)); err != nil {
 		return ctrl.Result{}, err
@@ -141,7 +145,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if err := reader.List(ctx, &hcds, client.InNamespace(rr.Namespace), client.MatchingLabelsSelector{Selector: selector}); err != nil {
 			return ctrl.Result{}, err
 		}
-		in, selected = observeAll(in, rr, rollouts.Items, canaries, hcds.Items)
+		in, selected = observeAll(in, rr, rollouts.Items, canaries, inWindows, hcds.Items)
 		for i := range in.HostedClusters {
 			in.HostedClusters[i].Extensions = notAvailable[in.HostedClusters[i].Name]
 		}
@@ -160,6 +164,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			break
 		}
 	}
+	recordTransitions(r.recorder, rr, &plan, selected)
 	if err := r.applyStatus(ctx, rr, &plan); err != nil {
 		errs = append(errs, err)
 	}
@@ -174,7 +179,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 // observeAll fills in's hosted clusters from hcds, the selected ones.
 func observeAll(in Input, rr *v1alpha1.ReleaseRollout, rollouts []v1alpha1.ReleaseRollout, canaries labels.Selector,
-	hcds []v1alpha1.HostedClusterDeployment) (Input, map[string]*v1alpha1.HostedClusterDeployment) {
+	windows []labels.Selector, hcds []v1alpha1.HostedClusterDeployment) (Input, map[string]*v1alpha1.HostedClusterDeployment) {
 	selected := map[string]*v1alpha1.HostedClusterDeployment{}
 	in.HostedClusters = nil
 	for i := range hcds {
@@ -186,12 +191,35 @@ func observeAll(in Input, rr *v1alpha1.ReleaseRollout, rollouts []v1alpha1.Relea
 		hc := Observe(h)
 		hc.Canary = canaries != nil && canaries.Matches(labels.Set(h.Labels))
 		hc.ClaimedBy, hc.ClaimedWhy = claimant(rr, rollouts, h)
+		for i, w := range windows {
+			if w.Matches(labels.Set(h.Labels)) {
+				hc.Windows = append(hc.Windows, i)
+			}
+		}
 		in.HostedClusters = append(in.HostedClusters, hc)
 	}
 	if in.Problem == "" && len(in.HostedClusters) == 0 {
 		in.Problem = "spec.hostedClusterSelector selects no HostedClusterDeployment in this namespace"
 	}
 	return in, selected
+}
+
+// windowSelectors are the selectors of spec.maintenanceWindows (one
+// without a selector selects every hosted cluster), or the problem with one.
+func windowSelectors(ws []v1alpha1.SelectedMaintenanceWindow) ([]labels.Selector, string) {
+	out := make([]labels.Selector, len(ws))
+	for i := range ws {
+		out[i] = labels.Everything()
+		if ws[i].HostedClusterSelector == nil {
+			continue
+		}
+		s, err := metav1.LabelSelectorAsSelector(ws[i].HostedClusterSelector)
+		if err != nil {
+			return nil, fmt.Sprintf("spec.maintenanceWindows[%d].hostedClusterSelector: %v", i, err)
+		}
+		out[i] = s
+	}
+	return out, ""
 }
 
 // Observe is what the planner needs of h.

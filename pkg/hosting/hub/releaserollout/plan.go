@@ -50,6 +50,9 @@ const (
 	// ReasonMoveFailed: the hub could not write the release (the message
 	// has the API server's answer); it tries again.
 	ReasonMoveFailed = "MoveFailed"
+	// ReasonNoWindow: spec.maintenanceWindows lists windows and none of
+	// them selects it, so it never moves.
+	ReasonNoWindow = "NoMaintenanceWindow"
 )
 
 // HostedCluster is one selected HostedClusterDeployment as the planner
@@ -86,6 +89,9 @@ type HostedCluster struct {
 	// conditionalUpdates, as the hosted cluster reports them.
 	Available   []v1alpha1.ReleaseStatus
 	Conditional []v1alpha1.ConditionalUpdate
+	// Windows are the indexes of the entries of spec.maintenanceWindows
+	// that select it.
+	Windows []int
 }
 
 // NodePool is one of spec.nodePools.
@@ -291,6 +297,11 @@ func pendingReason(in *Input, m *member) {
 			orDefault(m.version, m.target), recommendedReason(m), strings.Join(risks, ", "))
 		return
 	}
+	if in.Spec.MaintenanceWindow == nil && len(in.Spec.MaintenanceWindows) > 0 && len(h.Windows) == 0 {
+		m.state, m.reason = v1alpha1.RolloutStateBlocked, ReasonNoWindow
+		m.message = "no entry of spec.maintenanceWindows selects it, so there is no time it may move in"
+		return
+	}
 	if !h.Ready || !h.Observed {
 		m.state, m.reason = v1alpha1.RolloutStateBlocked, ReasonNotReady
 		m.message = "not moved while it is not scheduled, delivered and available at its current release"
@@ -385,19 +396,28 @@ func Compute(in Input) Plan {
 	soaking := in.Spec.SoakSeconds > 0 && p.Wave > 0 && p.Wave < p.Waves &&
 		(len(untimed) > 0 || !lastDone.IsZero() && in.Now.Before(soakUntil))
 
-	closed, windowNote, windowChange := window(&in)
+	ws := windowsAt(&in)
+	heldByWindow, firstOpening := 0, time.Time{}
 	stopped := in.Problem != "" || in.Spec.Abort || in.Spec.Paused || len(failed) > 0
 	if !stopped {
 		budget := MaxUnavailable(in.Spec.MaxUnavailable, len(members)) - upgrading
 		for _, m := range members {
+			held, opens := ws.held(m.HostedCluster)
 			switch {
 			case len(m.poolMoves) > 0:
 				p.Moves = append(p.Moves, Move{Name: m.Name, Image: m.target, NodePools: m.poolMoves})
 			case m.state != v1alpha1.RolloutStatePending || m.ClaimedBy != "" || m.wave > p.Wave || (m.wave == p.Wave && soaking):
-			case closed:
-				// Outside the maintenance window: those moving finish (the
+			case held:
+				// Outside its maintenance window: those moving finish (the
 				// node pools above), no other one moves.
+				heldByWindow++
+				if firstOpening.IsZero() || opens.Before(firstOpening) {
+					firstOpening = opens
+				}
 				m.message = "waiting for the maintenance window"
+				if !ws.shared {
+					m.message = "waiting for its maintenance window, which opens at " + opens.UTC().Format(time.RFC3339)
+				}
 			case budget <= 0:
 				m.message = fmt.Sprintf("waiting: %d hosted clusters are upgrading (maxUnavailable)", upgrading)
 			default:
@@ -412,8 +432,8 @@ func Compute(in Input) Plan {
 	if soaking && len(untimed) == 0 {
 		p.Requeue = soakUntil.Sub(in.Now)
 	}
-	if d := windowChange.Sub(in.Now); !windowChange.IsZero() && d > 0 && (p.Requeue == 0 || d < p.Requeue) {
-		p.Requeue = d
+	if next := ws.next(in.Now); !next.IsZero() && (p.Requeue == 0 || next.Sub(in.Now) < p.Requeue) {
+		p.Requeue = next.Sub(in.Now)
 	}
 	for _, m := range members {
 		p.HostedClusters = append(p.HostedClusters, v1alpha1.RolloutHostedClusterStatus{
@@ -427,8 +447,8 @@ func Compute(in Input) Plan {
 	case soaking:
 		soak = "soaks until " + soakUntil.UTC().Format(time.RFC3339)
 	}
-	if closed {
-		soak = strings.TrimSpace(soak + " " + windowNote)
+	if note := windowNote(ws, heldByWindow, firstOpening); note != "" {
+		soak = strings.TrimSpace(soak + " " + note)
 	}
 	p.Progressing, p.Completed = conditions(&in, &p, failed, soak)
 	return p

@@ -79,21 +79,100 @@ func parseStart(s string) (hh, mm int, ok bool) {
 	return hh, mm, errH == nil && errM == nil && hh >= 0 && hh < 24 && mm >= 0 && mm < 60
 }
 
-// window: whether the maintenance window is closed at in.Now, the note
-// saying until when, and when it opens or closes next (zero: no window).
-// A window the hub cannot read makes the rollout invalid.
-func window(in *Input) (closed bool, note string, change time.Time) {
-	w := in.Spec.MaintenanceWindow
-	if w == nil || in.Problem != "" {
-		return false, "", time.Time{}
+// windows are the rollout's maintenance windows at in.Now.
+type windows struct {
+	// per: one entry for spec.maintenanceWindow (it applies to every hosted
+	// cluster), or one per spec.maintenanceWindows; none: no window.
+	per    []windowState
+	shared bool
+}
+
+type windowState struct {
+	open bool
+	// change is when it closes (open) or opens next.
+	change time.Time
+}
+
+// windowsAt evaluates the rollout's windows at in.Now. A window the hub
+// cannot read makes the rollout invalid.
+func windowsAt(in *Input) windows {
+	var ws windows
+	if in.Problem != "" {
+		return ws
 	}
-	open, change, problem := WindowAt(w, in.Now)
-	if problem != "" {
-		in.Problem = problem
-		return false, "", time.Time{}
+	list := in.Spec.MaintenanceWindows
+	if w := in.Spec.MaintenanceWindow; w != nil {
+		list, ws.shared = []v1alpha1.SelectedMaintenanceWindow{{MaintenanceWindow: *w}}, true
 	}
-	if open {
-		return false, "", change
+	for i := range list {
+		open, change, problem := WindowAt(&list[i].MaintenanceWindow, in.Now)
+		if problem != "" {
+			if !ws.shared {
+				problem = strings.Replace(problem, "spec.maintenanceWindow", fmt.Sprintf("spec.maintenanceWindows[%d]", i), 1)
+			}
+			in.Problem = problem
+			return windows{}
+		}
+		ws.per = append(ws.per, windowState{open: open, change: change})
 	}
-	return true, "waits for the maintenance window, which opens at " + change.UTC().Format(time.RFC3339), change
+	return ws
+}
+
+// none: the rollout has no maintenance window.
+func (ws windows) none() bool { return len(ws.per) == 0 }
+
+// applies are the windows that apply to h: the shared one, or the entries of
+// spec.maintenanceWindows that select it.
+func (ws windows) applies(h *HostedCluster) []windowState {
+	if ws.shared {
+		return ws.per
+	}
+	var out []windowState
+	for _, i := range h.Windows {
+		if i >= 0 && i < len(ws.per) {
+			out = append(out, ws.per[i])
+		}
+	}
+	return out
+}
+
+// held: h may not be moved now, because no window that applies to it is
+// open; opens is when the first of them opens.
+func (ws windows) held(h *HostedCluster) (held bool, opens time.Time) {
+	if ws.none() {
+		return false, time.Time{}
+	}
+	for _, w := range ws.applies(h) {
+		if w.open {
+			return false, time.Time{}
+		}
+		if opens.IsZero() || w.change.Before(opens) {
+			opens = w.change
+		}
+	}
+	return true, opens
+}
+
+// next is the first time after now a window opens or closes (zero: none).
+func (ws windows) next(now time.Time) time.Time {
+	var next time.Time
+	for _, w := range ws.per {
+		if w.change.After(now) && (next.IsZero() || w.change.Before(next)) {
+			next = w.change
+		}
+	}
+	return next
+}
+
+// windowNote is the Progressing note while windows hold hosted clusters
+// ("" none): the shared window when it is closed, or the first opening of
+// the windows of the hosted clusters held.
+func windowNote(ws windows, held int, opens time.Time) string {
+	switch {
+	case ws.shared && !ws.per[0].open:
+		return "waits for the maintenance window, which opens at " + ws.per[0].change.UTC().Format(time.RFC3339)
+	case ws.shared || held == 0:
+		return ""
+	}
+	return fmt.Sprintf("waits for the maintenance windows of %d hosted clusters, the first opening at %s", held, opens.UTC().Format(time.RFC3339))
 }

@@ -251,6 +251,12 @@ func BenchmarkScheduling(b *testing.B) {
 		rest.use.cpu.Seconds()*float64(time.Minute)/float64(rest.use.wall), rest.use.cores(), fleettest.KB(rest.use.peakRSS))
 	b.ReportMetric(ours.elapsed.Seconds(), "s-ours")
 	b.ReportMetric(recipe.bound.Seconds(), "s-recipe")
+	// The fleet upgrade last (upgrade_bench_test.go), its line after the
+	// others, which a failure of it must not take along; BENCH_UPGRADE=0
+	// leaves it out.
+	if os.Getenv("BENCH_UPGRADE") != "0" {
+		fmt.Println(benchUpgrade(b, env, hubc, own, ns, requests))
+	}
 }
 
 type outcome struct {

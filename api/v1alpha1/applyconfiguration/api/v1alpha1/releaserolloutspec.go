@@ -10,17 +10,18 @@ import (
 // ReleaseRolloutSpecApplyConfiguration represents a declarative configuration of the ReleaseRolloutSpec type for use
 // with apply.
 type ReleaseRolloutSpecApplyConfiguration struct {
-	HostedClusterSelector *v1.LabelSelectorApplyConfiguration  `json:"hostedClusterSelector,omitempty"`
-	Release               *RolloutReleaseApplyConfiguration    `json:"release,omitempty"`
-	CanarySelector        *v1.LabelSelectorApplyConfiguration  `json:"canarySelector,omitempty"`
-	WaveSize              *int32                               `json:"waveSize,omitempty"`
-	MaxUnavailable        *intstr.IntOrString                  `json:"maxUnavailable,omitempty"`
-	SoakSeconds           *int32                               `json:"soakSeconds,omitempty"`
-	NodePools             *RolloutNodePoolsApplyConfiguration  `json:"nodePools,omitempty"`
-	AcceptRisks           []string                             `json:"acceptRisks,omitempty"`
-	MaintenanceWindow     *MaintenanceWindowApplyConfiguration `json:"maintenanceWindow,omitempty"`
-	Paused                *bool                                `json:"paused,omitempty"`
-	Abort                 *bool                                `json:"abort,omitempty"`
+	HostedClusterSelector *v1.LabelSelectorApplyConfiguration           `json:"hostedClusterSelector,omitempty"`
+	Release               *RolloutReleaseApplyConfiguration             `json:"release,omitempty"`
+	CanarySelector        *v1.LabelSelectorApplyConfiguration           `json:"canarySelector,omitempty"`
+	WaveSize              *int32                                        `json:"waveSize,omitempty"`
+	MaxUnavailable        *intstr.IntOrString                           `json:"maxUnavailable,omitempty"`
+	SoakSeconds           *int32                                        `json:"soakSeconds,omitempty"`
+	NodePools             *RolloutNodePoolsApplyConfiguration           `json:"nodePools,omitempty"`
+	AcceptRisks           []string                                      `json:"acceptRisks,omitempty"`
+	MaintenanceWindow     *MaintenanceWindowApplyConfiguration          `json:"maintenanceWindow,omitempty"`
+	MaintenanceWindows    []SelectedMaintenanceWindowApplyConfiguration `json:"maintenanceWindows,omitempty"`
+	Paused                *bool                                         `json:"paused,omitempty"`
+	Abort                 *bool                                         `json:"abort,omitempty"`
 }
 
 // ReleaseRolloutSpecApplyConfiguration constructs a declarative configuration of the ReleaseRolloutSpec type for use with
@@ -100,6 +101,19 @@ func (b *ReleaseRolloutSpecApplyConfiguration) WithAcceptRisks(values ...string)
 // If called multiple times, the MaintenanceWindow field is set to the value of the last call.
 func (b *ReleaseRolloutSpecApplyConfiguration) WithMaintenanceWindow(value *MaintenanceWindowApplyConfiguration) *ReleaseRolloutSpecApplyConfiguration {
 	b.MaintenanceWindow = value
+	return b
+}
+
+// WithMaintenanceWindows adds the given value to the MaintenanceWindows field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the MaintenanceWindows field.
+func (b *ReleaseRolloutSpecApplyConfiguration) WithMaintenanceWindows(values ...*SelectedMaintenanceWindowApplyConfiguration) *ReleaseRolloutSpecApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithMaintenanceWindows")
+		}
+		b.MaintenanceWindows = append(b.MaintenanceWindows, *values[i])
+	}
 	return b
 }
 
