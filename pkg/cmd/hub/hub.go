@@ -89,6 +89,9 @@ type Options struct {
 	// relocation.Options.MaxActive and Timeout.
 	RelocationConcurrency int
 	RelocationTimeout     time.Duration
+	// UpgradeReportMaxAge: see delivery.Options.UpgradeReportMaxAge (no
+	// flag; nil: the default bound).
+	UpgradeReportMaxAge func() time.Duration
 }
 
 // NewOptions returns the defaults.
