@@ -298,9 +298,12 @@ run: ## The whole product on a local fleet (hub + management clusters); Ctrl-C s
 fuzz: ## Fuzz the CAPI proxy translators for 60s.
 	$(GO) test -run '^$$' -fuzz=FuzzTranslate -fuzztime=60s ./pkg/capi/proxy
 
+# --allow-serial-runners: a second golangci-lint on the machine (another
+# checkout's, or a CI job beside this one) waits for the first one's lock
+# instead of failing with "parallel golangci-lint is running".
 .PHONY: lint
 lint: ## golangci-lint (with the integration tag, .golangci.yml).
-	$(TOOLS) golangci-lint run ./...
+	$(TOOLS) golangci-lint run --allow-serial-runners ./...
 
 .PHONY: help
 help:
