@@ -190,10 +190,17 @@ TEST_ORDER  = $(if $(filter ./...,$(TEST_PKGS)),$(TEST_FIRST)) $(TEST_PKGS)
 # hack/test-times.sh: the slowest packages and tests.
 TEST_JSON  := $(CURDIR)/bin/test.json
 
-# -vet=off: `make vet` has just run the full go vet, with the same tag, on
-# the same packages; the subset go test runs by default would redo it.
 .PHONY: test
 test: vet verify ## Generated files current, then unit, integration and end-to-end tests against real kube-apiservers.
+	@$(MAKE) --no-print-directory test-run
+
+# `make test-run`: the tests of `make test` without its vet and verify. CI
+# (.ci/run) runs vet and verify first, then this with `make lint` beside
+# it: verify rewrites generated files, which lint must not read half
+# written. -vet=off: vet has run the full go vet, with the same tag, on the
+# same packages; the subset go test runs by default would redo it.
+.PHONY: test-run
+test-run: ## The tests of `make test` alone (run `make vet verify` first).
 	@mkdir -p bin && rm -f $(HOSTILE_TABLE)
 	status=0; HCPFLEET_HOSTILE_TABLE=$(HOSTILE_TABLE) KUBEBUILDER_ASSETS="$(K8S_BINS)" HCPFLEET_OLM_DIR="$(OLM_BINS)" $(TOOLS) gotestsum --format testname --jsonfile $(TEST_JSON) -- $(INTEGRATION) -vet=off -timeout 45m $(TEST_FLAGS) $(TEST_ORDER) || status=$$?; \
 	  if [[ -f $(HOSTILE_TABLE) ]]; then echo; cat $(HOSTILE_TABLE); fi; \
@@ -301,9 +308,12 @@ run: ## The whole product on a local fleet (hub + management clusters); Ctrl-C s
 fuzz: ## Fuzz the CAPI proxy translators for 60s.
 	$(GO) test -run '^$$' -fuzz=FuzzTranslate -fuzztime=60s ./pkg/capi/proxy
 
+# --allow-serial-runners: a second golangci-lint on the machine (another
+# checkout's, or a CI job beside this one) waits for the first one's lock
+# instead of failing with "parallel golangci-lint is running".
 .PHONY: lint
 lint: ## golangci-lint (with the integration tag, .golangci.yml).
-	$(TOOLS) golangci-lint run ./...
+	$(TOOLS) golangci-lint run --allow-serial-runners ./...
 
 .PHONY: help
 help:

@@ -204,7 +204,7 @@ func TestPlacementSelectsClusterByLabel(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, time.Minute, "PlacementDecision selects only cluster-2", func(ctx context.Context) (bool, error) {
-		picked, err := decidedClusters(ctx, clusters, ns, "gold")
+		picked, err := DecidedClusters(ctx, clusters, ns, "gold")
 		if err != nil {
 			return false, err
 		}

@@ -5,6 +5,7 @@ import (
 	"embed"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -27,6 +28,7 @@ import (
 	"k8s.io/utils/ptr"
 	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	ocmfeature "open-cluster-management.io/api/feature"
 	ocmaddon "open-cluster-management.io/ocm/pkg/addon"
 	commonoptions "open-cluster-management.io/ocm/pkg/common/options"
@@ -323,6 +325,26 @@ func AcceptCluster(ctx context.Context, hub *Cluster, name string) error {
 		}
 	}
 	return nil
+}
+
+// DecidedClusters are the clusters the Placement namespace/placement
+// decides now, sorted: the union of its PlacementDecisions (OCM splits a
+// long list over several, labelled with the Placement's name), as a
+// consumer of the Placement API reads them.
+func DecidedClusters(ctx context.Context, clusters clusterclient.Interface, namespace, placement string) ([]string, error) {
+	pds, err := clusters.ClusterV1beta1().PlacementDecisions(namespace).List(ctx,
+		metav1.ListOptions{LabelSelector: clusterv1beta1.PlacementLabel + "=" + placement})
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, pd := range pds.Items {
+		for _, d := range pd.Status.Decisions {
+			names = append(names, d.ClusterName)
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names), nil
 }
 
 func csrDecided(csr *certificatesv1.CertificateSigningRequest) bool {

@@ -50,7 +50,7 @@ func TestManagedClusterWebhookStampsTaints(t *testing.T) {
 	tolerating("hour", 3600)
 	tolerating("second", 1)
 	decided := func(ctx context.Context, placement string) ([]string, error) {
-		return decidedClusters(ctx, clusters, ns, placement)
+		return DecidedClusters(ctx, clusters, ns, placement)
 	}
 	for _, p := range []string{"hour", "second"} {
 		eventually(t, time.Minute, p+" decides both clusters", func(ctx context.Context) (bool, error) {
@@ -127,21 +127,4 @@ func TestManagedClusterWebhookStampsTaints(t *testing.T) {
 	if names, err := decided(ctx, "hour"); err != nil || !slices.Contains(names, cluster) {
 		t.Errorf("a toleration of an hour dropped %s: decisions %v (%v)", cluster, names, err)
 	}
-}
-
-// decidedClusters are the clusters the Placement ns/placement decides,
-// sorted.
-func decidedClusters(ctx context.Context, clusters clusterclient.Interface, ns, placement string) ([]string, error) {
-	pds, err := clusters.ClusterV1beta1().PlacementDecisions(ns).List(ctx, metav1.ListOptions{LabelSelector: clusterv1beta1.PlacementLabel + "=" + placement})
-	if err != nil {
-		return nil, err
-	}
-	var names []string
-	for _, pd := range pds.Items {
-		for _, d := range pd.Status.Decisions {
-			names = append(names, d.ClusterName)
-		}
-	}
-	slices.Sort(names)
-	return names, nil
 }

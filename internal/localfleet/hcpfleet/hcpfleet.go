@@ -127,6 +127,10 @@ type Options struct {
 	// address to scrape. It is called at each start of the agent (not of
 	// its cleanup Job).
 	AgentArgs func(cluster string) []string
+	// AgentOptions tune the in-process agent's features beyond its flags
+	// (agentcmd.Options: timings a test changes while the agent runs); not
+	// used when Agent is set.
+	AgentOptions agentcmd.Options
 	// Agent, when set, runs the agent's run and cleanup commands in place of
 	// the in-process pkg/cmd/agent Main, with the same arguments (the local
 	// fleet's and AgentArgs' included), e.g. the agent binary as a
@@ -259,7 +263,7 @@ func Start(fleet *localfleet.Fleet, opts Options) (*Product, error) {
 				if opts.Agent != nil {
 					return opts.Agent(ctx, cluster, args)
 				}
-				return agentcmd.Main(ctx, args, os.Stderr)
+				return agentcmd.MainWith(ctx, args, os.Stderr, opts.AgentOptions)
 			},
 			kubeletsim.Repository(operator.DefaultImage): hyperShift,
 			kubeletsim.Repository(BrokenHyperShiftOperatorImage): hypershiftsim.Program(hypershiftsim.Options{

@@ -32,19 +32,32 @@ import (
 // under way and refuses while hosted clusters run extensions, and only then
 // removes its grants in control-plane namespaces — before the operator's
 // cleanup takes away the HyperShift CRDs the engine reads.
-func Features() []addonagent.Feature {
-	return []addonagent.Feature{capacity.Feature(), inventory.Feature(), adoption.Feature(), namespacegc.Feature(), kubeconfigexport.Feature(), releaseupdates.Feature(), operatorlimits.Feature(), subscriptiondefaults.Feature(), capifeature.Feature(capifeature.Options{}), operator.Feature(),
+func Features(opts Options) []addonagent.Feature {
+	return []addonagent.Feature{capacity.Feature(), inventory.Feature(), adoption.Feature(), namespacegc.Feature(), kubeconfigexport.Feature(), releaseupdates.Feature(), operatorlimits.Feature(opts.OperatorLimits), subscriptiondefaults.Feature(), capifeature.Feature(capifeature.Options{}), operator.Feature(),
 		extensionagent.Feature(extensionagent.Options{})}
+}
+
+// Options tune the features beyond their flags; the zero value is the agent
+// as shipped. The fields are what no flag sets: timings a test changes
+// while the agent runs.
+type Options struct {
+	// OperatorLimits: see operatorlimits.Options.
+	OperatorLimits operatorlimits.Options
 }
 
 // Main runs the agent command line (args without the program name),
 // leaving the process's logger alone (the local fleet runs it in-process).
 func Main(ctx context.Context, args []string, stderr io.Writer) error {
-	return addonagent.Main(ctx, args, stderr, Features()...)
+	return MainWith(ctx, args, stderr, Options{})
+}
+
+// MainWith is Main with the features tuned by opts.
+func MainWith(ctx context.Context, args []string, stderr io.Writer, opts Options) error {
+	return addonagent.Main(ctx, args, stderr, Features(opts)...)
 }
 
 // ProgramMain is Main for cmd/agent: it also installs the logger the
 // logging flags (--zap-log-level, ...) configure.
 func ProgramMain(ctx context.Context, args []string, stderr io.Writer) error {
-	return addonagent.ProgramMain(ctx, args, stderr, Features()...)
+	return addonagent.ProgramMain(ctx, args, stderr, Features(Options{})...)
 }

@@ -99,7 +99,7 @@ func SetupScheduleAndDeliver(mgr ctrl.Manager, opts *Options) error {
 	}
 	if err := delivery.Setup(mgr, delivery.Options{LostHostTimeout: opts.LostHostTimeout, Annotations: annotations, ConfigNamespaces: configNamespaces,
 		MaxConcurrentReconciles: opts.DeliveryWorkers, RefreshInterval: opts.ReferenceRefreshInterval,
-		UnavailableGrace: opts.HostUnavailableGrace}); err != nil {
+		UnavailableGrace: opts.HostUnavailableGrace, UpgradeReportMaxAge: opts.UpgradeReportMaxAge}); err != nil {
 		return err
 	}
 	return nil

@@ -101,6 +101,9 @@ type Options struct {
 	// ConsoleAPICertDir holds its serving certificate (tls.crt, tls.key);
 	// empty or without them: a self-signed certificate.
 	ConsoleAPICertDir string
+	// UpgradeReportMaxAge: see delivery.Options.UpgradeReportMaxAge (no
+	// flag; nil: the default bound).
+	UpgradeReportMaxAge func() time.Duration
 }
 
 // NewOptions returns the defaults.

@@ -15,12 +15,13 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
-	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/internal/localfleet"
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 )
@@ -308,19 +309,14 @@ func clusterStates(t *testing.T) string {
 // from.
 func placementDecidesAll(t *testing.T, ns string) {
 	t.Helper()
+	clusters := clusterclient.NewForConfigOrDie(env.Fleet.Hub.Config())
 	env.Eventually(t, time.Minute, "the tenant's Placement decides every management cluster", func(ctx context.Context) error {
-		var pds clusterv1beta1.PlacementDecisionList
-		if err := hubc.List(ctx, &pds, client.InNamespace(ns), client.MatchingLabels{clusterv1beta1.PlacementLabel: "hosts"}); err != nil {
+		decided, err := localfleet.DecidedClusters(ctx, clusters, ns, "hosts")
+		if err != nil {
 			return err
 		}
-		decided := map[string]bool{}
-		for _, pd := range pds.Items {
-			for _, d := range pd.Status.Decisions {
-				decided[d.ClusterName] = true
-			}
-		}
 		for name := range hosts {
-			if !decided[name] {
+			if !slices.Contains(decided, name) {
 				return fmt.Errorf("%s not decided (%v)", name, decided)
 			}
 		}

@@ -5,6 +5,7 @@ package hub_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"slices"
 	"testing"
 	"time"
@@ -12,38 +13,23 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/util/retry"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
-	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/internal/localfleet"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/fleettest"
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
+	"github.com/hcp-fleet/hcp-fleet/pkg/cmd/kubectlhcpfleet"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 )
 
-// setCordon taints (or untaints) a ManagedCluster as `kubectl hcpfleet
-// cordon` does (its own test is the plugin's).
+// setCordon taints (or untaints) a ManagedCluster with `kubectl hcpfleet
+// cordon`'s own code (its test is the plugin's).
 func setCordon(t *testing.T, cluster string, cordon bool) {
 	t.Helper()
-	ctx := context.Background()
-	// OCM's controllers write the ManagedCluster too (status, its own
-	// taints): a patch computed on an older copy is retried on the new one.
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		mc := &clusterv1.ManagedCluster{}
-		if err := hubc.Get(ctx, types.NamespacedName{Name: cluster}, mc); err != nil {
-			return err
-		}
-		orig := mc.DeepCopy()
-		mc.Spec.Taints = slices.DeleteFunc(mc.Spec.Taints, func(t clusterv1.Taint) bool { return t.Key == hosting.TaintUnschedulable })
-		if cordon {
-			mc.Spec.Taints = append(mc.Spec.Taints, clusterv1.Taint{Key: hosting.TaintUnschedulable, Effect: clusterv1.TaintEffectNoSelect})
-		}
-		return hubc.Patch(ctx, mc, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
-	})
-	if err != nil {
+	if err := kubectlhcpfleet.Cordon(context.Background(), hubc, io.Discard, cluster, cordon); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -101,19 +87,13 @@ func TestCordon(t *testing.T) {
 	setCordon(t, cordoned, true)
 	t.Cleanup(func() { setCordon(t, cordoned, false) })
 	// OCM saw the taint: the tenant's Placement no longer selects it.
+	clusters := clusterclient.NewForConfigOrDie(env.Fleet.Hub.Config())
 	env.Eventually(t, time.Minute, "Placement hosts drops the cordoned cluster", func(ctx context.Context) error {
-		var pds clusterv1beta1.PlacementDecisionList
-		if err := hubc.List(ctx, &pds, client.InNamespace(ns), client.MatchingLabels{clusterv1beta1.PlacementLabel: "hosts"}); err != nil {
-			return err
+		decided, err := localfleet.DecidedClusters(ctx, clusters, ns, "hosts")
+		if err == nil && slices.Contains(decided, cordoned) {
+			err = fmt.Errorf("still decided: %v", decided)
 		}
-		for _, pd := range pds.Items {
-			for _, d := range pd.Status.Decisions {
-				if d.ClusterName == cordoned {
-					return fmt.Errorf("still decided: %v", pd.Status.Decisions)
-				}
-			}
-		}
-		return nil
+		return err
 	})
 	// A Placement tolerating the cordon, as a tenant may write one.
 	tolerant := &clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "tolerant", Namespace: ns}, Spec: clusterv1beta1.PlacementSpec{

@@ -21,7 +21,6 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/fleettest"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hypershiftsim"
 	"github.com/hcp-fleet/hcp-fleet/pkg/olm"
-	"github.com/hcp-fleet/hcp-fleet/pkg/olm/agent/operatorlimits"
 	olmhub "github.com/hcp-fleet/hcp-fleet/pkg/olm/hub"
 )
 
@@ -271,8 +270,8 @@ func TestUpgradeGateHoldsForAnyReason(t *testing.T) {
 // next upgrade, naming its age; a fresh one releases it.
 func TestUpgradeGateFailsClosed(t *testing.T) {
 	const bound = 45 * time.Second
-	olmhub.SetReportMaxAge(bound)
-	t.Cleanup(func() { olmhub.SetReportMaxAge(5 * time.Minute); operatorlimits.SetReportRefresh(time.Minute) })
+	reportMaxAge.set(bound)
+	t.Cleanup(func() { reportMaxAge.set(0); reportRefresh.set(0) })
 
 	g := newGated(t, "gate-silent", "silent", rel4175, map[string]any{hypershiftsim.AnnotationNeverAvailable: "held down by the test"})
 	g.waitUpgradeBlocked(metav1.ConditionFalse, v1alpha1.ReasonAsExpected, "no release upgrade pending")
@@ -290,7 +289,7 @@ func TestUpgradeGateFailsClosed(t *testing.T) {
 
 	// The agent stops refreshing an unchanged report: once it is older
 	// than the bound, the next minor upgrade is held.
-	operatorlimits.SetReportRefresh(time.Hour)
+	reportRefresh.set(time.Hour)
 	g.waitHostedCluster("the report older than the bound", func(h *unstructured.Unstructured) error {
 		r, err := olm.DecodeUpgradeReport(h.GetAnnotations()[olm.AnnotationUpgradeReport])
 		if err != nil {
@@ -304,7 +303,7 @@ func TestUpgradeGateFailsClosed(t *testing.T) {
 	g.setRelease(rel4190)
 	g.waitUpgradeBlocked(metav1.ConditionTrue, v1alpha1.ReasonUpgradeReportMissing, "older than the bound of 45s")
 	g.wantRelease(rel4180)
-	operatorlimits.SetReportRefresh(time.Second)
+	reportRefresh.set(time.Second)
 	g.waitRelease(rel4190, "4.19.0")
 	g.waitUpgradeBlocked(metav1.ConditionFalse, v1alpha1.ReasonAsExpected)
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,9 +25,11 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/fleettest"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hcpfleet"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hypershiftsim"
+	agentcmd "github.com/hcp-fleet/hcp-fleet/pkg/cmd/agent"
 	"github.com/hcp-fleet/hcp-fleet/pkg/cmd/hub"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 	"github.com/hcp-fleet/hcp-fleet/pkg/olm"
+	"github.com/hcp-fleet/hcp-fleet/pkg/olm/agent/operatorlimits"
 	olmhub "github.com/hcp-fleet/hcp-fleet/pkg/olm/hub"
 )
 
@@ -45,7 +48,10 @@ func TestMain(m *testing.M) {
 	opts := hcpfleet.Options{AgentArgs: func(string) []string {
 		return []string{"--olm-operator-limits-resync=1s", "--olm-operator-limits-guest-retry=2s",
 			"--olm-subscription-defaults-resync=1s", "--olm-subscription-defaults-guest-retry=2s"}
-	}}
+	},
+		Hub:          func(o *hub.Options) { o.UpgradeReportMaxAge = reportMaxAge.get },
+		AgentOptions: agentcmd.Options{OperatorLimits: operatorlimits.Options{ReportRefresh: reportRefresh.get}},
+	}
 	fleettest.MainWithGuests(m, 1, opts, func(e *fleettest.Env) {
 		env = e
 		var err error
@@ -63,6 +69,17 @@ func TestMain(m *testing.M) {
 		}
 	})
 }
+
+// timing is a timing a test changes while the fleet's hub or agent runs:
+// their options read it at each use; 0 leaves the product's default.
+type timing struct{ d atomic.Int64 }
+
+func (k *timing) get() time.Duration  { return time.Duration(k.d.Load()) }
+func (k *timing) set(d time.Duration) { k.d.Store(int64(d)) }
+
+// The upgrade gate's bound on the agent's report's age (hub) and how often
+// the agent rewrites an unchanged report.
+var reportMaxAge, reportRefresh timing
 
 const (
 	rel4175 = "quay.io/openshift-release-dev/ocp-release:4.17.5-multi"

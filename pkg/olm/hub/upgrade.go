@@ -3,7 +3,6 @@ package hub
 import (
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/blang/semver/v4"
@@ -12,19 +11,12 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/pkg/olm"
 )
 
-// reportMaxAge bounds the age of the agent's upgrade report the gate
-// decides on: an older one no longer speaks for the guest (the agent
-// refreshes it every minute, so five minutes is several missed passes).
-// Atomic because tests shorten it while the hub runs.
-var reportMaxAge atomic.Int64
-
-func init() { reportMaxAge.Store(int64(5 * time.Minute)) }
-
-// ReportMaxAge is the bound on the upgrade report's age.
-func ReportMaxAge() time.Duration { return time.Duration(reportMaxAge.Load()) }
-
-// SetReportMaxAge sets ReportMaxAge (default five minutes).
-func SetReportMaxAge(d time.Duration) { reportMaxAge.Store(int64(d)) }
+// DefaultReportMaxAge bounds the age of the agent's upgrade report the gate
+// decides on when Upgrade.ReportMaxAge is 0: an older one no longer speaks
+// for the guest (the agent refreshes it every minute,
+// operatorlimits.DefaultReportRefresh, so five minutes is several missed
+// passes).
+const DefaultReportMaxAge = 5 * time.Minute
 
 // Upgradeable is an Upgradeable-style condition as reported.
 type Upgradeable = olm.Upgradeable
@@ -56,6 +48,8 @@ type Upgrade struct {
 	// Now is the decision's time and Waiting since when the hub has had no
 	// fresh report (the ManifestWork's creation, at worst).
 	Now, Waiting time.Time
+	// ReportMaxAge bounds the report's age (DefaultReportMaxAge when 0).
+	ReportMaxAge time.Duration
 }
 
 // overridePlace says where an admin allows a release past the hold, for
@@ -93,7 +87,7 @@ const ReasonUpgradeAllowed = "UpgradeAllowed"
 //   - the release's minor must be known (tag, ClusterImageSet, or the
 //     version the hosted cluster reports); a digest nobody names is held;
 //   - a fresh agent report must exist (fail closed): none, or one older
-//     than ReportMaxAge, holds, first as pending, after the bound as
+//     than u.ReportMaxAge, holds, first as pending, after the bound as
 //     missing;
 //   - the HostedCluster's ClusterVersionUpgradeable and the guest
 //     ClusterVersion's Upgradeable must not be False for any reason but
@@ -185,7 +179,10 @@ func held(reason, message string, recheck time.Duration) Decision {
 // hub waits a bound from Waiting (pending, and decides again then) before
 // it says the report never arrived.
 func reportHold(u Upgrade) (Decision, bool) {
-	bound := ReportMaxAge()
+	bound := u.ReportMaxAge
+	if bound <= 0 {
+		bound = DefaultReportMaxAge
+	}
 	prefix := fmt.Sprintf("the upgrade from OpenShift %s to %s (%s) is held, the hosted cluster stays on %s: ",
 		u.DeliveredMinor, u.TargetMinor, u.Target, u.Delivered)
 	if u.Report != nil && u.Reported {

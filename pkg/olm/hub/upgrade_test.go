@@ -88,4 +88,13 @@ func TestDecide(t *testing.T) {
 	if d := Decide(with(func(u *Upgrade) { u.Report, u.Waiting = nil, now.Add(-time.Minute) })); d.Recheck != 4*time.Minute {
 		t.Errorf("pending rechecks after %s, want 4m", d.Recheck)
 	}
+	// A shorter bound (Upgrade.ReportMaxAge) makes the same report stale
+	// and shortens the wait for a missing one.
+	if d := Decide(with(func(u *Upgrade) { u.ReportMaxAge = 45 * time.Second })); d.Reason != v1alpha1.ReasonUpgradeReportMissing ||
+		!strings.Contains(d.Message, "older than the bound of 45s") {
+		t.Errorf("a 1m-old report with a 45s bound: %s %q, want %s, older than the bound", d.Reason, d.Message, v1alpha1.ReasonUpgradeReportMissing)
+	}
+	if d := Decide(with(func(u *Upgrade) { u.Report, u.Waiting, u.ReportMaxAge = nil, now.Add(-30*time.Second), 45*time.Second })); d.Recheck != 15*time.Second {
+		t.Errorf("pending with a 45s bound rechecks after %s, want 15s", d.Recheck)
+	}
 }

@@ -5,6 +5,7 @@ package capacity_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -115,17 +116,11 @@ func TestReportFollowsHostedClusters(t *testing.T) {
 			if scores[capacity.ScoreHostedClusters] != int32(hosted) || scores[capacity.ScoreFreeCapacity] != freeCapacity {
 				return fmt.Errorf("scores %v, want %d hosted and free capacity %d", scores, hosted, freeCapacity)
 			}
-			decisions, err := clusters.ClusterV1beta1().PlacementDecisions(ns).List(ctx, metav1.ListOptions{LabelSelector: clusterv1beta1.PlacementLabel + "=with-room"})
+			decided, err := localfleet.DecidedClusters(ctx, clusters, ns, "with-room")
 			if err != nil {
 				return err
 			}
-			selected := false
-			for _, d := range decisions.Items {
-				for _, c := range d.Status.Decisions {
-					selected = selected || c.ClusterName == "cluster-1"
-				}
-			}
-			if selected != placed {
+			if selected := slices.Contains(decided, "cluster-1"); selected != placed {
 				return fmt.Errorf("Placement with-room selects cluster-1: %v, want %v", selected, placed)
 			}
 			return nil

@@ -90,7 +90,7 @@ func TestBindingStatus(t *testing.T) {
 	// write.
 	work := &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: "cluster-1", Name: hosting.WorkName("hcd-ns", "x"), Generation: 1}}
 	observed := Observed{Generation: 3, Work: work, Host: upHost, NodePools: []string{"x-workers"}}
-	upgrade, _ := upgradeDecision(afterBind, nil, nil, "", time.Now())
+	upgrade, _ := upgradeDecision(afterBind, nil, nil, "", time.Now(), 0)
 	observed.Upgrade = &upgrade
 	if _, _, changed := statusApply(afterBind, ComputeStatus(observed), metav1.Now()); changed {
 		t.Errorf("the delivery would write again right after the ManifestWork: %+v", ComputeStatus(observed))

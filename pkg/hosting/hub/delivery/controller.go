@@ -93,6 +93,11 @@ type Options struct {
 	// report itself unavailable before HostingClusterAvailable and
 	// Available say so (hostmodel.HeldAvailable); 0: at once.
 	UnavailableGrace time.Duration
+	// UpgradeReportMaxAge bounds the age of the agent's upgrade report the
+	// upgrade gate decides on (olmhub.Upgrade.ReportMaxAge; nil or 0:
+	// olmhub.DefaultReportMaxAge). A func, read at each decision, so that a
+	// test can change it while the hub runs.
+	UpgradeReportMaxAge func() time.Duration
 }
 
 // Reconciler delivers scheduled HostedClusterDeployments to their hosting
@@ -362,7 +367,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	upgrade, current := upgradeDecision(hcd, work, sets, policy.UpgradeOverride(hcd.Namespace, hcd.Name), time.Now())
+	upgrade, current := upgradeDecision(hcd, work, sets, policy.UpgradeOverride(hcd.Namespace, hcd.Name), time.Now(), r.reportMaxAge())
 	observed.Upgrade = &upgrade
 	if upgrade.Recheck > 0 && (retry == 0 || upgrade.Recheck < retry) {
 		// The gate's view changes with time alone (a report's bound

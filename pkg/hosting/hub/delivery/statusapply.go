@@ -176,7 +176,7 @@ func written(hcd *v1alpha1.HostedClusterDeployment, host Host) Observed {
 	for _, np := range hcd.Spec.NodePools {
 		observed.NodePools = append(observed.NodePools, np.Name)
 	}
-	upgrade, _ := upgradeDecision(hcd, nil, nil, "", time.Now())
+	upgrade, _ := upgradeDecision(hcd, nil, nil, "", time.Now(), 0)
 	observed.Upgrade = &upgrade
 	observed.ImportStarted, observed.Imported = importOf(hcd)
 	return observed

@@ -146,11 +146,21 @@ func (r *Reconciler) imageSets(ctx context.Context, hcd *v1alpha1.HostedClusterD
 	return list.Items, nil
 }
 
+// reportMaxAge is Options.UpgradeReportMaxAge now (0: the gate's default).
+func (r *Reconciler) reportMaxAge() time.Duration {
+	if r.opts.UpgradeReportMaxAge == nil {
+		return 0
+	}
+	return r.opts.UpgradeReportMaxAge()
+}
+
 // upgradeDecision applies the hub's upgrade gate (pkg/olm/hub.Decide) to
 // hcd and what its ManifestWork delivers now. override is the release image
 // the fleet admin's TenantPolicy lets it go to past OLM's block
-// (spec.upgradeOverrides), or "".
-func upgradeDecision(hcd *v1alpha1.HostedClusterDeployment, work *workv1.ManifestWork, sets []unstructured.Unstructured, override string, now time.Time) (olmhub.Decision, delivered) {
+// (spec.upgradeOverrides), or ""; reportMaxAge bounds the agent report's
+// age (0: olmhub.DefaultReportMaxAge).
+func upgradeDecision(hcd *v1alpha1.HostedClusterDeployment, work *workv1.ManifestWork, sets []unstructured.Unstructured, override string, now time.Time,
+	reportMaxAge time.Duration) (olmhub.Decision, delivered) {
 	d := deliveredBy(work)
 	target := hcd.Spec.HostedCluster.Spec.Release.Image
 	limits, reported := reportedLimits(work)
@@ -167,7 +177,7 @@ func upgradeDecision(hcd *v1alpha1.HostedClusterDeployment, work *workv1.Manifes
 		Target: target, TargetMinor: targetMinor, TargetSource: from,
 		Limits: limits, Reported: reported, Report: report, ReportProblem: problem,
 		Allowed: override, HostedCluster: clusterVersionUpgradeable(hc),
-		Now: now, Waiting: waiting,
+		Now: now, Waiting: waiting, ReportMaxAge: reportMaxAge,
 	}), d
 }
 

@@ -70,7 +70,7 @@ func TestHeldUpgrade(t *testing.T) {
 	}}
 
 	next, hcd := upgradeSpec(t, rel419, rel419)
-	decision, current := upgradeDecision(hcd, work, nil, "", now)
+	decision, current := upgradeDecision(hcd, work, nil, "", now, 0)
 	if !decision.Hold || len(decision.Blocking) != 1 || decision.Blocking[0] != (olm.Limit{Namespace: "operators", Name: "old-db.v1", MaxOpenShiftVersion: "4.18"}) {
 		t.Fatalf("decision %+v", decision)
 	}
@@ -88,13 +88,13 @@ func TestHeldUpgrade(t *testing.T) {
 	// named.
 	work.Status.ResourceStatus.Manifests[0].StatusFeedbacks.Values = append(work.Status.ResourceStatus.Manifests[0].StatusFeedbacks.Values,
 		str(fbUpgradeable, "False"), str(fbUpgradeableReason, "AdminAckRequired"), str(fbUpgradeableMessage, "ack it"))
-	if decision, _ := upgradeDecision(hcd, work, nil, "", now); !decision.Hold || decision.Reason != v1alpha1.ReasonClusterVersionNotUpgradeable ||
+	if decision, _ := upgradeDecision(hcd, work, nil, "", now, 0); !decision.Hold || decision.Reason != v1alpha1.ReasonClusterVersionNotUpgradeable ||
 		!strings.Contains(decision.Message, "AdminAckRequired: ack it") {
 		t.Errorf("not upgradeable: %+v", decision)
 	}
 
 	work.Status.ResourceStatus.Manifests = nil
-	if decision, _ := upgradeDecision(hcd, work, nil, "", now); !decision.Hold || decision.Reason != v1alpha1.ReasonUpgradeReportPending {
+	if decision, _ := upgradeDecision(hcd, work, nil, "", now, 0); !decision.Hold || decision.Reason != v1alpha1.ReasonUpgradeReportPending {
 		t.Errorf("without a report: %+v", decision)
 	}
 }

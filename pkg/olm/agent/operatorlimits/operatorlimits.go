@@ -62,11 +62,19 @@ func init() {
 	}
 }
 
+// Options tune the feature beyond its flags.
+type Options struct {
+	// ReportRefresh is how old an unchanged upgrade report may grow before
+	// it is written again (nil or 0: DefaultReportRefresh). A func, read at
+	// each write, so that a test can change it while the agent runs.
+	ReportRefresh func() time.Duration
+}
+
 // Feature is the operator-limits report as an agent feature.
-func Feature() agent.Feature {
+func Feature(opts Options) agent.Feature {
 	return guests.Pass{Name: "olm-operator-limits", Scheme: guestScheme, Retry: DefaultGuestRetry, Period: DefaultResyncPeriod,
 		Failing: "reading hosted clusters' operators",
-		Visit:   func(v *guests.Visitor) guests.VisitFunc { return (&reporter{guests: v}).report }}.Feature()
+		Visit:   func(v *guests.Visitor) guests.VisitFunc { return (&reporter{guests: v, opts: opts}).report }}.Feature()
 }
 
 // DefaultGuestRetry is how long a hosted cluster whose guest API server could not
@@ -77,6 +85,17 @@ const DefaultGuestRetry = time.Minute
 
 type reporter struct {
 	guests *guests.Visitor
+	opts   Options
+}
+
+// reportRefresh is Options.ReportRefresh now, or its default.
+func (r *reporter) reportRefresh() time.Duration {
+	if r.opts.ReportRefresh != nil {
+		if d := r.opts.ReportRefresh(); d > 0 {
+			return d
+		}
+	}
+	return DefaultReportRefresh
 }
 
 // report writes hc's operator limits and catalog health onto it when they

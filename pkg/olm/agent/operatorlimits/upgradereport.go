@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -16,18 +15,12 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/pkg/olm"
 )
 
-// reportRefresh is how old the upgrade report may grow before the agent
-// writes it again although nothing changed: its observedAt is the hub's
-// proof that the report still speaks for the guest, so it must stay well
-// inside the hub's bound (pkg/olm/hub.ReportMaxAge). Atomic because tests
-// change it while the agent runs.
-var reportRefresh atomic.Int64
-
-func init() { reportRefresh.Store(int64(time.Minute)) }
-
-// SetReportRefresh sets how often an unchanged upgrade report is written
-// again (default one minute).
-func SetReportRefresh(d time.Duration) { reportRefresh.Store(int64(d)) }
+// DefaultReportRefresh is how old the upgrade report may grow before the
+// agent writes it again although nothing changed (Options.ReportRefresh):
+// its observedAt is the hub's proof that the report still speaks for the
+// guest, so it must stay well inside the hub's bound
+// (pkg/olm/hub.DefaultReportMaxAge).
+const DefaultReportRefresh = time.Minute
 
 // clusterVersionGVK is OpenShift's ClusterVersion (config.openshift.io/v1),
 // read as unstructured: the agent needs one condition of it.
@@ -67,7 +60,7 @@ func ReadClusterVersion(ctx context.Context, guest client.Reader, now time.Time)
 // written one is due for refresh.
 func (r *reporter) writeUpgradeReport(ctx context.Context, hc *unstructured.Unstructured, report olm.UpgradeReport) error {
 	if old, err := olm.DecodeUpgradeReport(hc.GetAnnotations()[olm.AnnotationUpgradeReport]); err == nil && old.SameAs(report) &&
-		report.ObservedAt.Sub(old.ObservedAt) < time.Duration(reportRefresh.Load()) {
+		report.ObservedAt.Sub(old.ObservedAt) < r.reportRefresh() {
 		return nil
 	}
 	value := report.Encode()
