@@ -9,7 +9,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -36,9 +35,9 @@ func (r *Reconciler) deliver(ctx context.Context, hcd *v1alpha1.HostedClusterDep
 	spec.Annotations = r.opts.Annotations
 	spec.Forced = policy.Forced()
 	spec.KeepDelivered(existing)
-	// An adopted HostedCluster is taken over by one forced apply, until
-	// the delivery is first Delivered (docs/operations.md).
-	spec.Takeover = spec.Adopted && !meta.IsStatusConditionTrue(hcd.Status.Conditions, v1alpha1.ConditionDelivered)
+	// An adopted HostedCluster is taken over by one forced apply
+	// (docs/operations.md).
+	spec.Takeover = spec.Adopted && takingOver(existing)
 	release := hcd.Spec.HostedCluster.Spec.Release.Image
 	if upgrade.Hold {
 		spec.hold(hcd, sets, current)
