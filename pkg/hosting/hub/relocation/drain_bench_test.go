@@ -5,9 +5,9 @@ package relocation_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -16,13 +16,12 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/fleettest"
-	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
+	"github.com/hcp-fleet/hcp-fleet/pkg/cmd/kubectlhcpfleet"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/relocation"
 )
 
@@ -129,29 +128,13 @@ func BenchmarkDrain(b *testing.B) {
 	}
 }
 
-// setCordon sets or removes the cordon taint (kubectl hcpfleet cordon's).
+// setCordon sets or removes the cordon taint as kubectl hcpfleet cordon
+// does (retrying when another writer changed the ManagedCluster).
 func setCordon(b *testing.B, cluster string, cordon bool) {
 	b.Helper()
-	env.Eventually(b, time.Minute, fmt.Sprintf("%s cordoned %v", cluster, cordon), func(ctx context.Context) error {
-		mc := &clusterv1.ManagedCluster{}
-		if err := hubc.Get(ctx, types.NamespacedName{Name: cluster}, mc); err != nil {
-			return err
-		}
-		has := func(t clusterv1.Taint) bool { return t.Key == hosting.TaintUnschedulable }
-		if slices.ContainsFunc(mc.Spec.Taints, has) == cordon {
-			return nil
-		}
-		orig := mc.DeepCopy()
-		if cordon {
-			mc.Spec.Taints = append(mc.Spec.Taints, clusterv1.Taint{Key: hosting.TaintUnschedulable, Effect: clusterv1.TaintEffectNoSelect})
-		} else {
-			mc.Spec.Taints = slices.DeleteFunc(mc.Spec.Taints, has)
-		}
-		if err := hubc.Patch(ctx, mc, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
-			return err
-		}
-		return fmt.Errorf("patched; reading it again")
-	})
+	if err := kubectlhcpfleet.Cordon(context.Background(), hubc, io.Discard, cluster, cordon); err != nil {
+		b.Fatal(err)
+	}
 }
 
 // decides waits until the tenant's Placement decides cluster alone (OCM
