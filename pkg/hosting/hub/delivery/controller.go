@@ -245,17 +245,14 @@ func (r *Reconciler) boundTo(cluster func(client.Object) string) handler.MapFunc
 // configuredBy maps a HostingConfig to every HostedClusterDeployment bound
 // to a management cluster whose add-on runs with it.
 func (r *Reconciler) configuredBy(ctx context.Context, o client.Object) []reconcile.Request {
-	var mcas addonv1alpha1.ManagedClusterAddOnList
-	if err := r.client.List(ctx, &mcas, client.UnsafeDisableDeepCopy); err != nil {
+	clusters, err := hostmodel.ClustersConfiguredBy(ctx, r.client, client.ObjectKeyFromObject(o))
+	if err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "listing ManagedClusterAddOns")
 		return nil
 	}
 	var out []reconcile.Request
-	for i := range mcas.Items {
-		mca := &mcas.Items[i]
-		if key, ok := hostmodel.HostingConfigKey(mca); ok && mca.Name == addon.Name && key == client.ObjectKeyFromObject(o) {
-			out = append(out, r.boundTo(func(client.Object) string { return mca.Namespace })(ctx, o)...)
-		}
+	for _, cluster := range clusters {
+		out = append(out, r.boundTo(func(client.Object) string { return cluster })(ctx, o)...)
 	}
 	return out
 }

@@ -141,17 +141,14 @@ func boundToCluster(c client.Reader) func(context.Context, client.Object) []reco
 // a management cluster whose add-on runs with it.
 func configuredBy(c client.Reader) func(context.Context, client.Object) []reconcile.Request {
 	return func(ctx context.Context, o client.Object) []reconcile.Request {
-		var mcas addonv1alpha1.ManagedClusterAddOnList
-		if err := c.List(ctx, &mcas, client.UnsafeDisableDeepCopy); err != nil {
+		clusters, err := hostmodel.ClustersConfiguredBy(ctx, c, client.ObjectKeyFromObject(o))
+		if err != nil {
 			ctrl.LoggerFrom(ctx).Error(err, "listing ManagedClusterAddOns")
 			return nil
 		}
 		var out []reconcile.Request
-		for i := range mcas.Items {
-			mca := &mcas.Items[i]
-			if key, ok := hostmodel.HostingConfigKey(mca); ok && mca.Name == addon.Name && key == client.ObjectKeyFromObject(o) {
-				out = append(out, bound(ctx, c, mca.Namespace)...)
-			}
+		for _, cluster := range clusters {
+			out = append(out, bound(ctx, c, cluster)...)
 		}
 		return out
 	}
