@@ -41,6 +41,19 @@ type hubWrite struct {
 	body string
 }
 
+// key is how the bench lines count a write: verb and resource (with its
+// subresource), and the field manager for HostedClusterDeployments.
+func (w hubWrite) key() string {
+	key := w.verb + " " + w.resource
+	if w.sub != "" {
+		key += "/" + w.sub
+	}
+	if w.manager != "" && w.resource == "hostedclusterdeployments" {
+		key += " (" + w.manager + ")"
+	}
+	return key
+}
+
 // debugRest, when set, prints every write of hcp-fleet's hub at rest.
 var debugRest = os.Getenv("BENCH_DEBUG_REST") != ""
 
@@ -220,14 +233,7 @@ func (h *hubRequests) writesUntil(start time.Time, ns string, until map[string]t
 			continue
 		}
 		total++
-		key := w.verb + " " + w.resource
-		if w.sub != "" {
-			key += "/" + w.sub
-		}
-		if w.manager != "" && w.resource == "hostedclusterdeployments" {
-			key += " (" + w.manager + ")"
-		}
-		by[key]++
+		by[w.key()]++
 	}
 	return total, by
 }

@@ -133,14 +133,7 @@ func (h *hubRequests) writesBetween(start, end time.Time, hcds int) (int, []stri
 		if w.at.Before(start) || w.at.After(end) || w.resource == "leases" {
 			continue
 		}
-		key := w.verb + " " + w.resource
-		if w.sub != "" {
-			key += "/" + w.sub
-		}
-		if w.manager != "" && w.resource == "hostedclusterdeployments" {
-			key += " (" + w.manager + ")"
-		}
-		by[key]++
+		by[w.key()]++
 		total++
 	}
 	keys := make([]string, 0, len(by))
