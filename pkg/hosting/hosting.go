@@ -135,6 +135,22 @@ func WorkName(namespace, name string) string {
 	return BoundedName("hcd-" + namespace + "." + name)
 }
 
+// RelocationPauseWorkName is the deterministic name of the ManifestWork, in
+// the source's namespace on the hub, that pauses the HostedCluster of
+// HostedClusterDeployment namespace/name during a relocation
+// (pkg/hosting/hub/relocation). The scheduler's binding recovery tells a
+// paused source apart by it.
+func RelocationPauseWorkName(namespace, name string) string {
+	return BoundedName("relocate-" + namespace + "." + name)
+}
+
+// AnnotationRelocationCopy marks the ManifestWork a relocation creates on
+// its destination (WorkName's name, in the destination's namespace) with
+// the source's name: until the binding moves it is a copy, not a binding.
+// Annotations survive a backup restore, so a hub restored mid-move tells
+// the copy from the binding (the scheduler's recovery) and removes it.
+const AnnotationRelocationCopy = "hcpfleet.io/relocation-copy-of"
+
 // ExportedKubeconfigName is the name of the Secret, in the hosting cluster's
 // namespace on the hub, into which the agent copies the admin kubeconfig of
 // the HostedCluster delivered for HostedClusterDeployment namespace/name.

@@ -241,6 +241,9 @@ func desiredStatus(hc *hyperv1.HostedCluster, now time.Time, duration time.Durat
 	// schema, and null would delete it in a merge patch.
 	s.Version.AvailableUpdates, s.Version.ConditionalUpdates = updates(graphFor(hc.Spec.Channel), version, s.Version.ConditionalUpdates, now)
 	neverMsg, never := hc.Annotations[AnnotationNeverAvailable]
+	if msg, ok := hc.Annotations[AnnotationRestoredNeverAvailable]; ok && !never && restoredFromSnapshot(hc) {
+		neverMsg, never = msg, true
+	}
 	// A failing upgrade never completes: the CVO keeps the history entry
 	// Partial while it cannot apply the release.
 	if current := &s.Version.History[0]; current.State == configv1.PartialUpdate && !never && !failing {

@@ -58,6 +58,13 @@
 //   - hypershiftsim.hcpfleet.io/never-available: the control plane never
 //     comes up: Available=False (WaitingForAvailable), Progressing stays
 //     True, no kubeconfig is published;
+//   - hypershiftsim.hcpfleet.io/restored-never-available: as never-available,
+//     but only for a HostedCluster restored from an etcd snapshot
+//     (spec.etcd.managed.storage.restoreSnapshotURL): a relocation's
+//     destination that never comes up, while its source runs;
+//   - hypershiftsim.hcpfleet.io/no-snapshot: a paused HostedCluster reports
+//     ReconciliationPaused but its etcd snapshot is never taken (no
+//     etcd-snapshot-url annotation): a backup that never completes;
 //   - hypershiftsim.hcpfleet.io/degraded: Degraded=True (UnavailableReplicas);
 //   - hypershiftsim.hcpfleet.io/rollout-duration: a Go duration ("30s")
 //     replacing Options.RolloutDuration for this HostedCluster.
@@ -135,6 +142,10 @@ const (
 	AnnotationDegraded        = "hypershiftsim.hcpfleet.io/degraded"
 	AnnotationRolloutDuration = "hypershiftsim.hcpfleet.io/rollout-duration"
 	AnnotationFailingRelease  = "hypershiftsim.hcpfleet.io/failing-release"
+	// AnnotationRestoredNeverAvailable and AnnotationNoSnapshot: see the
+	// package comment.
+	AnnotationRestoredNeverAvailable = "hypershiftsim.hcpfleet.io/restored-never-available"
+	AnnotationNoSnapshot             = "hypershiftsim.hcpfleet.io/no-snapshot"
 )
 
 // Finalizer is the finalizer HyperShift puts on HostedClusters and NodePools.

@@ -109,7 +109,7 @@ func (r *hostedClusterReconciler) reconcilePaused(ctx context.Context, hc *hyper
 	}
 	ctrl.LoggerFrom(ctx).Info("Reconciliation paused", "pausedUntil", *hc.Spec.PausedUntil)
 	snapshots, ok := r.opts.ControlPlanes.(Snapshots)
-	if !ok || hc.Annotations[AnnotationEtcdSnapshotURL] != "" {
+	if _, broken := hc.Annotations[AnnotationNoSnapshot]; !ok || broken || hc.Annotations[AnnotationEtcdSnapshotURL] != "" {
 		return reconcile.Result{RequeueAfter: requeue}, nil
 	}
 	data, err := snapshots.Snapshot(ctx, hc)
@@ -145,6 +145,11 @@ func (r *hostedClusterReconciler) annotateSnapshot(ctx context.Context, hc *hype
 		hc.Annotations[AnnotationEtcdSnapshotURL] = u
 	}
 	return r.client.Patch(ctx, hc, patch)
+}
+
+// restoredFromSnapshot: hc was created to restore an etcd snapshot.
+func restoredFromSnapshot(hc *hyperv1.HostedCluster) bool {
+	return hc.Spec.Etcd.Managed != nil && len(hc.Spec.Etcd.Managed.Storage.RestoreSnapshotURL) > 0
 }
 
 // restoreSnapshot seeds a HostedCluster's control plane, before it first

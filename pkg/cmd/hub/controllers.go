@@ -65,7 +65,7 @@ func setupControllers(mgr ctrl.Manager, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	if err := relocation.Setup(mgr, relocation.Options{MaxActive: opts.RelocationConcurrency, Timeout: opts.RelocationTimeout,
+	if err := relocation.Setup(mgr, relocation.Options{MaxActive: opts.RelocationConcurrency, Timeout: opts.RelocationTimeout, PauseTimeout: opts.RelocationPauseTimeout,
 		Strategy: strategy, ConfigNamespaces: opts.configNamespaces(), UnavailableGrace: opts.HostUnavailableGrace}); err != nil {
 		return err
 	}

@@ -91,10 +91,11 @@ type Options struct {
 	// ManifestWork is rewritten because only a Secret or ConfigMap it refers
 	// to changed (delivery.Options.RefreshInterval).
 	ReferenceRefreshInterval time.Duration
-	// RelocationConcurrency and RelocationTimeout: see
-	// relocation.Options.MaxActive and Timeout.
-	RelocationConcurrency int
-	RelocationTimeout     time.Duration
+	// RelocationConcurrency, RelocationTimeout and RelocationPauseTimeout:
+	// see relocation.Options.MaxActive, Timeout and PauseTimeout.
+	RelocationConcurrency  int
+	RelocationTimeout      time.Duration
+	RelocationPauseTimeout time.Duration
 	// ConsoleAPIBindAddress is where the console plugin's endpoint
 	// (consoleapi) listens; "0" disables it.
 	ConsoleAPIBindAddress string
@@ -131,6 +132,7 @@ func NewOptions() *Options {
 		ReferenceRefreshInterval: delivery.DefaultRefreshInterval,
 		RelocationConcurrency:    relocation.DefaultMaxActive,
 		RelocationTimeout:        relocation.DefaultTimeout,
+		RelocationPauseTimeout:   relocation.DefaultPauseTimeout,
 		ConsoleAPIBindAddress:    "0",
 	}
 }
@@ -179,6 +181,7 @@ func (o *Options) FlagSet(output io.Writer) *flag.FlagSet {
 	fs.DurationVar(&o.ReferenceRefreshInterval, "reference-refresh-interval", o.ReferenceRefreshInterval, "How often, at most, a HostedClusterDeployment's ManifestWork is rewritten because only a Secret or ConfigMap it refers to changed (changes within the interval are coalesced into one write; spec changes are never held back).")
 	fs.IntVar(&o.RelocationConcurrency, "relocation-concurrency", o.RelocationConcurrency, "HostedClusterRelocations that run at once, fleet-wide (each pauses a hosted cluster, snapshots its etcd and restores it elsewhere); the others wait with reason Queued.")
 	fs.DurationVar(&o.RelocationTimeout, "relocation-timeout", o.RelocationTimeout, "How long a relocation waits for the destination's HostedCluster to be applied, then Available, before it rolls back (the source resumes).")
+	fs.DurationVar(&o.RelocationPauseTimeout, "relocation-pause-timeout", o.RelocationPauseTimeout, "How long a relocation waits for the source's HostedCluster to report itself paused, then its etcd snapshot, before it rolls back (the source resumes; nothing was written on the destination).")
 	fs.StringVar(&o.ConsoleAPIBindAddress, "console-api-bind-address", o.ConsoleAPIBindAddress, "Address of the console plugin's read-only HTTPS endpoint (the scheduler's explanation of a HostedClusterDeployment, for a caller whose bearer token the API server authenticates and who may get that deployment; docs/console.md); \"0\" disables it.")
 	fs.StringVar(&o.ConsoleAPICertDir, "console-api-cert-dir", o.ConsoleAPICertDir, "Directory with the console endpoint's serving certificate (tls.crt, tls.key; reloaded when they change), on OpenShift the service CA's for the Service the ConsolePlugin's proxy names. Empty or without them: a self-signed certificate.")
 	return fs
@@ -213,8 +216,9 @@ func (o *Options) Validate() error {
 	if o.ReferenceRefreshInterval <= 0 {
 		errs = append(errs, fmt.Errorf("--reference-refresh-interval (%s) must be positive", o.ReferenceRefreshInterval))
 	}
-	if o.RelocationConcurrency <= 0 || o.RelocationTimeout <= 0 {
-		errs = append(errs, fmt.Errorf("--relocation-concurrency (%d) and --relocation-timeout (%s) must be positive", o.RelocationConcurrency, o.RelocationTimeout))
+	if o.RelocationConcurrency <= 0 || o.RelocationTimeout <= 0 || o.RelocationPauseTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("--relocation-concurrency (%d), --relocation-timeout (%s) and --relocation-pause-timeout (%s) must be positive",
+			o.RelocationConcurrency, o.RelocationTimeout, o.RelocationPauseTimeout))
 	}
 	if o.SchedulerWorkers <= 0 || o.DeliveryWorkers <= 0 {
 		errs = append(errs, fmt.Errorf("--scheduler-workers (%d) and --delivery-workers (%d) must be positive", o.SchedulerWorkers, o.DeliveryWorkers))

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
@@ -42,6 +43,10 @@ type Options struct {
 	// Timeout bounds how long the destination may take to be Applied and
 	// then Available before the move rolls back (DefaultTimeout when 0).
 	Timeout time.Duration
+	// PauseTimeout bounds how long the source may take to report itself
+	// paused, and then its etcd snapshot, before the move rolls back
+	// (DefaultPauseTimeout when 0).
+	PauseTimeout time.Duration
 	// PollInterval is how often a running relocation looks again when no
 	// watched object changed (DefaultPollInterval when 0): a ManagedCluster's
 	// availability, the timeout.
@@ -56,6 +61,7 @@ type Options struct {
 const (
 	DefaultMaxActive    = 2
 	DefaultTimeout      = 30 * time.Minute
+	DefaultPauseTimeout = 15 * time.Minute
 	DefaultPollInterval = 15 * time.Second
 )
 
@@ -80,10 +86,16 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
 	}
+	if opts.PauseTimeout <= 0 {
+		opts.PauseTimeout = DefaultPauseTimeout
+	}
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = DefaultPollInterval
 	}
 	r := &Reconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader(), opts: opts, recorder: mgr.GetEventRecorderFor(EventSource)}
+	if err := setupLeftovers(mgr, r); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("hcd-relocation").
 		For(&v1alpha1.HostedClusterRelocation{}).
@@ -320,8 +332,14 @@ func (r *Reconciler) step(ctx context.Context, hcr *v1alpha1.HostedClusterReloca
 		return ctrl.Result{}, err
 	}
 	sides.sourceLost, sides.destinationLost = r.clusterLost(ctx, st.Source), r.clusterLost(ctx, st.Destination)
-	o := sides.observed(hcr, hcd, r.timedOut(hcr))
+	o := sides.observed(hcr, hcd, r.overdue(hcr))
 	next, reason, message := Next(st.Destination, cur, o)
+	if next == PhaseRolledBack {
+		// Said again at the end: why it rolled back.
+		if c := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionRelocationProgressing); c != nil && rollbackCause(c.Reason) {
+			message = fmt.Sprintf("%s (%s: %s)", message, c.Reason, c.Message)
+		}
+	}
 	record := func(st *v1alpha1.HostedClusterRelocationStatus) {
 		if sides.pauseFacts.Paused && st.SnapshotURL == "" && sides.pauseFacts.SnapshotURL != "" {
 			st.SnapshotURL = sides.pauseFacts.SnapshotURL
@@ -379,12 +397,20 @@ func (r *Reconciler) clusterLost(ctx context.Context, cluster string) bool {
 	return !available
 }
 
-// timedOut: the destination took longer than the timeout to be Applied,
-// or then Available.
-func (r *Reconciler) timedOut(hcr *v1alpha1.HostedClusterRelocation) bool {
-	p := Phase(hcr.Status.Phase)
+// overdue: the phase waited longer than it may (Overdue), and why.
+func (r *Reconciler) overdue(hcr *v1alpha1.HostedClusterRelocation) string {
 	since := hcr.Status.PhaseTransitionTime
-	return (p == PhaseRestoring || p == PhaseVerifying) && since != nil && time.Since(since.Time) > r.opts.Timeout
+	if since == nil {
+		return ""
+	}
+	return Overdue(Phase(hcr.Status.Phase), since.Time, time.Now(), r.opts.PauseTimeout, r.opts.Timeout)
+}
+
+// rollbackCause: reason is the one a rollback started with, not the
+// phase's own or a hold's.
+func rollbackCause(reason string) bool {
+	_, held := holdEnded[reason]
+	return reason != string(PhaseRollingBack) && !held
 }
 
 func (r *Reconciler) removeFinalizer(ctx context.Context, hcr *v1alpha1.HostedClusterRelocation) error {

@@ -113,37 +113,37 @@ func TestObserved(t *testing.T) {
 	pause := &workv1.ManifestWork{}
 	s := sides{pause: pause, source: &workv1.ManifestWork{},
 		pauseFacts: HostedClusterFacts{Paused: true, SnapshotURL: "u", Identity: Identity{InfraID: "i", ClusterID: "c"}}}
-	o := s.observed(hcr, hcd, false)
+	o := s.observed(hcr, hcd, "")
 	if !o.SourcePaused || o.SnapshotURL != "u" || o.Source.InfraID != "i" || !o.DestinationGone || o.SourceGone || o.BoundTo != "cluster-1" {
 		t.Fatalf("observed %+v", o)
 	}
 	hcr.Status.SnapshotURL, hcr.Status.InfraID, hcr.Status.ClusterID = "recorded", "ri", "rc"
-	if o = s.observed(hcr, hcd, false); o.SnapshotURL != "recorded" || o.Source.InfraID != "ri" {
+	if o = s.observed(hcr, hcd, ""); o.SnapshotURL != "recorded" || o.Source.InfraID != "ri" {
 		t.Fatalf("the record lost to feedback: %+v", o)
 	}
 	hcr.Status.Phase = string(PhaseRollingBack)
 	s.pauseFacts = HostedClusterFacts{Running: true}
-	if o = s.observed(hcr, hcd, false); !o.SourcePaused {
+	if o = s.observed(hcr, hcd, ""); !o.SourcePaused {
 		t.Fatal("a rollback ended while the pause work was still there")
 	}
 	dest := &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Generation: 2}}
 	dest.Status.Conditions = []metav1.Condition{{Type: workv1.WorkApplied, Status: metav1.ConditionTrue, ObservedGeneration: 1}}
 	s.destination = dest
-	if o = s.observed(hcr, hcd, false); o.DestinationApplied || o.DestinationGone {
+	if o = s.observed(hcr, hcd, ""); o.DestinationApplied || o.DestinationGone {
 		t.Fatalf("an older generation's Applied counted: %+v", o)
 	}
 	// A lost destination's copy counts as gone once its deletion is asked
 	// for (its agent removes it only when it reports again), not before.
 	s.destinationLost = true
-	if o = s.observed(hcr, hcd, false); o.DestinationGone || !o.DestinationLost {
+	if o = s.observed(hcr, hcd, ""); o.DestinationGone || !o.DestinationLost {
 		t.Fatalf("a lost destination's ManifestWork counted as gone before its deletion: %+v", o)
 	}
 	dest.DeletionTimestamp = &metav1.Time{Time: time.Unix(1, 0)}
-	if o = s.observed(hcr, hcd, false); !o.DestinationGone {
+	if o = s.observed(hcr, hcd, ""); !o.DestinationGone {
 		t.Fatalf("a rollback waits for a lost destination's agent: %+v", o)
 	}
 	s.destinationLost = false
-	if o = s.observed(hcr, hcd, false); o.DestinationGone {
+	if o = s.observed(hcr, hcd, ""); o.DestinationGone {
 		t.Fatalf("a reachable destination's copy counted as gone while its agent removes it: %+v", o)
 	}
 }

@@ -14,12 +14,16 @@
 //     on the source, the copy on the destination) and each phase's write;
 //   - status.go: the relocation's status, the HCD's Relocating condition
 //     (its own field manager) and the Events;
+//   - leftovers.go: a second controller, per HostedClusterDeployment, that
+//     undoes what a move left when no relocation runs it any more (a hub
+//     restored from a backup taken mid-move: the relocation is not backed
+//     up, its ManifestWorks are), over the pure Leftovers;
 //   - the pure parts: which hosted clusters are relocation-ready (Ready),
 //     which relocations may start under the fleet-wide bound (Admit),
 //     which management cluster may receive one (Destination, by the
 //     scheduler's own filters, counting the moves into each: Inbound) and
 //     whether it still may before the restore (Redecide), the state
-//     machine (Next) as a function of
+//     machine (Next, with the bounded waits of Overdue) as a function of
 //     what the hub observes, so that a restarted hub resumes from the
 //     recorded phase and the facts, never from memory, and the ManifestWorks
 //     it applies (PauseWork, DestinationWork, MarkKeepCloud) with what it

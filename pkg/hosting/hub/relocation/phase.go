@@ -1,6 +1,9 @@
 package relocation
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // Phase is where a relocation is.
 type Phase string
@@ -29,7 +32,44 @@ const (
 	ReasonDestinationLost  = "DestinationLost"
 	ReasonTimedOut         = "TimedOut"
 	ReasonIdentityMismatch = "IdentityMismatch"
+	// ReasonPauseTimedOut and ReasonSnapshotTimedOut: the source did not
+	// report itself paused, or then its etcd snapshot, within the pause
+	// timeout (Options.PauseTimeout).
+	ReasonPauseTimedOut    = "PauseTimedOut"
+	ReasonSnapshotTimedOut = "SnapshotTimedOut"
 )
+
+// overdueMessages are the messages of the rollbacks Overdue starts.
+var overdueMessages = map[string]string{
+	ReasonTimedOut:         "the destination did not become Available in time: the source resumes",
+	ReasonPauseTimedOut:    "the source did not report its reconciliation paused in time: it resumes, nothing was written on the destination",
+	ReasonSnapshotTimedOut: "the source did not report an etcd snapshot in time: it resumes, nothing was written on the destination",
+}
+
+// Overdue is the reason a relocation in phase since since has waited too
+// long at now ("" when it has not): Pausing and BackingUp each wait at
+// most pause (the source pauses and snapshots its etcd by itself; one that
+// never does would stay paused, serving nothing), Restoring and Verifying
+// each at most restore (the destination applies, then becomes Available).
+// Pure.
+func Overdue(phase Phase, since, now time.Time, pause, restore time.Duration) string {
+	waited := now.Sub(since)
+	switch phase {
+	case PhasePausing:
+		if waited > pause {
+			return ReasonPauseTimedOut
+		}
+	case PhaseBackingUp:
+		if waited > pause {
+			return ReasonSnapshotTimedOut
+		}
+	case PhaseRestoring, PhaseVerifying:
+		if waited > restore {
+			return ReasonTimedOut
+		}
+	}
+	return ""
+}
 
 // ReasonSourceUnavailable: the phase holds while the source's management
 // cluster does not report (the relocation waits; it does not give up).
@@ -73,8 +113,8 @@ type Observed struct {
 	DestinationLost bool
 	// SourceLost: the source's ManagedCluster is unavailable.
 	SourceLost bool
-	// TimedOut: the destination was not Available in time.
-	TimedOut bool
+	// Overdue: the phase waited too long, and why (Overdue).
+	Overdue string
 }
 
 // Next is the phase that follows cur given what is observed, with the
@@ -109,8 +149,8 @@ func Next(destination string, cur Phase, o Observed) (next Phase, reason, messag
 			return PhaseRollingBack, ReasonCancelled, "the relocation was deleted before the binding moved: the source resumes"
 		case o.DestinationLost:
 			return PhaseRollingBack, ReasonDestinationLost, destination + " became unavailable before the binding moved: the source resumes"
-		case o.TimedOut:
-			return PhaseRollingBack, ReasonTimedOut, "the destination did not become Available in time: the source resumes"
+		case o.Overdue != "":
+			return PhaseRollingBack, o.Overdue, overdueMessages[o.Overdue]
 		}
 	}
 	switch cur {

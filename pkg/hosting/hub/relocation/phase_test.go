@@ -53,7 +53,9 @@ func TestNextRollsBackOnlyBeforeTheSwitch(t *testing.T) {
 	}{
 		{"cancelled", func(o *Observed) { o.Cancelled = true }, ReasonCancelled},
 		{"destination lost", func(o *Observed) { o.DestinationLost = true }, ReasonDestinationLost},
-		{"timed out", func(o *Observed) { o.TimedOut = true }, ReasonTimedOut},
+		{"timed out", func(o *Observed) { o.Overdue = ReasonTimedOut }, ReasonTimedOut},
+		{"never paused", func(o *Observed) { o.Overdue = ReasonPauseTimedOut }, ReasonPauseTimedOut},
+		{"no snapshot", func(o *Observed) { o.Overdue = ReasonSnapshotTimedOut }, ReasonSnapshotTimedOut},
 	} {
 		t.Run(fault.name, func(t *testing.T) {
 			for _, cur := range []Phase{PhasePausing, PhaseBackingUp, PhaseRestoring, PhaseVerifying} {

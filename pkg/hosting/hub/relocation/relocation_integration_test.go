@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -37,11 +38,19 @@ import (
 var (
 	env  *fleettest.Env
 	hubc client.Client
+	// pauseTimeout, when set, is the --relocation-pause-timeout of the hubs
+	// started from then on (TestRelocationWithoutSnapshotRollsBack).
+	pauseTimeout atomic.Int64
 )
 
 func TestMain(m *testing.M) {
 	// The hub's writes are counted for BenchmarkDrain.
-	fleettest.MainWithGuests(m, 2, hcpfleet.Options{HubTransport: countHubWrites}, func(e *fleettest.Env) {
+	opts := hcpfleet.Options{HubTransport: countHubWrites, Hub: func(o *hub.Options) {
+		if d := pauseTimeout.Load(); d > 0 {
+			o.RelocationPauseTimeout = time.Duration(d)
+		}
+	}}
+	fleettest.MainWithGuests(m, 2, opts, func(e *fleettest.Env) {
 		env = e
 		var err error
 		if hubc, err = client.New(e.Fleet.Hub.Config(), client.Options{Scheme: hub.Scheme}); err != nil {

@@ -72,10 +72,10 @@ func (r *Reconciler) work(ctx context.Context, namespace, name string) (*workv1.
 }
 
 // observed is what Next decides on. Pure.
-func (s sides) observed(hcr *v1alpha1.HostedClusterRelocation, hcd *v1alpha1.HostedClusterDeployment, timedOut bool) Observed {
+func (s sides) observed(hcr *v1alpha1.HostedClusterRelocation, hcd *v1alpha1.HostedClusterDeployment, overdue string) Observed {
 	st := hcr.Status
 	o := Observed{Switched: st.Switched, BoundTo: hcd.Status.HostingCluster, Cancelled: hcr.DeletionTimestamp != nil,
-		DestinationLost: s.destinationLost, SourceLost: s.sourceLost, TimedOut: timedOut}
+		DestinationLost: s.destinationLost, SourceLost: s.sourceLost, Overdue: overdue}
 	o.SourcePaused = s.pause != nil && s.pauseFacts.Paused
 	if Phase(st.Phase) == PhaseRollingBack {
 		// The rollback's last step removes the pause work once the source
@@ -153,18 +153,26 @@ func (r *Reconciler) act(ctx context.Context, hcr *v1alpha1.HostedClusterRelocat
 // ensurePause writes the pause work (paused or resuming) when it is not
 // as desired.
 func (r *Reconciler) ensurePause(ctx context.Context, hcr *v1alpha1.HostedClusterRelocation, hcd *v1alpha1.HostedClusterDeployment, live *workv1.ManifestWork, paused bool) error {
-	desired, err := PauseWork(hcr.Status.Source, hcd.Namespace, hcd.Name, hostingNamespace(hcd), hcd.Name, paused)
+	return r.applyPause(ctx, hcr.Status.Source, hcd, live, paused)
+}
+
+// applyPause writes hcd's pause work on cluster (paused or resuming) when
+// it is not as desired.
+func (r *Reconciler) applyPause(ctx context.Context, cluster string, hcd *v1alpha1.HostedClusterDeployment, live *workv1.ManifestWork, paused bool) error {
+	desired, err := PauseWork(cluster, hcd.Namespace, hcd.Name, hostingNamespace(hcd), hcd.Name, paused)
 	if err != nil {
 		return err
 	}
 	if live == nil {
 		return client.IgnoreAlreadyExists(r.client.Create(ctx, desired))
 	}
-	if equality.Semantic.DeepEqual(live.Spec, desired.Spec) {
+	if equality.Semantic.DeepEqual(live.Spec, desired.Spec) && live.Labels[hosting.LabelBackup] != "" {
 		return nil
 	}
 	updated := live.DeepCopy()
 	updated.Spec = desired.Spec
+	// A pause work written by an older hub gets the backup label too.
+	updated.Labels = desired.Labels
 	return r.client.Update(ctx, updated)
 }
 

@@ -3,6 +3,7 @@ package relocation
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strconv"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -65,8 +66,12 @@ var relocationFeedback = []workv1.JsonPath{
 // PauseWorkName names the pause work of HostedClusterDeployment
 // namespace/name, in the source's cluster namespace.
 func PauseWorkName(namespace, name string) string {
-	return hosting.BoundedName("relocate-" + namespace + "." + name)
+	return hosting.RelocationPauseWorkName(namespace, name)
 }
+
+// backupLabelValue is the value of hosting.LabelBackup on the pause work,
+// as on the delivery's ManifestWorks (ACM selects on the key).
+const backupLabelValue = "hcp-fleet"
 
 // PauseWork pauses (paused) or resumes the HostedCluster
 // hostingNamespace/hcName delivered for HostedClusterDeployment
@@ -84,7 +89,11 @@ func PauseWork(cluster, namespace, name, hostingNamespace, hcName string, paused
 	return &workv1.ManifestWork{
 		TypeMeta: metav1.TypeMeta{APIVersion: workv1.GroupVersion.String(), Kind: "ManifestWork"},
 		ObjectMeta: metav1.ObjectMeta{Name: PauseWorkName(namespace, name), Namespace: cluster,
-			Labels: map[string]string{hosting.LabelHCDNamespace: namespace, hosting.LabelHCDName: name}},
+			// Backed up with the delivery's ManifestWork: a hub restored
+			// from a backup taken mid-move finds the paused source by it
+			// and resumes it (leftovers.go); without it the source would
+			// stay paused with nothing on the hub to say so.
+			Labels: map[string]string{hosting.LabelHCDNamespace: namespace, hosting.LabelHCDName: name, hosting.LabelBackup: backupLabelValue}},
 		Spec: workv1.ManifestWorkSpec{
 			Workload:     workv1.ManifestsTemplate{Manifests: []workv1.Manifest{{RawExtension: runtimeRaw(raw)}}},
 			DeleteOption: &workv1.DeleteOption{PropagationPolicy: workv1.DeletePropagationPolicyTypeOrphan},
@@ -100,11 +109,19 @@ func PauseWork(cluster, namespace, name, hostingNamespace, hcName string, paused
 
 // DestinationWork is the delivery's ManifestWork source, moved to
 // destination: its HostedCluster restores snapshotURL and carries
-// clusterID, and it reads back what a relocation needs. Pure.
+// clusterID, and it reads back what a relocation needs. It is marked as a
+// copy of the source (hosting.AnnotationRelocationCopy), so that a hub
+// restored from a backup taken before the switch binds the source, not
+// this, and removes it. Pure.
 func DestinationWork(source *workv1.ManifestWork, destination, snapshotURL, clusterID string) (*workv1.ManifestWork, error) {
+	annotations := maps.Clone(source.Annotations)
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[hosting.AnnotationRelocationCopy] = source.Namespace
 	work := &workv1.ManifestWork{
 		TypeMeta:   metav1.TypeMeta{APIVersion: workv1.GroupVersion.String(), Kind: "ManifestWork"},
-		ObjectMeta: metav1.ObjectMeta{Name: source.Name, Namespace: destination, Labels: source.Labels, Annotations: source.Annotations},
+		ObjectMeta: metav1.ObjectMeta{Name: source.Name, Namespace: destination, Labels: maps.Clone(source.Labels), Annotations: annotations},
 		Spec:       *source.Spec.DeepCopy(),
 	}
 	found := false

@@ -4,11 +4,14 @@ import (
 	"encoding/json"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	workv1 "open-cluster-management.io/api/work/v1"
+
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 )
 
 func manifestOf(t *testing.T, work *workv1.ManifestWork, kind string) *unstructured.Unstructured {
@@ -34,6 +37,10 @@ func TestPauseWork(t *testing.T) {
 		}
 		if w.Namespace != "cluster-1" || w.Name != "relocate-team-a.app" {
 			t.Fatalf("pause work %s/%s", w.Namespace, w.Name)
+		}
+		// Backed up: a hub restored mid-move finds the paused source by it.
+		if w.Labels[hosting.LabelBackup] == "" || w.Labels[hosting.LabelHCDName] != "app" {
+			t.Fatalf("labels %v: want ACM's backup label and the HCD's", w.Labels)
 		}
 		// Removing the pause work must never remove the HostedCluster.
 		if w.Spec.DeleteOption == nil || w.Spec.DeleteOption.PropagationPolicy != workv1.DeletePropagationPolicyTypeOrphan {
@@ -88,6 +95,8 @@ func sourceWork(t *testing.T) *workv1.ManifestWork {
 
 func TestDestinationWork(t *testing.T) {
 	src := sourceWork(t)
+	src.Labels = map[string]string{hosting.LabelBackup: "hcp-fleet"}
+	src.Annotations = map[string]string{"hcpfleet.io/spec-hash": "x"}
 	before := src.DeepCopy()
 	w, err := DestinationWork(src, "cluster-2", "https://bucket.example.com/app.db", "0d6e6f3c")
 	if err != nil {
@@ -115,7 +124,13 @@ func TestDestinationWork(t *testing.T) {
 	if rules := w.Spec.ManifestConfigs[0].FeedbackRules; len(rules) != 2 {
 		t.Fatalf("feedback rules %+v: want the delivery's and the relocation's", rules)
 	}
-	if string(src.Spec.Workload.Manifests[2].Raw) != string(before.Spec.Workload.Manifests[2].Raw) || len(src.Spec.ManifestConfigs[0].FeedbackRules) != 1 {
+	// A copy, of cluster-1, until the binding moves; backed up as the
+	// delivery's.
+	if w.Annotations[hosting.AnnotationRelocationCopy] != "cluster-1" || w.Annotations["hcpfleet.io/spec-hash"] != "x" || w.Labels[hosting.LabelBackup] == "" {
+		t.Fatalf("annotations %v, labels %v", w.Annotations, w.Labels)
+	}
+	if !equality.Semantic.DeepEqual(src.ObjectMeta, before.ObjectMeta) ||
+		string(src.Spec.Workload.Manifests[2].Raw) != string(before.Spec.Workload.Manifests[2].Raw) || len(src.Spec.ManifestConfigs[0].FeedbackRules) != 1 {
 		t.Fatal("DestinationWork changed the source ManifestWork")
 	}
 

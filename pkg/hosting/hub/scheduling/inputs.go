@@ -48,6 +48,10 @@ type Inputs struct {
 	// what each occupies (the scheduler's assume cache).
 	// Keyed by object (UID): a name may be reused before the cache shows it.
 	Assumed func(cluster string) map[types.UID][]string
+	// Moving, if set, returns the HostedClusterDeployments relocations are
+	// moving onto a cluster (MovingInto), and what each occupies: counted
+	// there as assumed bindings are.
+	Moving func(ctx context.Context, cluster string) (map[types.UID][]string, error)
 	// Without, if set, is a bound HostedClusterDeployment to read the
 	// inputs as if it were not bound (to explain its binding): it is left
 	// out of Bound, and, once delivered, out of its host's reported count.
@@ -270,6 +274,13 @@ func (in Inputs) candidate(ctx context.Context, name string, keys []string) (Can
 	if in.Assumed != nil {
 		assumed = in.Assumed(name)
 	}
+	if in.Moving != nil {
+		moving, err := in.Moving(ctx, name)
+		if err != nil {
+			return c, err
+		}
+		assumed = withMoving(assumed, moving)
+	}
 	if in.Snapshot != nil {
 		count := in.Snapshot.Count(name)
 		for _, k := range keys {
@@ -320,4 +331,21 @@ func (in Inputs) candidate(ctx context.Context, name string, keys []string) (Can
 	}
 	c.Load = hostmodel.Load(reported, hostmodel.ClaimInt(claims, hosting.ClaimUnmanagedHostedClusters), count)
 	return c, nil
+}
+
+// withMoving adds the moves onto a cluster to its assumed bindings, each
+// HostedClusterDeployment once; assumed itself (the assume cache's) is
+// left as it is.
+func withMoving(assumed, moving map[types.UID][]string) map[types.UID][]string {
+	if len(moving) == 0 {
+		return assumed
+	}
+	out := make(map[types.UID][]string, len(assumed)+len(moving))
+	for uid, occupies := range moving {
+		out[uid] = occupies
+	}
+	for uid, occupies := range assumed {
+		out[uid] = occupies
+	}
+	return out
 }

@@ -55,6 +55,9 @@ type recovery struct {
 	// reported: cluster comes from the agents' inventories, not from a
 	// ManifestWork.
 	reported bool
+	// moved names the other clusters whose ManifestWork is a relocation's
+	// (acrossMove).
+	moved []string
 }
 
 // found reports whether the scheduler must not decide hcd as new.
@@ -112,6 +115,9 @@ func recoverBinding(ctx context.Context, c client.Reader, hcd *v1alpha1.HostedCl
 	was := hcd.Annotations[hcdstatus.AnnotationBoundTo]
 	switch {
 	case len(clusters) > 1:
+		if cluster, others := acrossMove(works.Items, name, hosting.RelocationPauseWorkName(hcd.Namespace, hcd.Name), was); cluster != "" {
+			return recovery{cluster: cluster, moved: others}, nil
+		}
 		return recovery{reason: v1alpha1.ReasonBindingAmbiguous, message: fmt.Sprintf(
 			"status.hostingCluster is empty and ManifestWork %s exists in the namespaces of several management clusters (%s): the hub binds it to none of them, and decides nothing, while a control plane may run on each; delete the stale ManifestWorks (their hosted clusters with them)",
 			name, strings.Join(clusters, ", "))}, nil
@@ -149,6 +155,45 @@ func recoverBinding(ctx context.Context, c client.Reader, hcd *v1alpha1.HostedCl
 		name, strings.Join(running, ", "))}, nil
 }
 
+// acrossMove is the binding of a HostedClusterDeployment whose
+// ManifestWork (name) is in several management clusters' namespaces
+// because a backup caught it in the middle of a relocation: the cluster
+// its hcdstatus.AnnotationBoundTo names, when every other one is that
+// relocation's copy (hosting.AnnotationRelocationCopy, of that cluster)
+// or the paused source of a move that switched (the pause work pauseName
+// next to it); "" otherwise. The others are returned; the relocation
+// controller undoes or finishes the move (relocation/leftovers.go). Pure.
+func acrossMove(works []workv1.ManifestWork, name, pauseName, boundTo string) (string, []string) {
+	if boundTo == "" {
+		return "", nil
+	}
+	paused := map[string]bool{}
+	for i := range works {
+		if works[i].Name == pauseName {
+			paused[works[i].Namespace] = true
+		}
+	}
+	found := false
+	var others []string
+	for i := range works {
+		w := &works[i]
+		switch {
+		case w.Name != name:
+		case w.Namespace == boundTo:
+			found = true
+		case w.Annotations[hosting.AnnotationRelocationCopy] == boundTo || paused[w.Namespace]:
+			others = append(others, w.Namespace)
+		default:
+			return "", nil
+		}
+	}
+	if !found {
+		return "", nil
+	}
+	slices.Sort(others)
+	return boundTo, others
+}
+
 // recover binds hcd where its ManifestWork is, or says why nothing is
 // decided; done is false when hcd is to be decided as new.
 func (r *Reconciler) recover(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment) (res ctrl.Result, done bool, err error) {
@@ -164,6 +209,10 @@ func (r *Reconciler) recover(ctx context.Context, hcd *v1alpha1.HostedClusterDep
 	cond := metav1.Condition{Type: v1alpha1.ConditionScheduled, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonBindingRecovered,
 		Message: fmt.Sprintf("bound to management cluster %s, where its ManifestWork %s is (status.hostingCluster was empty: its status was lost, as in a backup restore; not decided anew)",
 			rc.cluster, hosting.WorkName(hcd.Namespace, hcd.Name))}
+	if len(rc.moved) > 0 {
+		cond.Message = fmt.Sprintf("bound to management cluster %s, where its ManifestWork %s is and annotation %s says it was bound; its ManifestWork in %s is a relocation's, caught by a backup mid-move, which the relocation controller undoes (status.hostingCluster was empty: its status was lost, as in a backup restore; not decided anew)",
+			rc.cluster, hosting.WorkName(hcd.Namespace, hcd.Name), hcdstatus.AnnotationBoundTo, strings.Join(rc.moved, ", "))
+	}
 	if rc.reported {
 		cond.Message = fmt.Sprintf("bound to management cluster %s, whose agent reports its HostedCluster running (HostedClusterInventory; status.hostingCluster was empty and its ManifestWork was gone, as in a backup restore; not decided anew)", rc.cluster)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -78,4 +79,56 @@ var switchedRelocation = predicate.Funcs{
 func switched(o client.Object) bool {
 	hcr, ok := o.(*v1alpha1.HostedClusterRelocation)
 	return ok && hcr.Status.Switched && hcr.Status.Phase == phaseSwitching
+}
+
+// MovingInto are the HostedClusterDeployments that relocations move onto
+// cluster: decided there (status.destination) and not ended. Until the
+// binding moves they are bound elsewhere, so the scheduler counts them on
+// cluster as it counts its assumed bindings (Inputs.Moving): a drain and
+// new HostedClusterDeployments do not both take its last free slot. Once
+// bound there they are counted once (by UID). Pure.
+func MovingInto(relocations []v1alpha1.HostedClusterRelocation, cluster string) []types.NamespacedName {
+	var out []types.NamespacedName
+	for i := range relocations {
+		hcr := &relocations[i]
+		switch hcr.Status.Phase {
+		case "", phaseDone, phaseFailed, phaseRolledBack:
+			continue
+		}
+		if hcr.Status.Destination == cluster {
+			out = append(out, types.NamespacedName{Namespace: hcr.Namespace, Name: hcr.Spec.HostedClusterDeployment})
+		}
+	}
+	return out
+}
+
+// The final relocation phases (relocation.PhaseDone, ...).
+const (
+	phaseDone       = "Done"
+	phaseFailed     = "Failed"
+	phaseRolledBack = "RolledBack"
+)
+
+// moving is the scheduler's Inputs.Moving: MovingInto read from its cache,
+// with what each HostedClusterDeployment occupies.
+func (r *Reconciler) moving(ctx context.Context, cluster string) (map[types.UID][]string, error) {
+	var list v1alpha1.HostedClusterRelocationList
+	if err := r.client.List(ctx, &list); err != nil {
+		return nil, err
+	}
+	var out map[types.UID][]string
+	for _, key := range MovingInto(list.Items, cluster) {
+		hcd := &v1alpha1.HostedClusterDeployment{}
+		if err := r.client.Get(ctx, key, hcd); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			return nil, err
+		}
+		if out == nil {
+			out = map[types.UID][]string{}
+		}
+		out[hcd.UID] = Occupies(hcd)
+	}
+	return out, nil
 }
