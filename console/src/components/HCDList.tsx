@@ -62,6 +62,11 @@ const HCDList: React.FC = () => {
   return (
     <PageSection>
       <Title headingLevel="h1">HostedClusterDeployments{ns ? ` in ${ns}` : ''}</Title>
+      {ns && (
+        <Link to={`/hcpfleet/ns/${ns}/create-hostedclusterdeployment`} data-test="create-link">
+          Create HostedClusterDeployment
+        </Link>
+      )}
       {error ? (
         <LoadError what={`HostedClusterDeployments${ns ? ` in ${ns}` : ' in all namespaces'}`} error={error} />
       ) : !loaded ? (

@@ -12,10 +12,11 @@
 // /api/kubernetes (the user's own identity), then watch it over a websocket
 // from the returned resourceVersion; the answer is [data, loaded,
 // loadError], and loadError carries the API server's Status like the
-// console's HttpError (message, code, json). useK8sModel, k8sPatch
-// and ResourceLink follow the console's
+// console's HttpError (message, code, json). useK8sModel, k8sPatch,
+// k8sCreate and ResourceLink follow the console's
 // frontend/packages/console-dynamic-plugin-sdk/src/utils/k8s/k8s-resource.ts
-// (a JSON patch, application/json-patch+json, through the same proxy) and
+// (a JSON patch, application/json-patch+json, or a POST, through the same
+// proxy) and
 // public/components/utils/resource-link.tsx (resourcePathFromModel: /k8s/
 // cluster/ or ns/<ns>/, then group~version~kind for a CRD's kind, the
 // plural for a built-in one). consoleFetchJSON follows the console's
@@ -199,6 +200,21 @@ export const k8sPatch = async <R,>({
   const res = await fetch(urlFor(gv, model.plural, model.namespaced, resource.metadata.namespace, resource.metadata.name), {
     method: 'PATCH',
     headers: { Accept: 'application/json', 'Content-Type': 'application/json-patch+json' },
+    credentials: 'same-origin',
+    body: JSON.stringify(data),
+  });
+  const body = await res.json().catch(() => undefined);
+  if (!res.ok) throw new HttpError(body?.message ?? res.statusText, res.status, body);
+  return body as R;
+};
+
+// k8sCreate follows the console's k8s-resource.ts too: a POST of the
+// object to its collection through the same proxy.
+export const k8sCreate = async <R,>({ model, data }: { model: K8sModel; data: K8sObject }): Promise<R> => {
+  const gv = model.apiGroup ? `apis/${model.apiGroup}/${model.apiVersion}` : `api/${model.apiVersion}`;
+  const res = await fetch(urlFor(gv, model.plural, model.namespaced, data.metadata.namespace), {
+    method: 'POST',
+    headers: { Accept: 'application/json', 'Content-Type': 'application/json' },
     credentials: 'same-origin',
     body: JSON.stringify(data),
   });
