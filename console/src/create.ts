@@ -73,26 +73,26 @@ export type CreateForm = {
 // word (reserved names, the length with the hosting namespace).
 const dnsLabel = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
-// problems are what keeps the form from sending anything, by field; the
-// form sends only when there are none.
-export const problems = (f: CreateForm, c: Choices): Partial<Record<keyof CreateForm, string>> => {
-  const p: Partial<Record<keyof CreateForm, string>> = {};
-  if (!dnsLabel.test(f.name) || f.name.length > 63) {
-    p.name = 'a lowercase RFC 1123 label (lowercase letters, digits and -)';
-  }
-  if (!c.releases.some((r) => r.value === f.release)) p.release = 'choose a release the policy allows';
-  if (!c.platforms.some((x) => x.value === f.platform)) p.platform = 'choose a platform the policy allows';
+// problems are the fields that keep the form from sending anything (the
+// form says why in its words); it sends only when there are none.
+export type Problems = Partial<Record<keyof CreateForm, true>>;
+
+export const problems = (f: CreateForm, c: Choices): Problems => {
+  const p: Problems = {};
+  if (!dnsLabel.test(f.name) || f.name.length > 63) p.name = true;
+  if (!c.releases.some((r) => r.value === f.release)) p.release = true;
+  if (!c.platforms.some((x) => x.value === f.platform)) p.platform = true;
   if (f.platform === 'Agent' && !(c.agentNamespaces.Agent ?? []).some((x) => x.value === f.agentNamespace)) {
-    p.agentNamespace = 'choose the namespace of the Agents';
+    p.agentNamespace = true;
   }
-  if (!c.placements.some((x) => x.value === f.placement)) p.placement = 'choose a Placement of the namespace';
-  if (!f.baseDomain.trim()) p.baseDomain = 'required';
-  if (!/^\d+$/.test(f.replicas.trim()) || Number(f.replicas) > 1000) p.replicas = 'a whole number';
+  if (!c.placements.some((x) => x.value === f.placement)) p.placement = true;
+  if (!f.baseDomain.trim()) p.baseDomain = true;
+  if (!/^\d+$/.test(f.replicas.trim()) || Number(f.replicas) > 1000) p.replicas = true;
   try {
     const auths = (JSON.parse(f.pullSecret) as { auths?: unknown })?.auths;
-    if (typeof auths !== 'object' || auths === null || Array.isArray(auths)) throw new Error();
+    if (typeof auths !== 'object' || auths === null || Array.isArray(auths)) p.pullSecret = true;
   } catch {
-    p.pullSecret = 'a pull secret: JSON with an "auths" object (.dockerconfigjson)';
+    p.pullSecret = true;
   }
   return p;
 };

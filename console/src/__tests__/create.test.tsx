@@ -66,8 +66,9 @@ describe('what the form offers', () => {
       c,
     );
     expect(Object.keys(p).sort()).toEqual(['baseDomain', 'name', 'placement', 'platform', 'pullSecret', 'release', 'replicas']);
+    expect(problems(form({ pullSecret: 'not json' }), c)).toEqual({ pullSecret: true });
     expect(problems(form({ platform: 'Agent' }), choices(options({ platforms: [{ type: 'Agent', agentNamespaces: ['agents-a'] }] }), placements))).toEqual({
-      agentNamespace: 'choose the namespace of the Agents',
+      agentNamespace: true,
     });
   });
 });

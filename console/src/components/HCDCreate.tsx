@@ -27,7 +27,7 @@ import {
 } from '@patternfly/react-core';
 import { HCDModel, PlacementModel, SecretModel } from '../models';
 import { choices, createOptionsURL, hcdOf, problems, pullSecretOf, type Choice, type CreateForm, type CreateOptions } from '../create';
-import { errorText, LoadError } from './common';
+import { errorText, LoadError, useT } from './common';
 
 type Result = { pending: boolean; error?: string; created?: string; secretError?: string };
 
@@ -38,17 +38,20 @@ const Select: React.FC<{ id: keyof CreateForm; label: string; value: string; opt
   options,
   set,
   problem,
-}) => (
+}) => {
+  const t = useT();
+  return (
   <FormGroup label={label} isRequired fieldId={`create-${id}`}>
     <FormSelect id={`create-${id}`} data-test={`create-${id}`} value={value} onChange={(_e, v) => set(v)} aria-label={label}>
-      {options.length === 0 && <FormSelectOption value="" label="none offered" isDisabled />}
+      {options.length === 0 && <FormSelectOption value="" label={t('none offered')} isDisabled />}
       {options.map((o) => (
         <FormSelectOption key={o.value} value={o.value} label={o.label} />
       ))}
     </FormSelect>
     {problem && <Problem text={problem} />}
   </FormGroup>
-);
+  );
+};
 
 const Problem: React.FC<{ text: string }> = ({ text }) => (
   <FormHelperText>
@@ -58,7 +61,21 @@ const Problem: React.FC<{ text: string }> = ({ text }) => (
   </FormHelperText>
 );
 
+// why says, per field, what the form wants there.
+const why = (t: ReturnType<typeof useT>): Record<keyof CreateForm, string> => ({
+  namespace: '',
+  name: t('a lowercase RFC 1123 label (lowercase letters, digits and -)'),
+  release: t('choose a release the policy allows'),
+  platform: t('choose a platform the policy allows'),
+  agentNamespace: t('choose the namespace of the Agents'),
+  placement: t('choose a Placement of the namespace'),
+  baseDomain: t('required'),
+  replicas: t('a whole number'),
+  pullSecret: t('a pull secret: JSON with an "auths" object (.dockerconfigjson)'),
+});
+
 const HCDCreate: React.FC = () => {
+  const t = useT();
   const { ns = '' } = useParams();
   const [options, setOptions] = React.useState<{ answer?: CreateOptions; error?: unknown }>({});
   React.useEffect(() => {
@@ -106,6 +123,8 @@ const HCDCreate: React.FC = () => {
   }, [ns, offered]);
   const wrong = problems(form, offered);
   const [touched, setTouched] = React.useState(false);
+  // shown: what to say under a field, once the user tried to send.
+  const shown = (field: keyof CreateForm): string | undefined => (touched && wrong[field] ? why(t)[field] : undefined);
   const [result, setResult] = React.useState<Result>({ pending: false });
 
   const submit = async (e?: React.FormEvent) => {
@@ -131,75 +150,79 @@ const HCDCreate: React.FC = () => {
   const answer = options.answer;
   return (
     <PageSection>
-      <Title headingLevel="h1">Create HostedClusterDeployment in {ns}</Title>
+      <Title headingLevel="h1">{t('Create HostedClusterDeployment in {{ns}}', { ns })}</Title>
       {options.error ? (
-        <LoadError what={`what ${ns} may create`} error={options.error} />
+        <LoadError what={t('what {{ns}} may create', { ns })} error={options.error} />
       ) : !answer ? (
-        <Spinner aria-label="Loading" />
+        <Spinner aria-label={t('Loading')} />
       ) : (
         <>
           <p data-test="create-policy">
-            Offered by {answer.policy}: releases from ClusterImageSets it allows
-            {answer.releaseRepositories?.length ? ` (${answer.releaseRepositories.join(', ')}${answer.requireDigest ? ', by digest' : ''})` : ''},
-            its platforms, and this namespace&apos;s Placements. The API server and the hub check again.
+            {t(
+              "Offered by {{policy}}: releases from ClusterImageSets it allows ({{repositories}}), its platforms, and this namespace's Placements. The API server and the hub check again.",
+              {
+                policy: answer.policy,
+                repositories: (answer.releaseRepositories ?? []).join(', ') + (answer.requireDigest ? t(', by digest') : ''),
+              },
+            )}
           </p>
           {answer.refused && (
-            <Alert variant="danger" isInline title="The tenant policy allows nothing here" data-test="create-refused-policy">
+            <Alert variant="danger" isInline title={t('The tenant policy allows nothing here')} data-test="create-refused-policy">
               {answer.refused}
             </Alert>
           )}
           {answer.releasesUnknown && (
-            <Alert variant="warning" isInline title="No releases offered" data-test="create-releases-unknown">
+            <Alert variant="warning" isInline title={t('No releases offered')} data-test="create-releases-unknown">
               {answer.releasesUnknown}
             </Alert>
           )}
-          {placementsError && <LoadError what={`Placements in ${ns}`} error={placementsError} />}
+          {placementsError && <LoadError what={t('Placements in {{ns}}', { ns })} error={placementsError} />}
           <Form onSubmit={submit} data-test="create-form">
-            <FormGroup label="Name" isRequired fieldId="create-name">
+            <FormGroup label={t('Name')} isRequired fieldId="create-name">
               <TextInput id="create-name" data-test="create-name" value={form.name} onChange={(_e, v) => set('name')(v)} />
-              {touched && wrong.name && <Problem text={wrong.name} />}
+              {shown('name') && <Problem text={shown('name')} />}
             </FormGroup>
-            <Select id="release" label="Release" value={form.release} options={offered.releases} set={set('release')} problem={touched ? wrong.release : undefined} />
-            <Select id="platform" label="Platform" value={form.platform} options={offered.platforms} set={set('platform')} problem={touched ? wrong.platform : undefined} />
+            <Select id="release" label={t('Release')} value={form.release} options={offered.releases} set={set('release')} problem={shown('release')} />
+            <Select id="platform" label={t('Platform')} value={form.platform} options={offered.platforms} set={set('platform')} problem={shown('platform')} />
             {form.platform === 'Agent' && (
               <Select
                 id="agentNamespace"
-                label="Agents' namespace"
+                label={t("Agents' namespace")}
                 value={form.agentNamespace}
                 options={offered.agentNamespaces.Agent ?? []}
                 set={set('agentNamespace')}
-                problem={touched ? wrong.agentNamespace : undefined}
+                problem={shown('agentNamespace')}
               />
             )}
             <Select
               id="placement"
-              label="Placement"
+              label={t('Placement')}
               value={form.placement}
               options={placementsLoaded ? offered.placements : []}
               set={set('placement')}
-              problem={touched ? wrong.placement : undefined}
+              problem={shown('placement')}
             />
-            <FormGroup label="Base domain" isRequired fieldId="create-baseDomain">
+            <FormGroup label={t('Base domain')} isRequired fieldId="create-baseDomain">
               <TextInput id="create-baseDomain" data-test="create-baseDomain" value={form.baseDomain} onChange={(_e, v) => set('baseDomain')(v)} />
-              {touched && wrong.baseDomain && <Problem text={wrong.baseDomain} />}
+              {shown('baseDomain') && <Problem text={shown('baseDomain')} />}
             </FormGroup>
-            <FormGroup label="Worker nodes" isRequired fieldId="create-replicas">
+            <FormGroup label={t('Worker nodes')} isRequired fieldId="create-replicas">
               <TextInput id="create-replicas" data-test="create-replicas" value={form.replicas} onChange={(_e, v) => set('replicas')(v)} />
-              {touched && wrong.replicas && <Problem text={wrong.replicas} />}
+              {shown('replicas') && <Problem text={shown('replicas')} />}
             </FormGroup>
-            <FormGroup label="Pull secret" isRequired fieldId="create-pullSecret">
+            <FormGroup label={t('Pull secret')} isRequired fieldId="create-pullSecret">
               <TextArea
                 id="create-pullSecret"
                 data-test="create-pullSecret"
                 value={form.pullSecret}
                 onChange={(_e, v) => set('pullSecret')(v)}
-                aria-label="Pull secret"
+                aria-label={t('Pull secret')}
                 resizeOrientation="vertical"
               />
-              {touched && wrong.pullSecret && <Problem text={wrong.pullSecret} />}
+              {shown('pullSecret') && <Problem text={shown('pullSecret')} />}
             </FormGroup>
             {result.error && (
-              <Alert variant="danger" isInline title="The API server refused the HostedClusterDeployment" data-test="create-error">
+              <Alert variant="danger" isInline title={t('The API server refused the HostedClusterDeployment')} data-test="create-error">
                 {result.error}
               </Alert>
             )}
@@ -207,11 +230,11 @@ const HCDCreate: React.FC = () => {
               <Alert
                 variant={result.secretError ? 'warning' : 'success'}
                 isInline
-                title={`Created ${result.created}`}
+                title={t('Created {{name}}', { name: result.created })}
                 data-test="created"
               >
                 <Link to={`/hcpfleet/ns/${ns}/hostedclusterdeployments/${result.created}`}>{result.created}</Link>
-                {result.secretError && <p data-test="create-secret-error">Its pull secret was not created: {result.secretError}</p>}
+                {result.secretError && <p data-test="create-secret-error">{t('Its pull secret was not created: {{error}}', { error: result.secretError })}</p>}
               </Alert>
             )}
             <ActionGroup>
@@ -222,7 +245,7 @@ const HCDCreate: React.FC = () => {
                 isLoading={result.pending}
                 isDisabled={result.pending || !!answer.refused || !hcdModel || !secretModel}
               >
-                Create
+                {t('Create')}
               </Button>
             </ActionGroup>
           </Form>
