@@ -47,6 +47,7 @@ import (
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/pkg/fleetview"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/tenancy"
 )
 
 // ExplanationPath is the explanation's route; the console asks for it
