@@ -17,15 +17,18 @@ class Locales {
   apply(compiler) {
     const dir = path.resolve(__dirname, 'locales');
     compiler.hooks.thisCompilation.tap('Locales', (compilation) => {
-      compilation.hooks.processAssets.tap({ name: 'Locales', stage: Compilation.PROCESS_ASSETS_STAGE_ADDITIONAL }, () => {
-        for (const lng of fs.readdirSync(dir)) {
-          for (const file of fs.readdirSync(path.join(dir, lng))) {
-            const src = path.join(dir, lng, file);
-            compilation.fileDependencies.add(src);
-            compilation.emitAsset(`locales/${lng}/${file}`, new sources.RawSource(fs.readFileSync(src)));
+      compilation.hooks.processAssets.tap(
+        { name: 'Locales', stage: Compilation.PROCESS_ASSETS_STAGE_ADDITIONAL },
+        () => {
+          for (const lng of fs.readdirSync(dir)) {
+            for (const file of fs.readdirSync(path.join(dir, lng))) {
+              const src = path.join(dir, lng, file);
+              compilation.fileDependencies.add(src);
+              compilation.emitAsset(`locales/${lng}/${file}`, new sources.RawSource(fs.readFileSync(src)));
+            }
           }
-        }
-      });
+        },
+      );
     });
   }
 }

@@ -14,7 +14,7 @@ export const createOptionsURL = (namespace: string): string =>
   `${hubProxy}/api/v1/namespaces/${encodeURIComponent(namespace)}/createoptions`;
 
 // consoleapi.CreateOptions (tenancy.Offer inline).
-export type CreateOptions = {
+export interface CreateOptions {
   policy: string;
   refused?: string;
   platforms?: { type: string; agentNamespaces?: string[] }[];
@@ -23,18 +23,21 @@ export type CreateOptions = {
   maxNodePoolReplicas?: number;
   releases: { name: string; image: string; version?: string }[];
   releasesUnknown?: string;
-};
+}
 
-export type Choice = { value: string; label: string };
+export interface Choice {
+  value: string;
+  label: string;
+}
 
 // Choices are what the form offers: nothing at all while the policy
 // refuses everything.
-export type Choices = {
+export interface Choices {
   releases: Choice[];
   platforms: Choice[];
   agentNamespaces: Record<string, Choice[]>;
   placements: Choice[];
-};
+}
 
 export const choices = (options: CreateOptions | undefined, placements: { metadata: { name?: string } }[]): Choices => {
   const none: Choices = { releases: [], platforms: [], agentNamespaces: {}, placements: [] };
@@ -56,7 +59,7 @@ export const choices = (options: CreateOptions | undefined, placements: { metada
   };
 };
 
-export type CreateForm = {
+export interface CreateForm {
   namespace: string;
   name: string;
   release: string;
@@ -66,7 +69,7 @@ export type CreateForm = {
   baseDomain: string;
   replicas: string;
   pullSecret: string;
-};
+}
 
 // The name becomes the HostedCluster's and the ManagedCluster's it is
 // imported as: a DNS label, as the CRD says. The API server has the last
@@ -161,7 +164,12 @@ export const pullSecretOf = (f: CreateForm, owner: { metadata: { uid?: string } 
     name: pullSecretName(f.name),
     namespace: f.namespace,
     ownerReferences: [
-      { apiVersion: 'hcpfleet.io/v1alpha1', kind: 'HostedClusterDeployment', name: f.name, uid: owner.metadata.uid ?? '' },
+      {
+        apiVersion: 'hcpfleet.io/v1alpha1',
+        kind: 'HostedClusterDeployment',
+        name: f.name,
+        uid: owner.metadata.uid ?? '',
+      },
     ],
   },
   type: 'kubernetes.io/dockerconfigjson',

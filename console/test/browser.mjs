@@ -54,7 +54,7 @@ try {
         () => document.body.dataset.pluginError || document.querySelector('[data-test=plugin-error]')?.textContent,
       );
       if (failed) r.error = `plugin did not load: ${failed}`;
-      for (const a of failed ? [] : p.actions ?? []) {
+      for (const a of failed ? [] : (p.actions ?? [])) {
         if (a.fill) {
           const [sel, text] = a.fill;
           await page.click(sel, { clickCount: 3 });
@@ -68,7 +68,11 @@ try {
         }
         if (a.click) await page.click(a.click);
         if (a.waitFor) {
-          await page.waitForFunction((sels) => sels.every((s) => document.querySelector(s)), { timeout, polling: 200 }, a.waitFor);
+          await page.waitForFunction(
+            (sels) => sels.every((s) => document.querySelector(s)),
+            { timeout, polling: 200 },
+            a.waitFor,
+          );
         }
       }
     } catch (e) {

@@ -1,16 +1,27 @@
 import '@testing-library/jest-dom';
 import * as React from 'react';
-import { fireEvent, render, screen, waitFor } from '@testing-library/react';
+import { fireEvent, render, screen } from '@testing-library/react';
 import { MemoryRouter, Route, Routes } from 'react-router';
 import { consoleFetchJSON, k8sCreate, useK8sWatchResource } from '@openshift-console/dynamic-plugin-sdk';
 import HCDCreate from '../components/HCDCreate';
-import { choices, createOptionsURL, hcdOf, problems, pullSecretOf, type CreateForm, type CreateOptions } from '../create';
+import {
+  choices,
+  createOptionsURL,
+  hcdOf,
+  problems,
+  pullSecretOf,
+  type CreateForm,
+  type CreateOptions,
+} from '../create';
 
 jest.mock('@openshift-console/dynamic-plugin-sdk', () => ({
   consoleFetchJSON: jest.fn(),
   k8sCreate: jest.fn(),
   useK8sWatchResource: jest.fn(),
-  useK8sModel: jest.fn((gvk: { kind: string }) => [{ kind: gvk.kind, plural: `${gvk.kind.toLowerCase()}s`, namespaced: true }, false]),
+  useK8sModel: jest.fn((gvk: { kind: string }) => [
+    { kind: gvk.kind, plural: `${gvk.kind.toLowerCase()}s`, namespaced: true },
+    false,
+  ]),
 }));
 const fetchJSON = consoleFetchJSON as unknown as jest.Mock;
 const create = k8sCreate as jest.Mock;
@@ -23,7 +34,11 @@ const options = (extra: Partial<CreateOptions> = {}): CreateOptions => ({
   platforms: [{ type: 'KubeVirt' }, { type: 'None' }],
   releaseRepositories: ['quay.io/openshift-release-dev/ocp-release'],
   releases: [
-    { name: 'img4.19.2-multi-appsub', image: 'quay.io/openshift-release-dev/ocp-release:4.19.2-multi', version: '4.19.2' },
+    {
+      name: 'img4.19.2-multi-appsub',
+      image: 'quay.io/openshift-release-dev/ocp-release:4.19.2-multi',
+      version: '4.19.2',
+    },
     { name: 'custom', image: 'quay.io/openshift-release-dev/ocp-release@sha256:0123' },
   ],
   ...extra,
@@ -45,7 +60,10 @@ const form = (extra: Partial<CreateForm> = {}): CreateForm => ({
 
 describe('what the form offers', () => {
   it('offers the releases, platforms and placements it was given, and nothing under a policy that refuses all', () => {
-    const c = choices(options({ platforms: [{ type: 'Agent', agentNamespaces: ['agents-a'] }, { type: 'None' }] }), placements);
+    const c = choices(
+      options({ platforms: [{ type: 'Agent', agentNamespaces: ['agents-a'] }, { type: 'None' }] }),
+      placements,
+    );
     expect(c.releases).toEqual([
       { value: 'quay.io/openshift-release-dev/ocp-release:4.19.2-multi', label: '4.19.2 (img4.19.2-multi-appsub)' },
       { value: 'quay.io/openshift-release-dev/ocp-release@sha256:0123', label: 'custom' },
@@ -53,7 +71,10 @@ describe('what the form offers', () => {
     expect(c.platforms.map((p) => p.value)).toEqual(['Agent', 'None']);
     expect(c.agentNamespaces).toEqual({ Agent: [{ value: 'agents-a', label: 'agents-a' }] });
     expect(c.placements.map((p) => p.value)).toEqual(['edge', 'hosts']);
-    const none = choices(options({ refused: 'namespace team-a is selected by more than one TenantPolicy' }), placements);
+    const none = choices(
+      options({ refused: 'namespace team-a is selected by more than one TenantPolicy' }),
+      placements,
+    );
     expect(none).toEqual({ releases: [], platforms: [], agentNamespaces: {}, placements: [] });
     expect(choices(undefined, placements).releases).toEqual([]);
   });
@@ -62,12 +83,33 @@ describe('what the form offers', () => {
     const c = choices(options(), placements);
     expect(problems(form(), c)).toEqual({});
     const p = problems(
-      form({ name: 'New_One', release: 'quay.io/elsewhere:4.19', platform: 'AWS', placement: 'other', baseDomain: ' ', replicas: '2.5', pullSecret: '{"auths":[]}' }),
+      form({
+        name: 'New_One',
+        release: 'quay.io/elsewhere:4.19',
+        platform: 'AWS',
+        placement: 'other',
+        baseDomain: ' ',
+        replicas: '2.5',
+        pullSecret: '{"auths":[]}',
+      }),
       c,
     );
-    expect(Object.keys(p).sort()).toEqual(['baseDomain', 'name', 'placement', 'platform', 'pullSecret', 'release', 'replicas']);
+    expect(Object.keys(p).sort()).toEqual([
+      'baseDomain',
+      'name',
+      'placement',
+      'platform',
+      'pullSecret',
+      'release',
+      'replicas',
+    ]);
     expect(problems(form({ pullSecret: 'not json' }), c)).toEqual({ pullSecret: true });
-    expect(problems(form({ platform: 'Agent' }), choices(options({ platforms: [{ type: 'Agent', agentNamespaces: ['agents-a'] }] }), placements))).toEqual({
+    expect(
+      problems(
+        form({ platform: 'Agent' }),
+        choices(options({ platforms: [{ type: 'Agent', agentNamespaces: ['agents-a'] }] }), placements),
+      ),
+    ).toEqual({
       agentNamespace: true,
     });
   });
@@ -110,7 +152,9 @@ describe('what the form sends', () => {
       metadata: {
         name: 'new-one-pull-secret',
         namespace: 'team-a',
-        ownerReferences: [{ apiVersion: 'hcpfleet.io/v1alpha1', kind: 'HostedClusterDeployment', name: 'new-one', uid: 'u-1' }],
+        ownerReferences: [
+          { apiVersion: 'hcpfleet.io/v1alpha1', kind: 'HostedClusterDeployment', name: 'new-one', uid: 'u-1' },
+        ],
       },
       type: 'kubernetes.io/dockerconfigjson',
       stringData: { '.dockerconfigjson': '{"auths":{}}' },
@@ -140,7 +184,9 @@ describe('HCDCreate', () => {
   it('asks the hub for the offer, preselects it, and creates the deployment and then its pull secret', async () => {
     fetchJSON.mockResolvedValue(options());
     // The API server answers the created object, with its uid.
-    create.mockImplementation(({ data }: { data: { metadata: object } }) => Promise.resolve({ ...data, metadata: { ...data.metadata, uid: 'u-1' } }));
+    create.mockImplementation(({ data }: { data: { metadata: object } }) =>
+      Promise.resolve({ ...data, metadata: { ...data.metadata, uid: 'u-1' } }),
+    );
     page();
     await screen.findByTestId('create-form');
     expect(fetchJSON).toHaveBeenCalledWith(createOptionsURL('team-a'));
@@ -183,7 +229,7 @@ describe('HCDCreate', () => {
     await screen.findByTestId('create-form');
     fill('create-name', 'Bad_Name');
     fireEvent.click(screen.getByTestId('create-submit'));
-    await waitFor(() => expect(screen.getByText(/lowercase RFC 1123 label/)).toBeInTheDocument());
+    expect(await screen.findByText(/lowercase RFC 1123 label/)).toBeInTheDocument();
     expect(screen.getByText(/"auths" object/)).toBeInTheDocument();
     expect(create).not.toHaveBeenCalled();
   });
@@ -191,7 +237,10 @@ describe('HCDCreate', () => {
   it("shows the hub's refusal and no form when the user may not create here", async () => {
     fetchJSON.mockRejectedValue({
       message: 'Forbidden',
-      json: { message: 'hostedclusterdeployments.hcpfleet.io is forbidden: User "alice" cannot create resource "hostedclusterdeployments"' },
+      json: {
+        message:
+          'hostedclusterdeployments.hcpfleet.io is forbidden: User "alice" cannot create resource "hostedclusterdeployments"',
+      },
     });
     page();
     expect(await screen.findByTestId('load-error')).toHaveTextContent('User "alice" cannot create resource');
@@ -199,7 +248,13 @@ describe('HCDCreate', () => {
   });
 
   it('offers nothing and cannot submit under a policy that allows nothing', async () => {
-    fetchJSON.mockResolvedValue(options({ refused: 'namespace team-a is selected by more than one TenantPolicy (a, b)', platforms: undefined, releases: [] }));
+    fetchJSON.mockResolvedValue(
+      options({
+        refused: 'namespace team-a is selected by more than one TenantPolicy (a, b)',
+        platforms: undefined,
+        releases: [],
+      }),
+    );
     page();
     expect(await screen.findByTestId('create-refused-policy')).toHaveTextContent('more than one TenantPolicy (a, b)');
     expect(screen.getByTestId('create-submit')).toBeDisabled();

@@ -7,7 +7,9 @@ import * as fs from 'fs';
 import * as path from 'path';
 
 const root = path.resolve(__dirname, '..', '..');
-const locale = JSON.parse(fs.readFileSync(path.join(root, 'locales', 'en', 'plugin__hcp-fleet.json'), 'utf8')) as Record<string, string>;
+const locale = JSON.parse(
+  fs.readFileSync(path.join(root, 'locales', 'en', 'plugin__hcp-fleet.json'), 'utf8'),
+) as Record<string, string>;
 
 const sources = (dir: string): string[] => {
   const out: string[] = [];

@@ -4,36 +4,29 @@
 // may not list ManagedClusters: the API server refuses, and the page says so.
 import * as React from 'react';
 import { Link } from 'react-router';
-import { useK8sWatchResource } from '@openshift-console/dynamic-plugin-sdk';
 import { Label, PageSection, Spinner, Title } from '@patternfly/react-core';
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
 import { AddOnPlacementScoreModel, HCDModel, ManagedClusterAddOnModel, ManagedClusterModel } from '../models';
-import {
-  hosts,
-  type AddOnPlacementScore,
-  type HCD,
-  type ManagedCluster,
-  type ManagedClusterAddOn,
-} from '../fleet';
-import { LoadError, useT } from './common';
+import { hosts, type AddOnPlacementScore, type HCD, type ManagedCluster, type ManagedClusterAddOn } from '../fleet';
+import { LoadError, useT, useWatch } from './common';
 
 const FleetOverview: React.FC = () => {
   const t = useT();
-  const [clusters, clustersLoaded, clustersError] = useK8sWatchResource<ManagedCluster[]>({
+  const [clusters, clustersLoaded, clustersError] = useWatch<ManagedCluster[]>({
     groupVersionKind: ManagedClusterModel,
     isList: true,
   });
-  const [addOns] = useK8sWatchResource<ManagedClusterAddOn[]>({
+  const [addOns] = useWatch<ManagedClusterAddOn[]>({
     groupVersionKind: ManagedClusterAddOnModel,
     isList: true,
   });
-  const [scores] = useK8sWatchResource<AddOnPlacementScore[]>({
+  const [scores] = useWatch<AddOnPlacementScore[]>({
     groupVersionKind: AddOnPlacementScoreModel,
     isList: true,
   });
-  const [hcds, , hcdsError] = useK8sWatchResource<HCD[]>({ groupVersionKind: HCDModel, isList: true });
+  const [hcds, , hcdsError] = useWatch<HCD[]>({ groupVersionKind: HCDModel, isList: true });
   const rows = React.useMemo(
-    () => hosts(clusters ?? [], addOns ?? [], scores ?? [], hcdsError ? [] : hcds ?? []),
+    () => hosts(clusters ?? [], addOns ?? [], scores ?? [], hcdsError ? [] : (hcds ?? [])),
     [clusters, addOns, scores, hcds, hcdsError],
   );
   return (

@@ -7,7 +7,7 @@
 // the API server's refusal is shown word for word.
 import * as React from 'react';
 import { Link, useParams } from 'react-router';
-import { consoleFetchJSON, k8sCreate, useK8sModel, useK8sWatchResource } from '@openshift-console/dynamic-plugin-sdk';
+import { consoleFetchJSON, k8sCreate, useK8sModel } from '@openshift-console/dynamic-plugin-sdk';
 import {
   ActionGroup,
   Alert,
@@ -26,30 +26,50 @@ import {
   Title,
 } from '@patternfly/react-core';
 import { HCDModel, PlacementModel, SecretModel } from '../models';
-import { choices, createOptionsURL, hcdOf, problems, pullSecretOf, type Choice, type CreateForm, type CreateOptions } from '../create';
-import { errorText, LoadError, useT } from './common';
+import {
+  choices,
+  createOptionsURL,
+  hcdOf,
+  problems,
+  pullSecretOf,
+  type Choice,
+  type CreateForm,
+  type CreateOptions,
+} from '../create';
+import { errorText, LoadError, useT, useWatch } from './common';
 
-type Result = { pending: boolean; error?: string; created?: string; secretError?: string };
+interface Result {
+  pending: boolean;
+  error?: string;
+  created?: string;
+  secretError?: string;
+}
 
-const Select: React.FC<{ id: keyof CreateForm; label: string; value: string; options: Choice[]; set: (v: string) => void; problem?: string }> = ({
-  id,
-  label,
-  value,
-  options,
-  set,
-  problem,
-}) => {
+const Select: React.FC<{
+  id: keyof CreateForm;
+  label: string;
+  value: string;
+  options: Choice[];
+  set: (v: string) => void;
+  problem?: string;
+}> = ({ id, label, value, options, set, problem }) => {
   const t = useT();
   return (
-  <FormGroup label={label} isRequired fieldId={`create-${id}`}>
-    <FormSelect id={`create-${id}`} data-test={`create-${id}`} value={value} onChange={(_e, v) => set(v)} aria-label={label}>
-      {options.length === 0 && <FormSelectOption value="" label={t('none offered')} isDisabled />}
-      {options.map((o) => (
-        <FormSelectOption key={o.value} value={o.value} label={o.label} />
-      ))}
-    </FormSelect>
-    {problem && <Problem text={problem} />}
-  </FormGroup>
+    <FormGroup label={label} isRequired fieldId={`create-${id}`}>
+      <FormSelect
+        id={`create-${id}`}
+        data-test={`create-${id}`}
+        value={value}
+        onChange={(_e, v) => set(v)}
+        aria-label={label}
+      >
+        {options.length === 0 && <FormSelectOption value="" label={t('none offered')} isDisabled />}
+        {options.map((o) => (
+          <FormSelectOption key={o.value} value={o.value} label={o.label} />
+        ))}
+      </FormSelect>
+      {problem && <Problem text={problem} />}
+    </FormGroup>
   );
 };
 
@@ -88,7 +108,7 @@ const HCDCreate: React.FC = () => {
       closed = true;
     };
   }, [ns]);
-  const [placements, placementsLoaded, placementsError] = useK8sWatchResource<{ metadata: { name?: string } }[]>({
+  const [placements, placementsLoaded, placementsError] = useWatch<{ metadata: { name?: string } }[]>({
     groupVersionKind: PlacementModel,
     isList: true,
     namespace: ns,
@@ -162,12 +182,18 @@ const HCDCreate: React.FC = () => {
               "Offered by {{policy}}: releases from ClusterImageSets it allows ({{repositories}}), its platforms, and this namespace's Placements. The API server and the hub check again.",
               {
                 policy: answer.policy,
-                repositories: (answer.releaseRepositories ?? []).join(', ') + (answer.requireDigest ? t(', by digest') : ''),
+                repositories:
+                  (answer.releaseRepositories ?? []).join(', ') + (answer.requireDigest ? t(', by digest') : ''),
               },
             )}
           </p>
           {answer.refused && (
-            <Alert variant="danger" isInline title={t('The tenant policy allows nothing here')} data-test="create-refused-policy">
+            <Alert
+              variant="danger"
+              isInline
+              title={t('The tenant policy allows nothing here')}
+              data-test="create-refused-policy"
+            >
               {answer.refused}
             </Alert>
           )}
@@ -177,13 +203,32 @@ const HCDCreate: React.FC = () => {
             </Alert>
           )}
           {placementsError && <LoadError what={t('Placements in {{ns}}', { ns })} error={placementsError} />}
-          <Form onSubmit={submit} data-test="create-form">
+          <Form onSubmit={(e) => void submit(e)} data-test="create-form">
             <FormGroup label={t('Name')} isRequired fieldId="create-name">
-              <TextInput id="create-name" data-test="create-name" value={form.name} onChange={(_e, v) => set('name')(v)} />
+              <TextInput
+                id="create-name"
+                data-test="create-name"
+                value={form.name}
+                onChange={(_e, v) => set('name')(v)}
+              />
               {shown('name') && <Problem text={shown('name')} />}
             </FormGroup>
-            <Select id="release" label={t('Release')} value={form.release} options={offered.releases} set={set('release')} problem={shown('release')} />
-            <Select id="platform" label={t('Platform')} value={form.platform} options={offered.platforms} set={set('platform')} problem={shown('platform')} />
+            <Select
+              id="release"
+              label={t('Release')}
+              value={form.release}
+              options={offered.releases}
+              set={set('release')}
+              problem={shown('release')}
+            />
+            <Select
+              id="platform"
+              label={t('Platform')}
+              value={form.platform}
+              options={offered.platforms}
+              set={set('platform')}
+              problem={shown('platform')}
+            />
             {form.platform === 'Agent' && (
               <Select
                 id="agentNamespace"
@@ -203,11 +248,21 @@ const HCDCreate: React.FC = () => {
               problem={shown('placement')}
             />
             <FormGroup label={t('Base domain')} isRequired fieldId="create-baseDomain">
-              <TextInput id="create-baseDomain" data-test="create-baseDomain" value={form.baseDomain} onChange={(_e, v) => set('baseDomain')(v)} />
+              <TextInput
+                id="create-baseDomain"
+                data-test="create-baseDomain"
+                value={form.baseDomain}
+                onChange={(_e, v) => set('baseDomain')(v)}
+              />
               {shown('baseDomain') && <Problem text={shown('baseDomain')} />}
             </FormGroup>
             <FormGroup label={t('Worker nodes')} isRequired fieldId="create-replicas">
-              <TextInput id="create-replicas" data-test="create-replicas" value={form.replicas} onChange={(_e, v) => set('replicas')(v)} />
+              <TextInput
+                id="create-replicas"
+                data-test="create-replicas"
+                value={form.replicas}
+                onChange={(_e, v) => set('replicas')(v)}
+              />
               {shown('replicas') && <Problem text={shown('replicas')} />}
             </FormGroup>
             <FormGroup label={t('Pull secret')} isRequired fieldId="create-pullSecret">
@@ -222,7 +277,12 @@ const HCDCreate: React.FC = () => {
               {shown('pullSecret') && <Problem text={shown('pullSecret')} />}
             </FormGroup>
             {result.error && (
-              <Alert variant="danger" isInline title={t('The API server refused the HostedClusterDeployment')} data-test="create-error">
+              <Alert
+                variant="danger"
+                isInline
+                title={t('The API server refused the HostedClusterDeployment')}
+                data-test="create-error"
+              >
                 {result.error}
               </Alert>
             )}
@@ -234,7 +294,11 @@ const HCDCreate: React.FC = () => {
                 data-test="created"
               >
                 <Link to={`/hcpfleet/ns/${ns}/hostedclusterdeployments/${result.created}`}>{result.created}</Link>
-                {result.secretError && <p data-test="create-secret-error">{t('Its pull secret was not created: {{error}}', { error: result.secretError })}</p>}
+                {result.secretError && (
+                  <p data-test="create-secret-error">
+                    {t('Its pull secret was not created: {{error}}', { error: result.secretError })}
+                  </p>
+                )}
               </Alert>
             )}
             <ActionGroup>

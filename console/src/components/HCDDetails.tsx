@@ -5,7 +5,7 @@
 // the scheduler's explanation of where it goes, and the Events about it.
 import * as React from 'react';
 import { useParams } from 'react-router';
-import { ResourceLink, useK8sWatchResource } from '@openshift-console/dynamic-plugin-sdk';
+import { ResourceLink } from '@openshift-console/dynamic-plugin-sdk';
 import {
   DescriptionList,
   DescriptionListDescription,
@@ -18,7 +18,7 @@ import {
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
 import { HCDModel, ManagedClusterModel, SecretModel } from '../models';
 import { phase, version, type HCD } from '../fleet';
-import { ConditionLabel, LoadError, useT } from './common';
+import { ConditionLabel, LoadError, useT, useWatch } from './common';
 import { NodePools } from './NodePools';
 import { HCDEvents } from './HCDEvents';
 import { HCDExplanation, useExplanation } from './HCDExplanation';
@@ -39,20 +39,32 @@ export const HCDSummary: React.FC<{ hcd: HCD }> = ({ hcd }) => {
   return (
     <>
       <DescriptionList isHorizontal>
-        <Item id="Phase" term={t('Phase')}>{phase(hcd)}</Item>
-        <Item id="Host" term={t('Host')}>{s.hostingCluster || '-'}</Item>
-        <Item id="Version" term={t('Version')}>{version(hcd) || '-'}</Item>
+        <Item id="Phase" term={t('Phase')}>
+          {phase(hcd)}
+        </Item>
+        <Item id="Host" term={t('Host')}>
+          {s.hostingCluster || '-'}
+        </Item>
+        <Item id="Version" term={t('Version')}>
+          {version(hcd) || '-'}
+        </Item>
         <Item id="Imported as" term={t('Imported as')}>
           {s.managedCluster ? <ResourceLink groupVersionKind={ManagedClusterModel} name={s.managedCluster} /> : '-'}
         </Item>
         <Item id="Kubeconfig Secret" term={t('Kubeconfig Secret')}>
           {s.kubeconfigSecret?.name ? (
-            <ResourceLink groupVersionKind={SecretModel} name={s.kubeconfigSecret.name} namespace={hcd.metadata.namespace} />
+            <ResourceLink
+              groupVersionKind={SecretModel}
+              name={s.kubeconfigSecret.name}
+              namespace={hcd.metadata.namespace}
+            />
           ) : (
             '-'
           )}
         </Item>
-        <Item id="Placement" term={t('Placement')}>{hcd.spec?.placement || '-'}</Item>
+        <Item id="Placement" term={t('Placement')}>
+          {hcd.spec?.placement || '-'}
+        </Item>
       </DescriptionList>
       <Title headingLevel="h2">{t('Available updates')}</Title>
       <HCDUpdates hcd={hcd} updates={explanation.answer?.explanation.Updates} />
@@ -92,7 +104,7 @@ export const HCDSummary: React.FC<{ hcd: HCD }> = ({ hcd }) => {
 const HCDDetails: React.FC = () => {
   const t = useT();
   const { ns, name } = useParams();
-  const [hcd, loaded, error] = useK8sWatchResource<HCD>({
+  const [hcd, loaded, error] = useWatch<HCD>({
     groupVersionKind: HCDModel,
     namespace: ns,
     name,

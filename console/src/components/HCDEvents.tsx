@@ -3,16 +3,15 @@
 // it. Read as the user, like everything else: a reader without access to
 // the namespace's Events sees the API server's refusal.
 import * as React from 'react';
-import { useK8sWatchResource } from '@openshift-console/dynamic-plugin-sdk';
 import { Label, Spinner } from '@patternfly/react-core';
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
 import { EventModel } from '../models';
 import { eventFieldSelector, eventTime, sortEvents, type HCD, type K8sEvent } from '../fleet';
-import { LoadError, useT } from './common';
+import { LoadError, useT, useWatch } from './common';
 
 export const HCDEvents: React.FC<{ hcd: HCD }> = ({ hcd }) => {
   const t = useT();
-  const [events, loaded, error] = useK8sWatchResource<K8sEvent[]>({
+  const [events, loaded, error] = useWatch<K8sEvent[]>({
     groupVersionKind: EventModel,
     namespace: hcd.metadata.namespace,
     isList: true,

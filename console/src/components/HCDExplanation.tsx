@@ -11,7 +11,12 @@ import { findCondition, type HCD } from '../fleet';
 import { candidateRows, decision, explanationURL, type ExplanationAnswer } from '../explain';
 import { LoadError, useT } from './common';
 
-export type ExplanationState = { answer?: ExplanationAnswer; error?: unknown; loading: boolean; ask: () => void };
+export interface ExplanationState {
+  answer?: ExplanationAnswer;
+  error?: unknown;
+  loading: boolean;
+  ask: () => void;
+}
 
 // useExplanation asks the hub once per page, again when the hub's
 // decision changes (the Scheduled condition, the binding) and on ask(),
@@ -19,7 +24,9 @@ export type ExplanationState = { answer?: ExplanationAnswer; error?: unknown; lo
 export const useExplanation = (hcd: HCD): ExplanationState => {
   const ns = hcd.metadata.namespace ?? '';
   const name = hcd.metadata.name ?? '';
-  const [state, setState] = React.useState<{ answer?: ExplanationAnswer; error?: unknown; loading: boolean }>({ loading: true });
+  const [state, setState] = React.useState<{ answer?: ExplanationAnswer; error?: unknown; loading: boolean }>({
+    loading: true,
+  });
   const [asked, setAsked] = React.useState(0);
   const scheduled = findCondition(hcd.status?.conditions, 'Scheduled');
   const key = `${ns}/${name}/${hcd.status?.hostingCluster ?? ''}/${scheduled?.reason ?? ''}/${scheduled?.lastTransitionTime ?? ''}/${asked}`;
@@ -33,6 +40,8 @@ export const useExplanation = (hcd: HCD): ExplanationState => {
     return () => {
       closed = true;
     };
+    // key holds ns and name and what makes the hub's answer change.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [key]);
   const ask = React.useCallback(() => setAsked((n) => n + 1), []);
   return { ...state, ask };

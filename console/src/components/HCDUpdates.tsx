@@ -35,13 +35,21 @@ const Upgrade: React.FC<{ hcd: HCD; row: UpdateRow }> = ({ hcd, row }) => {
         data-test={`upgrade-${row.version}`}
         isDisabled={state.pending || state.done || !model}
         isLoading={state.pending}
-        onClick={submit}
+        onClick={() => void submit()}
       >
         {t('Upgrade control plane')}
       </Button>
-      {state.done && <span data-test={`upgraded-${row.version}`}> {t('requested {{version}}', { version: row.version })}</span>}
+      {state.done && (
+        <span data-test={`upgraded-${row.version}`}> {t('requested {{version}}', { version: row.version })}</span>
+      )}
       {state.error && (
-        <Alert variant="danger" isInline isPlain title={t('Cannot upgrade to {{version}}', { version: row.version })} data-test={`upgrade-error-${row.version}`}>
+        <Alert
+          variant="danger"
+          isInline
+          isPlain
+          title={t('Cannot upgrade to {{version}}', { version: row.version })}
+          data-test={`upgrade-error-${row.version}`}
+        >
           {state.error}
         </Alert>
       )}
@@ -50,7 +58,8 @@ const Upgrade: React.FC<{ hcd: HCD; row: UpdateRow }> = ({ hcd, row }) => {
 };
 
 const why = (t: ReturnType<typeof useT>, row: UpdateRow): string => {
-  if (!row.recommended) return t('risks: {{risks}} (a ReleaseRollout accepts them by name)', { risks: row.risks.join(', ') });
+  if (!row.recommended)
+    return t('risks: {{risks}} (a ReleaseRollout accepts them by name)', { risks: row.risks.join(', ') });
   if (row.published === false) return t('no ClusterImageSet on the hub publishes it');
   if (row.published === undefined) return t('the hub has not said whether it lists it');
   return '';
@@ -73,7 +82,9 @@ export const HCDUpdates: React.FC<{ hcd: HCD; updates?: Explanation['Updates'] }
         {rows.map((r) => (
           <Tr key={r.version} data-test={`update-${r.version}`}>
             <Td dataLabel={t('Version')}>{r.version}</Td>
-            <Td dataLabel={t('Recommended')}>{r.recommended ? t('yes') : t('no: {{risks}}', { risks: r.risks.join(', ') })}</Td>
+            <Td dataLabel={t('Recommended')}>
+              {r.recommended ? t('yes') : t('no: {{risks}}', { risks: r.risks.join(', ') })}
+            </Td>
             <Td dataLabel={t('Upgrade')}>{canUpgrade(r) ? <Upgrade hcd={hcd} row={r} /> : why(t, r)}</Td>
           </Tr>
         ))}

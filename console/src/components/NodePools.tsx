@@ -44,7 +44,7 @@ const Scale: React.FC<{ hcd: HCD; row: NodePoolRow }> = ({ hcd, row }) => {
         data-test={`scale-${row.name}`}
         isDisabled={replicas === undefined || replicas === row.desired || state.pending || !model}
         isLoading={state.pending}
-        onClick={submit}
+        onClick={() => void submit()}
       >
         {t('Scale')}
       </Button>
@@ -52,7 +52,13 @@ const Scale: React.FC<{ hcd: HCD; row: NodePoolRow }> = ({ hcd, row }) => {
         <span data-test={`scaled-${row.name}`}> {t('requested {{replicas}}', { replicas: state.done })}</span>
       )}
       {state.error && (
-        <Alert variant="danger" isInline isPlain title={t('Cannot scale {{pool}}', { pool: row.name })} data-test={`scale-error-${row.name}`}>
+        <Alert
+          variant="danger"
+          isInline
+          isPlain
+          title={t('Cannot scale {{pool}}', { pool: row.name })}
+          data-test={`scale-error-${row.name}`}
+        >
           {state.error}
         </Alert>
       )}
@@ -63,31 +69,31 @@ const Scale: React.FC<{ hcd: HCD; row: NodePoolRow }> = ({ hcd, row }) => {
 export const NodePools: React.FC<{ hcd: HCD }> = ({ hcd }) => {
   const t = useT();
   return (
-  <Table aria-label={t('Node pools')} variant="compact" data-test="nodepools">
-    <Thead>
-      <Tr>
-        <Th>{t('Name')}</Th>
-        <Th>{t('Ready / replicas')}</Th>
-        <Th>{t('Desired')}</Th>
-        <Th>{t('Scale')}</Th>
-      </Tr>
-    </Thead>
-    <Tbody>
-      {nodePoolRows(hcd).map((row) => (
-        <Tr key={row.name} data-test={`nodepool-${row.name}`}>
-          <Td dataLabel={t('Name')}>{row.name}</Td>
-          <Td dataLabel={t('Ready / replicas')}>
-            {row.ready} / {row.replicas}
-          </Td>
-          <Td dataLabel={t('Desired')}>
-            {row.autoscaling
-              ? t('autoscaling {{min}}–{{max}}', { min: row.autoscaling.min ?? '?', max: row.autoscaling.max ?? '?' })
-              : row.desired ?? '-'}
-          </Td>
-          <Td dataLabel={t('Scale')}>{row.index >= 0 && !row.autoscaling ? <Scale hcd={hcd} row={row} /> : '-'}</Td>
+    <Table aria-label={t('Node pools')} variant="compact" data-test="nodepools">
+      <Thead>
+        <Tr>
+          <Th>{t('Name')}</Th>
+          <Th>{t('Ready / replicas')}</Th>
+          <Th>{t('Desired')}</Th>
+          <Th>{t('Scale')}</Th>
         </Tr>
-      ))}
-    </Tbody>
-  </Table>
+      </Thead>
+      <Tbody>
+        {nodePoolRows(hcd).map((row) => (
+          <Tr key={row.name} data-test={`nodepool-${row.name}`}>
+            <Td dataLabel={t('Name')}>{row.name}</Td>
+            <Td dataLabel={t('Ready / replicas')}>
+              {row.ready} / {row.replicas}
+            </Td>
+            <Td dataLabel={t('Desired')}>
+              {row.autoscaling
+                ? t('autoscaling {{min}}–{{max}}', { min: row.autoscaling.min ?? '?', max: row.autoscaling.max ?? '?' })
+                : (row.desired ?? '-')}
+            </Td>
+            <Td dataLabel={t('Scale')}>{row.index >= 0 && !row.autoscaling ? <Scale hcd={hcd} row={row} /> : '-'}</Td>
+          </Tr>
+        ))}
+      </Tbody>
+    </Table>
   );
 };

@@ -2,6 +2,7 @@
 // are shown.
 import * as React from 'react';
 import { useTranslation } from 'react-i18next';
+import { useK8sWatchResource, type WatchK8sResource } from '@openshift-console/dynamic-plugin-sdk';
 import { Alert, Label } from '@patternfly/react-core';
 import { good, type Condition } from '../fleet';
 
@@ -10,8 +11,12 @@ import { good, type Condition } from '../fleet';
 export const errorText = (err: unknown): string => {
   if (!err) return '';
   const e = err as { message?: string; json?: { message?: string }; code?: number };
-  return e.json?.message ?? e.message ?? String(err);
+  return e.json?.message ?? e.message ?? (typeof err === 'string' ? err : JSON.stringify(err));
 };
+
+// useWatch is the SDK's useK8sWatchResource with its load error typed
+// unknown (the SDK's is any): the pages only show it (errorText).
+export const useWatch = <R,>(resource: WatchK8sResource): [R, boolean, unknown] => useK8sWatchResource<R>(resource);
 
 // The console's i18n namespace of this plugin: plugin__<consolePlugin.name>.
 export const i18nNamespace = 'plugin__hcp-fleet';

@@ -18,8 +18,15 @@ import { initReactI18next } from 'react-i18next';
 declare const __webpack_init_sharing__: (scope: string) => Promise<void>;
 declare const __webpack_share_scopes__: Record<string, Record<string, unknown>>;
 
-type Page = { paths: string[]; Component: React.ComponentType };
-type NavLink = { id: string; name: string; href: string };
+interface Page {
+  paths: string[];
+  Component: React.ComponentType;
+}
+interface NavLink {
+  id: string;
+  name: string;
+  href: string;
+}
 
 const pluginName = new URLSearchParams(location.search).get('plugin') ?? 'hcp-fleet';
 
@@ -48,12 +55,16 @@ const main = async () => {
     nsSeparator: '~',
     keySeparator: false,
     interpolation: { escapeValue: false },
-    resources: { en: { [ns]: await locale.json() } },
+    resources: { en: { [ns]: (await locale.json()) as Record<string, string> } },
   });
   const info = store.getPluginInfo().find((p) => p.manifest.name === pluginName);
   if (info?.status !== 'loaded') {
     const why = info?.status === 'failed' ? info.errorMessage : 'not loaded';
-    root.render(<p data-test="plugin-error">plugin {pluginName}: {why}</p>);
+    root.render(
+      <p data-test="plugin-error">
+        plugin {pluginName}: {why}
+      </p>,
+    );
     return;
   }
   const pages: Page[] = [];
@@ -61,7 +72,7 @@ const main = async () => {
   for (const e of store.getExtensions()) {
     const p = e.properties as Record<string, unknown>;
     if (e.type === 'console.page/route') {
-      const Component = (await (p.component as () => Promise<React.ComponentType>)()) as React.ComponentType;
+      const Component = await (p.component as () => Promise<React.ComponentType>)();
       pages.push({ paths: ([] as string[]).concat(p.path as string | string[]), Component });
     } else if (e.type === 'console.navigation/href') {
       // A name "%<namespace>~<key>%" is translated, as the console does.
@@ -90,6 +101,6 @@ const main = async () => {
 
 main().catch((err) => {
   document.body.dataset.pluginError = String(err);
-  // eslint-disable-next-line no-console
+
   console.error(err);
 });
