@@ -76,7 +76,9 @@ func (s *servingCert) Run(ctx context.Context) error {
 	}
 	var w *certwatcher.CertWatcher
 	logged := false
-	err := wait.PollUntilContextCancel(ctx, s.interval, true, func(context.Context) (bool, error) {
+	// The condition never fails: the poll ends with the pair loaded, or
+	// with ctx (w stays nil).
+	_ = wait.PollUntilContextCancel(ctx, s.interval, true, func(context.Context) (bool, error) {
 		if !exists(s.crt) || !exists(s.key) {
 			return false, nil
 		}
@@ -92,8 +94,8 @@ func (s *servingCert) Run(ctx context.Context) error {
 		}
 		return true, nil
 	})
-	if err != nil {
-		return nil // ctx ended before the pair came
+	if w == nil {
+		return nil // ctx ended before the pair came: nothing to watch
 	}
 	w = w.WithWatchInterval(s.interval)
 	s.mu.Lock()
