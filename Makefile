@@ -214,7 +214,9 @@ resilience: ## The resilience suite (test/resilience): failures injected into on
 # The console plugin (console/, docs/console.md): a Node.js project apart
 # from the Go build, so `go build` and `make test` need no npm. `make console`
 # installs the locked dependencies and builds the plugin into console/dist;
-# `make console-test` runs its jest tests, builds the test host
+# `make console-lint` runs eslint over it (the console plugin template's
+# setup: typescript-eslint with types, React, Hooks, jest, Testing Library,
+# prettier); `make console-test` runs that, its jest tests, builds the test host
 # (console/test/host) and runs test/console: headless Chromium (Debian's
 # chromium; CHROMIUM overrides the path) loads the plugin against a local
 # fleet as an admin and as a tenant, screenshots in bin/console-screenshots.
@@ -250,8 +252,12 @@ console-image: console ## The console plugin's image (asset server + console/dis
 	  --out ../../bin/images/hcp-fleet-console.oci.tar
 	$(GO) run -C hack/images . --verify ../../bin/images/hcp-fleet-console.oci.tar
 
+.PHONY: console-lint
+console-lint: $(CONSOLE_DEPS) ## Lint the console plugin: eslint with the console plugin template's rules, prettier included (npm run lint).
+	cd console && npm run lint
+
 .PHONY: console-test
-console-test: console ## The console plugin's jest tests and its browser test against a local fleet (test/console; needs chromium).
+console-test: console console-lint ## The console plugin's lint, jest tests and its browser test against a local fleet (test/console; needs chromium).
 	cd console && npm test && npm run build:host
 	HCPFLEET_CONSOLE_TEST=1 KUBEBUILDER_ASSETS="$(K8S_BINS)" $(GO) test $(INTEGRATION) ./test/console -run '^TestPluginAsAdminAndTenant$$' -count=1 -v -timeout 30m $(TEST_FLAGS)
 

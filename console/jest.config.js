@@ -4,7 +4,9 @@ module.exports = {
   testEnvironment: 'jsdom',
   roots: ['<rootDir>/src'],
   testMatch: ['**/*.test.ts?(x)'],
-  transform: { '^.+\\.tsx?$': ['ts-jest', { tsconfig: { jsx: 'react', esModuleInterop: true } }] },
+  transform: {
+    '^.+\\.tsx?$': ['ts-jest', { tsconfig: { jsx: 'react', esModuleInterop: true, resolveJsonModule: true } }],
+  },
   moduleNameMapper: { '\\.css$': '<rootDir>/src/__tests__/style-stub.js' },
   setupFiles: ['<rootDir>/src/__tests__/setup.ts'],
   setupFilesAfterEnv: ['@testing-library/jest-dom'],

@@ -13,15 +13,19 @@ export const explanationURL = (namespace: string, name: string): string =>
   `${hubProxy}/api/v1/namespaces/${encodeURIComponent(namespace)}/hostedclusterdeployments/${encodeURIComponent(name)}/explanation`;
 
 // scheduling.FilterResult, Evaluation, Candidate (the fields shown).
-export type FilterResult = { Filter: string; Passed: boolean; Detail: string };
-export type Evaluation = {
+export interface FilterResult {
+  Filter: string;
+  Passed: boolean;
+  Detail: string;
+}
+export interface Evaluation {
   Candidate: { Name: string; Load: number; Capacity: number; Cordoned?: boolean };
   Filters: FilterResult[] | null;
   Rank: number;
-};
+}
 
 // fleetview.Explanation (with scheduling.Explanation inside).
-export type Explanation = {
+export interface Explanation {
   Namespace: string;
   Name: string;
   Placement: string;
@@ -42,9 +46,12 @@ export type Explanation = {
     RunnerUp: string;
     Overtake: number;
   } | null;
-};
+}
 
-export type ExplanationAnswer = { explanation: Explanation; text: string };
+export interface ExplanationAnswer {
+  explanation: Explanation;
+  text: string;
+}
 
 // decision is the explanation's verdict in one sentence, as
 // RenderExplanation's DECISION line says it.
@@ -59,14 +66,14 @@ export const decision = (x: Explanation): string => {
   return `Bound to ${x.BoundTo}; scheduled now it would go to ${c}: the inputs changed since, and a binding never moves.`;
 };
 
-export type CandidateRow = {
+export interface CandidateRow {
   name: string;
   // rank: 1 is chosen; 0 when a filter rejects it.
   rank: number;
   load: string;
   // why not there: the failing filters with what each saw.
   failures: string[];
-};
+}
 
 // candidateRows are the candidates in the scheduler's name order, each
 // with the filters it fails.

@@ -3,23 +3,24 @@
 // api/v1alpha1/phase.go so that the console and the CLI agree; the names
 // below are the Go constants they mirror.
 
-export type Condition = {
+export interface Condition {
   type: string;
-  status: 'True' | 'False' | 'Unknown' | string;
+  // True, False or Unknown.
+  status: string;
   reason?: string;
   message?: string;
   lastTransitionTime?: string;
-};
+}
 
-export type Meta = {
+export interface Meta {
   name?: string;
   namespace?: string;
   uid?: string;
   labels?: Record<string, string>;
   deletionTimestamp?: string;
-};
+}
 
-export type HCD = {
+export interface HCD {
   metadata: Meta;
   spec?: {
     deletionPolicy?: string;
@@ -40,41 +41,44 @@ export type HCD = {
     managedCluster?: string;
     nodePools?: { name: string; replicas: number; readyReplicas: number }[];
   };
-};
+}
 
 // Release, ConditionalUpdate: api/v1alpha1 ReleaseStatus and
 // ConditionalUpdate (HyperShift's, carried by the agent).
-export type Release = { version?: string; image?: string };
-export type ConditionalUpdate = {
+export interface Release {
+  version?: string;
+  image?: string;
+}
+export interface ConditionalUpdate {
   release: Release;
   recommended?: string;
   reason?: string;
   message?: string;
   risks?: { name: string; message?: string }[];
-};
+}
 
 // NodePoolTemplate is the part of spec.nodePools[] the console reads and
 // scales (api/v1alpha1 NodePoolTemplate; spec is HyperShift's NodePoolSpec).
-export type NodePoolTemplate = {
+export interface NodePoolTemplate {
   name: string;
   spec?: { replicas?: number; autoScaling?: { min?: number; max?: number } };
-};
+}
 
-export type ManagedCluster = {
+export interface ManagedCluster {
   metadata: Meta;
   spec?: { taints?: { key: string; effect?: string; value?: string }[] };
   status?: { conditions?: Condition[]; clusterClaims?: { name: string; value: string }[] };
-};
+}
 
-export type ManagedClusterAddOn = {
+export interface ManagedClusterAddOn {
   metadata: Meta;
   status?: { conditions?: Condition[] };
-};
+}
 
-export type AddOnPlacementScore = {
+export interface AddOnPlacementScore {
   metadata: Meta;
   status?: { scores?: { name: string; value: number }[] };
-};
+}
 
 // pkg/addon.Name: the add-on, and the AddOnPlacementScore the agent writes.
 export const addOnName = 'hcp-fleet';
@@ -92,8 +96,7 @@ export const claimVersions = 'supported-versions.hostingcluster.hcpfleet.io';
 
 export const findCondition = (conds: Condition[] | undefined, type: string) =>
   (conds ?? []).find((c) => c.type === type);
-const isTrue = (conds: Condition[] | undefined, type: string) =>
-  findCondition(conds, type)?.status === 'True';
+const isTrue = (conds: Condition[] | undefined, type: string) => findCondition(conds, type)?.status === 'True';
 
 // phase is HostedClusterDeployment.Phase (api/v1alpha1/phase.go).
 export const phase = (hcd: HCD): string => {
@@ -123,8 +126,7 @@ export const version = (hcd: HCD): string => {
 const healthyWhenFalse = new Set(['Progressing', 'Degraded', 'UpgradeBlocked']);
 
 // good says whether a condition is in its healthy state.
-export const good = (c: Condition): boolean =>
-  (c.status === 'True') === !healthyWhenFalse.has(c.type);
+export const good = (c: Condition): boolean => (c.status === 'True') === !healthyWhenFalse.has(c.type);
 
 // problem is the first condition (other than Progressing) that is not as
 // wanted, "Type Reason: message" (fleetview.DeploymentOf), or "".
@@ -137,7 +139,7 @@ export const problem = (hcd: HCD): string => {
   return '';
 };
 
-export type Host = {
+export interface Host {
   name: string;
   available: string;
   cordoned: boolean;
@@ -154,7 +156,7 @@ export type Host = {
   // deployments are the HostedClusterDeployments bound to it that the
   // reader may see.
   deployments: string[];
-};
+}
 
 // addOnState follows fleetview.addOnState.
 export const addOnState = (mca?: ManagedClusterAddOn): { addOn: string; operator: string } => {
@@ -211,7 +213,7 @@ export const hosts = (
 
 // K8sEvent is a core/v1 Event, as the hub's controllers record them
 // (controller-runtime's recorder, source hcdstatus.EventSource).
-export type K8sEvent = {
+export interface K8sEvent {
   metadata: Meta;
   type?: string;
   reason?: string;
@@ -223,7 +225,7 @@ export type K8sEvent = {
   source?: { component?: string };
   reportingComponent?: string;
   involvedObject?: { kind?: string; name?: string; uid?: string };
-};
+}
 
 // eventFieldSelector selects the Events about one HostedClusterDeployment;
 // with its UID, not those of a deleted one of the same name.
@@ -240,7 +242,7 @@ export const eventTime = (e: K8sEvent): string => e.lastTimestamp || e.eventTime
 export const sortEvents = (events: K8sEvent[]): K8sEvent[] =>
   [...events].sort((a, b) => eventTime(b).localeCompare(eventTime(a)));
 
-export type NodePoolRow = {
+export interface NodePoolRow {
   name: string;
   // index in spec.nodePools, -1 for a pool only the status knows.
   index: number;
@@ -249,7 +251,7 @@ export type NodePoolRow = {
   autoscaling?: { min?: number; max?: number };
   replicas: number;
   ready: number;
-};
+}
 
 // nodePoolRows joins the pools the spec asks for with what the status
 // reports of them, in the spec's order.
@@ -272,7 +274,11 @@ export const nodePoolRows = (hcd: HCD): NodePoolRow[] => {
   return rows;
 };
 
-export type JSONPatchOp = { op: 'test' | 'add' | 'replace'; path: string; value: unknown };
+export interface JSONPatchOp {
+  op: 'test' | 'add' | 'replace';
+  path: string;
+  value: unknown;
+}
 
 // scalePatch sets one node pool's replicas, as the user: a JSON patch whose
 // test op fails the request if spec.nodePools changed order under the page,
@@ -290,7 +296,7 @@ export const parseReplicas = (text: string): number | undefined => {
 };
 
 // ReleaseRollout (api/v1alpha1/releaserollout_types.go), the part shown.
-export type ReleaseRollout = {
+export interface ReleaseRollout {
   metadata: Meta;
   spec?: { release?: { image?: string }; paused?: boolean; abort?: boolean };
   status?: {
@@ -306,11 +312,11 @@ export type ReleaseRollout = {
     failed?: number;
     hostedClusters?: { name: string; wave: number; state: string; reason?: string; message?: string }[];
   };
-};
+}
 
 // HostedClusterExtension (api/v1alpha1/hostedclusterextension_types.go),
 // the part shown.
-export type HostedClusterExtension = {
+export interface HostedClusterExtension {
   metadata: Meta;
   spec?: { strategy?: { type?: string; paused?: boolean } };
   status?: {
@@ -320,11 +326,24 @@ export type HostedClusterExtension = {
     updated?: number;
     available?: number;
     failed?: number;
-    hostedClusters?: { name: string; hostingCluster?: string; revision?: number; state?: string; currentPhase?: string; failure?: { message?: string } }[];
+    hostedClusters?: {
+      name: string;
+      hostingCluster?: string;
+      revision?: number;
+      state?: string;
+      currentPhase?: string;
+      failure?: { message?: string };
+    }[];
   };
-};
+}
 
-export type Progress = { value: number; of: number; state: string; reason: string; message: string };
+export interface Progress {
+  value: number;
+  of: number;
+  state: string;
+  reason: string;
+  message: string;
+}
 
 // rolloutProgress: done of selected, and the state the RolloutCompleted and
 // RolloutProgressing conditions give (their reasons: Completed, Paused,

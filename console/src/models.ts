@@ -42,3 +42,9 @@ export const HostedClusterExtensionModel: K8sGroupVersionKind = {
   version: 'v1alpha1',
   kind: 'HostedClusterExtension',
 };
+
+export const PlacementModel: K8sGroupVersionKind = {
+  group: 'cluster.open-cluster-management.io',
+  version: 'v1beta1',
+  kind: 'Placement',
+};

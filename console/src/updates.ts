@@ -8,7 +8,7 @@
 import type { HCD, JSONPatchOp } from './fleet';
 import type { Explanation } from './explain';
 
-export type UpdateRow = {
+export interface UpdateRow {
   version: string;
   image: string;
   // recommended: an available update; false for a conditional update the
@@ -18,7 +18,7 @@ export type UpdateRow = {
   // published: a ClusterImageSet on the hub publishes it; undefined while
   // the hub has not said (or could not read its ClusterImageSets).
   published?: boolean;
-};
+}
 
 export const updateRows = (hcd: HCD, updates?: Explanation['Updates']): UpdateRow[] => {
   const v = hcd.status?.version;
@@ -26,9 +26,16 @@ export const updateRows = (hcd: HCD, updates?: Explanation['Updates']): UpdateRo
   const published = (version: string) => (known ? (updates?.mayGoTo ?? []).includes(version) : undefined);
   const rows: UpdateRow[] = (v?.availableUpdates ?? [])
     .filter((r) => r.version && r.image)
-    .map((r) => ({ version: r.version ?? '', image: r.image ?? '', recommended: true, risks: [], published: published(r.version ?? '') }));
+    .map((r) => ({
+      version: r.version ?? '',
+      image: r.image ?? '',
+      recommended: true,
+      risks: [],
+      published: published(r.version ?? ''),
+    }));
   for (const cu of v?.conditionalUpdates ?? []) {
-    if (cu.recommended === 'True' || !cu.release?.version || rows.some((r) => r.version === cu.release.version)) continue;
+    if (cu.recommended === 'True' || !cu.release?.version || rows.some((r) => r.version === cu.release.version))
+      continue;
     const risks = (cu.risks ?? []).map((r) => r.name);
     rows.push({
       version: cu.release.version,

@@ -8,9 +8,11 @@
 //   node test/browser.mjs <baseURL> <identity> <screenshot dir> < pages.json
 //
 // pages.json: [{"name": "fleet", "path": "/hcpfleet/fleet", "waitFor": ["[data-test=hosts]"],
-//               "actions": [{"fill": [selector, text]}, {"click": selector}, {"waitFor": [selectors]}]}]
+//               "actions": [{"fill": [selector, text]}, {"select": [selector, value]}, {"click": selector},
+//                           {"waitFor": [selectors]}]}]
 // Actions run in order after the page's waitFor: fill replaces an input's
-// text as a user types it, click clicks, waitFor waits for the answer.
+// text as a user types it, select chooses an option of a <select>, click
+// clicks, waitFor waits for the answer.
 // stdout: [{"name", "text", "screenshot", "error"}]
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
@@ -52,16 +54,25 @@ try {
         () => document.body.dataset.pluginError || document.querySelector('[data-test=plugin-error]')?.textContent,
       );
       if (failed) r.error = `plugin did not load: ${failed}`;
-      for (const a of failed ? [] : p.actions ?? []) {
+      for (const a of failed ? [] : (p.actions ?? [])) {
         if (a.fill) {
           const [sel, text] = a.fill;
           await page.click(sel, { clickCount: 3 });
           await page.keyboard.press('Backspace');
           await page.type(sel, text);
         }
+        if (a.select) {
+          const [sel, value] = a.select;
+          const chosen = await page.select(sel, value);
+          if (!chosen.includes(value)) throw new Error(`${sel} offers no option ${value}`);
+        }
         if (a.click) await page.click(a.click);
         if (a.waitFor) {
-          await page.waitForFunction((sels) => sels.every((s) => document.querySelector(s)), { timeout, polling: 200 }, a.waitFor);
+          await page.waitForFunction(
+            (sels) => sels.every((s) => document.querySelector(s)),
+            { timeout, polling: 200 },
+            a.waitFor,
+          );
         }
       }
     } catch (e) {

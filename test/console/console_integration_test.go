@@ -21,6 +21,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
@@ -40,6 +41,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/consoleapi"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hostmodel"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/scheduling"
+	olmhub "github.com/hcp-fleet/hcp-fleet/pkg/olm/hub"
 )
 
 // The tenant is user alice in group team-a, bound to hcp-fleet:tenant in
@@ -144,6 +146,28 @@ func setUp(ctx context.Context) error {
 
 func hcdName(ns string) string { return strings.TrimPrefix(ns, "team-") + "-cluster" }
 
+// createdHCD is the deployment the tenant creates with the form.
+const createdHCD = "formed-cluster"
+
+// publishReleases serves Hive's ClusterImageSets on the hub, as ACM does,
+// with one release the built-in tenant policy allows and one from another
+// registry, which it does not.
+func publishReleases(ctx context.Context, t *testing.T) {
+	t.Helper()
+	env.ServeClusterImageSets(t)
+	for name, image := range map[string]string{
+		"img4.18.5-multi-appsub": fleettest.Release,
+		"elsewhere-4.18.5":       "registry.example.com/ocp-release:4.18.5-multi",
+	} {
+		u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"releaseImage": image}}}
+		u.SetGroupVersionKind(olmhub.ClusterImageSetGVK)
+		u.SetName(name)
+		if err := admin.Create(ctx, u); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
+}
+
 // page is one page the browser visits, the selectors whose presence says
 // its data (or the API server's refusal) arrived, and what the user then
 // does on it.
@@ -155,10 +179,12 @@ type page struct {
 }
 
 // action is one step of a user on a page, in order: replace an input's
-// text (Fill: selector, text), click, or wait for selectors (the positive
-// signal that the step's answer arrived).
+// text (Fill: selector, text), choose an option of a select (Select:
+// selector, value), click, or wait for selectors (the positive signal that
+// the step's answer arrived).
 type action struct {
 	Fill    []string `json:"fill,omitempty"`
+	Select  []string `json:"select,omitempty"`
 	Click   string   `json:"click,omitempty"`
 	WaitFor []string `json:"waitFor,omitempty"`
 }
@@ -265,6 +291,24 @@ func TestPluginAsAdminAndTenant(t *testing.T) {
 		contains(t, got["hcd"], "Why not there", "Bound to "+a.Status.HostingCluster, "cluster-1", "DECISION: ")
 	})
 
+	// The create form offers the releases ClusterImageSets publish that
+	// the tenant's policy (the built-in one: the official repository)
+	// allows.
+	publishReleases(ctx, t)
+	createPath := "/hcpfleet/ns/" + tenantNS + "/create-hostedclusterdeployment"
+	createReady := []string{"[data-test=create-form]", `[data-test=create-release] option[value="` + fleettest.Release + `"]`,
+		"[data-test=create-placement] option[value=hosts]", "[data-test=create-platform] option[value=None]"}
+	create := func(name string, answer string) []action {
+		return []action{
+			{Fill: []string{"[data-test=create-name]", name}},
+			{Select: []string{"[data-test=create-platform]", "None"}},
+			{Fill: []string{"[data-test=create-baseDomain]", "example.com"}},
+			{Fill: []string{"[data-test=create-pullSecret]", `{"auths":{}}`}},
+			{Click: "[data-test=create-submit]"},
+			{WaitFor: []string{answer}},
+		}
+	}
+
 	t.Run("tenant", func(t *testing.T) {
 		got := browse(t, Identity{User: tenantUser, Groups: []string{tenantNS, "system:authenticated"}}, "tenant", shots, plugin, hubProxy(tenantToken), []page{
 			{"fleet", "/hcpfleet/fleet", []string{"[data-test=load-error]"}, nil},
@@ -283,6 +327,13 @@ func TestPluginAsAdminAndTenant(t *testing.T) {
 				{Click: "[data-test=scale-" + pool + "]"},
 				{WaitFor: []string{"[data-test=scaled-" + pool + "]"}},
 			}},
+			// The tenant creates a deployment with the form (as alice,
+			// who may not read the policy or the ClusterImageSets), then
+			// one named like her existing one, which the API server
+			// refuses; the list shows the new one.
+			{"create", createPath, createReady, create(createdHCD, "[data-test=created]")},
+			{"create-refused", createPath, createReady, create(a.Name, "[data-test=create-error]")},
+			{"hcds-created", "/hcpfleet/ns/" + tenantNS + "/hostedclusterdeployments", []string{"[data-test=hcd-" + createdHCD + "]"}, nil},
 		})
 		contains(t, got["fleet"], `User "alice" cannot list resource "managedclusters"`)
 		absent(t, got["fleet"], "cluster-1", "Cordoned")
@@ -299,6 +350,27 @@ func TestPluginAsAdminAndTenant(t *testing.T) {
 		contains(t, got["rollouts"], rolloutName, rolloutState)
 		contains(t, got["rollouts-all"], `cannot list resource "releaserollouts"`, `cannot list resource "hostedclusterextensions"`)
 		contains(t, got["hcd-scale"], "requested 3")
+		contains(t, got["create"], "Created "+createdHCD, "the built-in default tenant policy")
+		contains(t, got["create-refused"], `hostedclusterdeployments.hcpfleet.io "`+a.Name+`" already exists`)
+		contains(t, got["hcds-created"], createdHCD, a.Name)
+		// What the form sent reached the hub as alice's: the deployment on
+		// the offered release and Placement, and its pull secret, owned by
+		// it.
+		created := &v1alpha1.HostedClusterDeployment{}
+		if err := admin.Get(ctx, types.NamespacedName{Namespace: tenantNS, Name: createdHCD}, created); err != nil {
+			t.Fatal(err)
+		}
+		if created.Spec.Placement != "hosts" || created.Spec.HostedCluster.Spec.Release.Image != fleettest.Release ||
+			created.Spec.HostedCluster.Spec.PullSecret.Name != createdHCD+"-pull-secret" {
+			t.Errorf("created %+v", created.Spec)
+		}
+		secret := &corev1.Secret{}
+		if err := admin.Get(ctx, types.NamespacedName{Namespace: tenantNS, Name: createdHCD + "-pull-secret"}, secret); err != nil {
+			t.Fatal(err)
+		}
+		if refs := secret.OwnerReferences; len(refs) != 1 || refs[0].UID != created.UID || secret.Type != corev1.SecretTypeDockerConfigJson {
+			t.Errorf("pull secret %s owned by %+v, want %s's uid %s", secret.Type, refs, createdHCD, created.UID)
+		}
 		// The patch reached the hub as the tenant's: the spec says 3.
 		poll.Until(t, time.Minute, "the scaled node pool in the spec", func(ctx context.Context) error {
 			h := &v1alpha1.HostedClusterDeployment{}

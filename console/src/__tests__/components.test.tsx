@@ -16,14 +16,33 @@ jest.mock('@openshift-console/dynamic-plugin-sdk', () => {
   const R = jest.requireActual('react');
   return {
     useK8sWatchResource: jest.fn(),
-    useK8sModel: jest.fn(() => [{ apiGroup: 'hcpfleet.io', apiVersion: 'v1alpha1', kind: 'HostedClusterDeployment', plural: 'hostedclusterdeployments', namespaced: true }, false]),
+    useK8sModel: jest.fn(() => [
+      {
+        apiGroup: 'hcpfleet.io',
+        apiVersion: 'v1alpha1',
+        kind: 'HostedClusterDeployment',
+        plural: 'hostedclusterdeployments',
+        namespaced: true,
+      },
+      false,
+    ]),
     k8sPatch: jest.fn(),
     // The hub's explanation (explain.test.tsx tests it): pending here.
     consoleFetchJSON: jest.fn(() => new Promise(() => undefined)),
-    ResourceLink: ({ groupVersionKind: g, name, namespace }: { groupVersionKind: { group?: string; version: string; kind: string }; name: string; namespace?: string }) =>
+    ResourceLink: ({
+      groupVersionKind: g,
+      name,
+      namespace,
+    }: {
+      groupVersionKind: { group?: string; version: string; kind: string };
+      name: string;
+      namespace?: string;
+    }) =>
       R.createElement(
         'a',
-        { href: `/k8s/${namespace ? `ns/${namespace}` : 'cluster'}/${g.group ? `${g.group}~${g.version}~${g.kind}` : `${g.kind.toLowerCase()}s`}/${name}` },
+        {
+          href: `/k8s/${namespace ? `ns/${namespace}` : 'cluster'}/${g.group ? `${g.group}~${g.version}~${g.kind}` : `${g.kind.toLowerCase()}s`}/${name}`,
+        },
         name,
       ),
   };
@@ -33,7 +52,9 @@ const patch = k8sPatch as jest.Mock;
 
 type Answer = [unknown, boolean, unknown];
 const answer = (byKind: Record<string, Answer>) =>
-  watch.mockImplementation((r: { groupVersionKind: { kind: string } }) => byKind[r.groupVersionKind.kind] ?? [[], true, undefined]);
+  watch.mockImplementation(
+    (r: { groupVersionKind: { kind: string } }) => byKind[r.groupVersionKind.kind] ?? [[], true, undefined],
+  );
 
 const forbidden = (what: string) => ({
   message: 'Forbidden',
@@ -57,7 +78,11 @@ beforeEach(() => {
 describe('FleetOverview', () => {
   it('shows each management cluster with capacity, cordon, add-on and its hosted clusters', () => {
     answer({
-      ManagedCluster: [[cluster('mc-1'), cluster('mc-2', { spec: { taints: [{ key: 'hcpfleet.io/unschedulable' }] } })], true, undefined],
+      ManagedCluster: [
+        [cluster('mc-1'), cluster('mc-2', { spec: { taints: [{ key: 'hcpfleet.io/unschedulable' }] } })],
+        true,
+        undefined,
+      ],
       ManagedClusterAddOn: [[addOn('mc-1')], true, undefined],
       AddOnPlacementScore: [[score('mc-1', 7)], true, undefined],
       HostedClusterDeployment: [[hcd('team-a', 'one')], true, undefined],
@@ -98,7 +123,11 @@ describe('HCDList', () => {
 
   it('shows the API server refusal for all namespaces', () => {
     answer({ HostedClusterDeployment: [[], false, forbidden('hostedclusterdeployments.hcpfleet.io')] });
-    at('/hcpfleet/all-namespaces/hostedclusterdeployments', '/hcpfleet/all-namespaces/hostedclusterdeployments', <HCDList />);
+    at(
+      '/hcpfleet/all-namespaces/hostedclusterdeployments',
+      '/hcpfleet/all-namespaces/hostedclusterdeployments',
+      <HCDList />,
+    );
     expect(watch).toHaveBeenCalledWith(expect.objectContaining({ namespace: undefined }));
     expect(screen.getByTestId('load-error')).toHaveTextContent('is forbidden');
   });
@@ -107,7 +136,11 @@ describe('HCDList', () => {
 describe('HCDDetails', () => {
   it('shows host, version, kubeconfig Secret, node pools and every condition with reason and message', () => {
     answer({ HostedClusterDeployment: [hcd('team-a', 'one'), true, undefined] });
-    at('/hcpfleet/ns/team-a/hostedclusterdeployments/one', '/hcpfleet/ns/:ns/hostedclusterdeployments/:name', <HCDDetails />);
+    at(
+      '/hcpfleet/ns/team-a/hostedclusterdeployments/one',
+      '/hcpfleet/ns/:ns/hostedclusterdeployments/:name',
+      <HCDDetails />,
+    );
     expect(watch).toHaveBeenCalledWith(expect.objectContaining({ namespace: 'team-a', name: 'one' }));
     expect(screen.getByTestId('field-Host')).toHaveTextContent('mc-1');
     expect(screen.getByTestId('field-Kubeconfig Secret')).toHaveTextContent('one-admin-kubeconfig');
@@ -120,29 +153,44 @@ describe('HCDDetails', () => {
 
   it('links the imported ManagedCluster and the kubeconfig Secret to their console pages', () => {
     answer({ HostedClusterDeployment: [hcd('team-a', 'one'), true, undefined] });
-    at('/hcpfleet/ns/team-a/hostedclusterdeployments/one', '/hcpfleet/ns/:ns/hostedclusterdeployments/:name', <HCDDetails />);
+    at(
+      '/hcpfleet/ns/team-a/hostedclusterdeployments/one',
+      '/hcpfleet/ns/:ns/hostedclusterdeployments/:name',
+      <HCDDetails />,
+    );
     expect(within(screen.getByTestId('field-Imported as')).getByRole('link', { name: 'team-a-one' })).toHaveAttribute(
       'href',
       '/k8s/cluster/cluster.open-cluster-management.io~v1~ManagedCluster/team-a-one',
     );
-    expect(within(screen.getByTestId('field-Kubeconfig Secret')).getByRole('link', { name: 'one-admin-kubeconfig' })).toHaveAttribute(
-      'href',
-      '/k8s/ns/team-a/secrets/one-admin-kubeconfig',
-    );
+    expect(
+      within(screen.getByTestId('field-Kubeconfig Secret')).getByRole('link', { name: 'one-admin-kubeconfig' }),
+    ).toHaveAttribute('href', '/k8s/ns/team-a/secrets/one-admin-kubeconfig');
   });
 
   it('lists the Events about this deployment, newest first', () => {
     answer({
       HostedClusterDeployment: [hcd('team-a', 'one'), true, undefined],
-      Event: [[event('team-a', 'one', 'Scheduled', '2026-01-01T10:00:00Z'), event('team-a', 'one', 'Imported', '2026-01-01T11:00:00Z', 'Warning')], true, undefined],
+      Event: [
+        [
+          event('team-a', 'one', 'Scheduled', '2026-01-01T10:00:00Z'),
+          event('team-a', 'one', 'Imported', '2026-01-01T11:00:00Z', 'Warning'),
+        ],
+        true,
+        undefined,
+      ],
     });
-    at('/hcpfleet/ns/team-a/hostedclusterdeployments/one', '/hcpfleet/ns/:ns/hostedclusterdeployments/:name', <HCDDetails />);
+    at(
+      '/hcpfleet/ns/team-a/hostedclusterdeployments/one',
+      '/hcpfleet/ns/:ns/hostedclusterdeployments/:name',
+      <HCDDetails />,
+    );
     expect(watch).toHaveBeenCalledWith(
       expect.objectContaining({
         groupVersionKind: { version: 'v1', kind: 'Event' },
         namespace: 'team-a',
         isList: true,
-        fieldSelector: 'involvedObject.kind=HostedClusterDeployment,involvedObject.name=one,involvedObject.uid=uid-team-a-one',
+        fieldSelector:
+          'involvedObject.kind=HostedClusterDeployment,involvedObject.name=one,involvedObject.uid=uid-team-a-one',
       }),
     );
     const rows = within(screen.getByTestId('events')).getAllByRole('row').slice(1);
@@ -155,7 +203,11 @@ describe('HCDDetails', () => {
       HostedClusterDeployment: [hcd('team-a', 'one'), true, undefined],
       Event: [[], false, forbidden('events')],
     });
-    at('/hcpfleet/ns/team-a/hostedclusterdeployments/one', '/hcpfleet/ns/:ns/hostedclusterdeployments/:name', <HCDDetails />);
+    at(
+      '/hcpfleet/ns/team-a/hostedclusterdeployments/one',
+      '/hcpfleet/ns/:ns/hostedclusterdeployments/:name',
+      <HCDDetails />,
+    );
     expect(screen.getByTestId('load-error')).toHaveTextContent('events is forbidden');
   });
 
@@ -163,7 +215,11 @@ describe('HCDDetails', () => {
     const one = hcd('team-a', 'one');
     answer({ HostedClusterDeployment: [one, true, undefined] });
     patch.mockResolvedValue(one);
-    at('/hcpfleet/ns/team-a/hostedclusterdeployments/one', '/hcpfleet/ns/:ns/hostedclusterdeployments/:name', <HCDDetails />);
+    at(
+      '/hcpfleet/ns/team-a/hostedclusterdeployments/one',
+      '/hcpfleet/ns/:ns/hostedclusterdeployments/:name',
+      <HCDDetails />,
+    );
     // An autoscaled pool has no scale action: HyperShift's autoscaler owns its replicas.
     expect(screen.getByTestId('nodepool-one-auto')).toHaveTextContent('autoscaling 1–3');
     expect(screen.queryByTestId('scale-one-auto')).toBeNull();
@@ -186,8 +242,15 @@ describe('HCDDetails', () => {
 
   it('shows the API server refusal of a scale', async () => {
     answer({ HostedClusterDeployment: [hcd('team-a', 'one'), true, undefined] });
-    patch.mockRejectedValue({ message: 'Forbidden', json: { message: 'hostedclusterdeployments.hcpfleet.io "one" is forbidden: User "bob" cannot patch' } });
-    at('/hcpfleet/ns/team-a/hostedclusterdeployments/one', '/hcpfleet/ns/:ns/hostedclusterdeployments/:name', <HCDDetails />);
+    patch.mockRejectedValue({
+      message: 'Forbidden',
+      json: { message: 'hostedclusterdeployments.hcpfleet.io "one" is forbidden: User "bob" cannot patch' },
+    });
+    at(
+      '/hcpfleet/ns/team-a/hostedclusterdeployments/one',
+      '/hcpfleet/ns/:ns/hostedclusterdeployments/:name',
+      <HCDDetails />,
+    );
     fireEvent.change(screen.getByTestId('scale-input-one-workers'), { target: { value: '3' } });
     fireEvent.click(screen.getByTestId('scale-one-workers'));
     await waitFor(() => expect(screen.getByTestId('scale-error-one-workers')).toHaveTextContent('cannot patch'));
@@ -201,7 +264,13 @@ describe('Rollouts', () => {
       HostedClusterExtension: [[extension('team-a', 'logging')], true, undefined],
     });
     at('/hcpfleet/ns/team-a/rollouts', '/hcpfleet/ns/:ns/rollouts', <Rollouts />);
-    expect(watch).toHaveBeenCalledWith(expect.objectContaining({ groupVersionKind: expect.objectContaining({ kind: 'ReleaseRollout' }), namespace: 'team-a', isList: true }));
+    expect(watch).toHaveBeenCalledWith(
+      expect.objectContaining({
+        groupVersionKind: expect.objectContaining({ kind: 'ReleaseRollout' }),
+        namespace: 'team-a',
+        isList: true,
+      }),
+    );
     const rr = screen.getByTestId('rollout-to-4-18-6');
     expect(rr).toHaveTextContent('ocp-release:4.18.6-multi');
     expect(rr).toHaveTextContent('1 of 4 done');

@@ -60,16 +60,27 @@ describe('explanation view functions', () => {
   });
 
   it('says the decision as explain does', () => {
-    expect(decision(explanation())).toBe('Bound to mc-1, which the scheduler would choose again now (strategy Spread).');
+    expect(decision(explanation())).toBe(
+      'Bound to mc-1, which the scheduler would choose again now (strategy Spread).',
+    );
     expect(decision(explanation({ BoundTo: '' }))).toBe('The scheduler chooses mc-1 (strategy Spread).');
     expect(decision(explanation({ BoundTo: 'mc-3' }))).toContain('Bound to mc-3; scheduled now it would go to mc-1');
     const none = explanation({ BoundTo: '' });
-    none.Scheduling!.Decision.Cluster = '';
+    none.Scheduling.Decision.Cluster = '';
     expect(decision(none)).toContain('No management cluster fits');
     expect(
-      decision(explanation({ Scheduling: null, BoundTo: '', Reason: 'NoPlacementDecisions', Message: 'Placement team-a/hosts selects no cluster' })),
+      decision(
+        explanation({
+          Scheduling: null,
+          BoundTo: '',
+          Reason: 'NoPlacementDecisions',
+          Message: 'Placement team-a/hosts selects no cluster',
+        }),
+      ),
     ).toBe('No candidates: NoPlacementDecisions: Placement team-a/hosts selects no cluster');
-    expect(decision(explanation({ Scheduling: null, Recovery: 'its binding is recovered' }))).toBe('its binding is recovered');
+    expect(decision(explanation({ Scheduling: null, Recovery: 'its binding is recovered' }))).toBe(
+      'its binding is recovered',
+    );
   });
 
   it('lists each candidate with the filters it fails', () => {
@@ -85,12 +96,17 @@ const Explained: React.FC<{ hcd: HCD }> = ({ hcd }) => <HCDExplanation state={us
 
 describe('HCDExplanation', () => {
   it("shows the hub's decision, the candidates and explain's text", async () => {
-    fetchJSON.mockResolvedValue({ explanation: explanation(), text: 'HostedClusterDeployment team-a/one\nDECISION: mc-1' });
+    fetchJSON.mockResolvedValue({
+      explanation: explanation(),
+      text: 'HostedClusterDeployment team-a/one\nDECISION: mc-1',
+    });
     render(<Explained hcd={hcd('team-a', 'one')} />);
     expect(await screen.findByTestId('explanation-decision')).toHaveTextContent('Bound to mc-1');
     expect(fetchJSON).toHaveBeenCalledWith(explanationURL('team-a', 'one'));
     expect(within(screen.getByTestId('candidate-mc-1')).getByText('fits')).toBeInTheDocument();
-    expect(within(screen.getByTestId('candidate-mc-2')).getByText('cordoned: the fleet admin cordoned it; full: 2/2')).toBeInTheDocument();
+    expect(
+      within(screen.getByTestId('candidate-mc-2')).getByText('cordoned: the fleet admin cordoned it; full: 2/2'),
+    ).toBeInTheDocument();
     expect(screen.getByTestId('explanation-text')).toHaveTextContent('DECISION: mc-1');
   });
 
@@ -106,10 +122,15 @@ describe('HCDExplanation', () => {
     fetchJSON.mockRejectedValue({
       message: 'Forbidden',
       code: 403,
-      json: { message: 'hostedclusterdeployments.hcpfleet.io "one" is forbidden: User "bob" cannot get resource "hostedclusterdeployments"' },
+      json: {
+        message:
+          'hostedclusterdeployments.hcpfleet.io "one" is forbidden: User "bob" cannot get resource "hostedclusterdeployments"',
+      },
     });
     render(<Explained hcd={hcd('team-a', 'one')} />);
-    expect(await screen.findByTestId('load-error')).toHaveTextContent('User "bob" cannot get resource "hostedclusterdeployments"');
+    expect(await screen.findByTestId('load-error')).toHaveTextContent(
+      'User "bob" cannot get resource "hostedclusterdeployments"',
+    );
     expect(screen.queryByTestId('candidates')).toBeNull();
   });
 });

@@ -1,5 +1,13 @@
 // Hub objects as the API server returns them, for the unit tests.
-import type { HCD, HostedClusterExtension, K8sEvent, ManagedCluster, ManagedClusterAddOn, AddOnPlacementScore, ReleaseRollout } from '../fleet';
+import type {
+  HCD,
+  HostedClusterExtension,
+  K8sEvent,
+  ManagedCluster,
+  ManagedClusterAddOn,
+  AddOnPlacementScore,
+  ReleaseRollout,
+} from '../fleet';
 
 export const cluster = (name: string, extra: Partial<ManagedCluster> = {}): ManagedCluster => ({
   metadata: { name },
@@ -105,7 +113,14 @@ export const extension = (ns: string, name: string): HostedClusterExtension => (
     ],
     hostedClusters: [
       { name: 'one', hostingCluster: 'mc-1', revision: 2, state: 'Available' },
-      { name: 'two', hostingCluster: 'mc-1', revision: 2, state: 'Failed', currentPhase: 'deploy', failure: { message: 'probe failed' } },
+      {
+        name: 'two',
+        hostingCluster: 'mc-1',
+        revision: 2,
+        state: 'Failed',
+        currentPhase: 'deploy',
+        failure: { message: 'probe failed' },
+      },
     ],
   },
 });

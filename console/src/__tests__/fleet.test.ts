@@ -1,4 +1,17 @@
-import { extensionProgress, percent, rolloutProgress, eventFieldSelector, hosts, nodePoolRows, parseReplicas, phase, problem, scalePatch, sortEvents, version } from '../fleet';
+import {
+  extensionProgress,
+  percent,
+  rolloutProgress,
+  eventFieldSelector,
+  hosts,
+  nodePoolRows,
+  parseReplicas,
+  phase,
+  problem,
+  scalePatch,
+  sortEvents,
+  version,
+} from '../fleet';
 import { addOn, cluster, event, extension, hcd, rollout, score } from './fixtures';
 
 describe('phase (api/v1alpha1/phase.go)', () => {
@@ -15,9 +28,9 @@ describe('phase (api/v1alpha1/phase.go)', () => {
     h.status.conditions.push({ type: 'Degraded', status: 'True' });
     expect(phase(h)).toBe('Degraded');
     expect(phase({ ...h, metadata: { ...h.metadata, deletionTimestamp: 'x' } })).toBe('Deleting');
-    expect(phase({ ...h, spec: { deletionPolicy: 'Orphan' }, metadata: { ...h.metadata, deletionTimestamp: 'x' } })).toBe(
-      'Orphaning',
-    );
+    expect(
+      phase({ ...h, spec: { deletionPolicy: 'Orphan' }, metadata: { ...h.metadata, deletionTimestamp: 'x' } }),
+    ).toBe('Orphaning');
   });
 });
 
@@ -32,7 +45,9 @@ describe('version and problem (pkg/fleetview)', () => {
 
 describe('hosts', () => {
   it('joins add-on, score, cordon and deployments, and leaves imported hosted clusters out', () => {
-    const imported = cluster('team-a-one', { metadata: { name: 'team-a-one', labels: { 'hcpfleet.io/hcd-name': 'one' } } });
+    const imported = cluster('team-a-one', {
+      metadata: { name: 'team-a-one', labels: { 'hcpfleet.io/hcd-name': 'one' } },
+    });
     const cordoned = cluster('mc-2', { spec: { taints: [{ key: 'hcpfleet.io/unschedulable', effect: 'NoSelect' }] } });
     const got = hosts(
       [cordoned, imported, cluster('mc-1')],
@@ -82,8 +97,12 @@ describe('node pools', () => {
 describe('events', () => {
   it('selects the events of this deployment by kind, name and UID', () => {
     const h = hcd('a', 'b');
-    expect(eventFieldSelector(h)).toBe('involvedObject.kind=HostedClusterDeployment,involvedObject.name=b,involvedObject.uid=uid-a-b');
-    expect(eventFieldSelector({ ...h, metadata: { name: 'b' } })).toBe('involvedObject.kind=HostedClusterDeployment,involvedObject.name=b');
+    expect(eventFieldSelector(h)).toBe(
+      'involvedObject.kind=HostedClusterDeployment,involvedObject.name=b,involvedObject.uid=uid-a-b',
+    );
+    expect(eventFieldSelector({ ...h, metadata: { name: 'b' } })).toBe(
+      'involvedObject.kind=HostedClusterDeployment,involvedObject.name=b',
+    );
   });
   it('puts the newest first', () => {
     const old = event('a', 'b', 'Old', '2026-01-01T00:00:00Z');
@@ -95,14 +114,26 @@ describe('events', () => {
 describe('rollouts', () => {
   it('counts done of selected and takes the state from the conditions', () => {
     const rr = rollout('a', 'r');
-    expect(rolloutProgress(rr)).toEqual({ value: 1, of: 4, state: 'WaveInProgress', reason: 'WaveInProgress', message: 'wave 1 of 3' });
+    expect(rolloutProgress(rr)).toEqual({
+      value: 1,
+      of: 4,
+      state: 'WaveInProgress',
+      reason: 'WaveInProgress',
+      message: 'wave 1 of 3',
+    });
     expect(percent(rolloutProgress(rr))).toBe(25);
     rr.status.conditions = [{ type: 'RolloutCompleted', status: 'True', reason: 'Completed', message: 'all done' }];
     expect(rolloutProgress(rr).state).toBe('Completed');
-    expect(rolloutProgress({ metadata: { name: 'new' } })).toEqual({ value: 0, of: 0, state: 'Pending', reason: '', message: '' });
+    expect(rolloutProgress({ metadata: { name: 'new' } })).toEqual({
+      value: 0,
+      of: 0,
+      state: 'Pending',
+      reason: '',
+      message: '',
+    });
     expect(percent(rolloutProgress({ metadata: { name: 'new' } }))).toBe(0);
   });
-  it('puts an extension\'s Degraded over Progressing and Available', () => {
+  it("puts an extension's Degraded over Progressing and Available", () => {
     const hce = extension('a', 'e');
     expect(extensionProgress(hce)).toMatchObject({ value: 1, of: 2, state: 'Degraded', reason: 'ProbeFailed' });
     hce.status.conditions = [{ type: 'Available', status: 'True', reason: 'AllAvailable' }];

@@ -9,7 +9,16 @@ import { hcd } from './fixtures';
 
 jest.mock('@openshift-console/dynamic-plugin-sdk', () => ({
   k8sPatch: jest.fn(),
-  useK8sModel: jest.fn(() => [{ apiGroup: 'hcpfleet.io', apiVersion: 'v1alpha1', kind: 'HostedClusterDeployment', plural: 'hostedclusterdeployments', namespaced: true }, false]),
+  useK8sModel: jest.fn(() => [
+    {
+      apiGroup: 'hcpfleet.io',
+      apiVersion: 'v1alpha1',
+      kind: 'HostedClusterDeployment',
+      plural: 'hostedclusterdeployments',
+      namespaced: true,
+    },
+    false,
+  ]),
 }));
 const patch = k8sPatch as jest.Mock;
 
@@ -51,7 +60,13 @@ describe('update view functions', () => {
     expect(updateRows(withUpdates(), hubSays)).toEqual([
       { version: '4.18.9', image: image('4.18.9'), recommended: true, risks: [], published: true },
       { version: '4.18.7', image: image('4.18.7'), recommended: true, risks: [], published: false },
-      { version: '4.18.11', image: image('4.18.11'), recommended: false, risks: ['EtcdSlow', 'OVNDrops'], published: undefined },
+      {
+        version: '4.18.11',
+        image: image('4.18.11'),
+        recommended: false,
+        risks: ['EtcdSlow', 'OVNDrops'],
+        published: undefined,
+      },
     ]);
   });
 
@@ -59,7 +74,9 @@ describe('update view functions', () => {
     expect(updateRows(withUpdates(), hubSays).map(canUpgrade)).toEqual([true, false, false]);
     // The hub has not answered, or could not read its ClusterImageSets.
     expect(updateRows(withUpdates(), undefined).map(canUpgrade)).toEqual([false, false, false]);
-    expect(updateRows(withUpdates(), { ...hubSays, imageSetsUnknown: 'ClusterImageSets not readable' }).map(canUpgrade)).toEqual([false, false, false]);
+    expect(
+      updateRows(withUpdates(), { ...hubSays, imageSetsUnknown: 'ClusterImageSets not readable' }).map(canUpgrade),
+    ).toEqual([false, false, false]);
     expect(updateRows(hcd('team-a', 'one'), hubSays)).toEqual([]);
   });
 
@@ -76,12 +93,16 @@ describe('HCDUpdates', () => {
     patch.mockResolvedValue({});
     const h = withUpdates();
     render(<HCDUpdates hcd={h} updates={hubSays} />);
-    expect(within(screen.getByTestId('update-4.18.7')).getByText('no ClusterImageSet on the hub publishes it')).toBeInTheDocument();
+    expect(
+      within(screen.getByTestId('update-4.18.7')).getByText('no ClusterImageSet on the hub publishes it'),
+    ).toBeInTheDocument();
     expect(within(screen.getByTestId('update-4.18.11')).getByText('no: EtcdSlow, OVNDrops')).toBeInTheDocument();
     expect(screen.queryByTestId('upgrade-4.18.7')).toBeNull();
     fireEvent.click(screen.getByTestId('upgrade-4.18.9'));
     expect(await screen.findByTestId('upgraded-4.18.9')).toHaveTextContent('requested 4.18.9');
-    expect(patch).toHaveBeenCalledWith(expect.objectContaining({ resource: h, data: upgradePatch(h, image('4.18.9')) }));
+    expect(patch).toHaveBeenCalledWith(
+      expect.objectContaining({ resource: h, data: upgradePatch(h, image('4.18.9')) }),
+    );
   });
 
   it("shows the API server's refusal", async () => {

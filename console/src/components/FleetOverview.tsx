@@ -4,80 +4,74 @@
 // may not list ManagedClusters: the API server refuses, and the page says so.
 import * as React from 'react';
 import { Link } from 'react-router';
-import { useK8sWatchResource } from '@openshift-console/dynamic-plugin-sdk';
 import { Label, PageSection, Spinner, Title } from '@patternfly/react-core';
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
 import { AddOnPlacementScoreModel, HCDModel, ManagedClusterAddOnModel, ManagedClusterModel } from '../models';
-import {
-  hosts,
-  type AddOnPlacementScore,
-  type HCD,
-  type ManagedCluster,
-  type ManagedClusterAddOn,
-} from '../fleet';
-import { LoadError } from './common';
+import { hosts, type AddOnPlacementScore, type HCD, type ManagedCluster, type ManagedClusterAddOn } from '../fleet';
+import { LoadError, useT, useWatch } from './common';
 
 const FleetOverview: React.FC = () => {
-  const [clusters, clustersLoaded, clustersError] = useK8sWatchResource<ManagedCluster[]>({
+  const t = useT();
+  const [clusters, clustersLoaded, clustersError] = useWatch<ManagedCluster[]>({
     groupVersionKind: ManagedClusterModel,
     isList: true,
   });
-  const [addOns] = useK8sWatchResource<ManagedClusterAddOn[]>({
+  const [addOns] = useWatch<ManagedClusterAddOn[]>({
     groupVersionKind: ManagedClusterAddOnModel,
     isList: true,
   });
-  const [scores] = useK8sWatchResource<AddOnPlacementScore[]>({
+  const [scores] = useWatch<AddOnPlacementScore[]>({
     groupVersionKind: AddOnPlacementScoreModel,
     isList: true,
   });
-  const [hcds, , hcdsError] = useK8sWatchResource<HCD[]>({ groupVersionKind: HCDModel, isList: true });
+  const [hcds, , hcdsError] = useWatch<HCD[]>({ groupVersionKind: HCDModel, isList: true });
   const rows = React.useMemo(
-    () => hosts(clusters ?? [], addOns ?? [], scores ?? [], hcdsError ? [] : hcds ?? []),
+    () => hosts(clusters ?? [], addOns ?? [], scores ?? [], hcdsError ? [] : (hcds ?? [])),
     [clusters, addOns, scores, hcds, hcdsError],
   );
   return (
     <PageSection>
-      <Title headingLevel="h1">Hosted control plane fleet</Title>
+      <Title headingLevel="h1">{t('Hosted control plane fleet')}</Title>
       {clustersError ? (
-        <LoadError what="the management clusters" error={clustersError} />
+        <LoadError what={t('the management clusters')} error={clustersError} />
       ) : !clustersLoaded ? (
-        <Spinner aria-label="Loading management clusters" />
+        <Spinner aria-label={t('Loading management clusters')} />
       ) : (
-        <Table aria-label="Management clusters" variant="compact" data-test="hosts">
+        <Table aria-label={t('Management clusters')} variant="compact" data-test="hosts">
           <Thead>
             <Tr>
-              <Th>Name</Th>
-              <Th>Available</Th>
-              <Th>Add-on</Th>
-              <Th>HyperShift operator</Th>
-              <Th>Hosted / capacity</Th>
-              <Th>Free score</Th>
-              <Th>Platforms</Th>
-              <Th>Versions</Th>
-              <Th>Hosted clusters</Th>
+              <Th>{t('Name')}</Th>
+              <Th>{t('Available')}</Th>
+              <Th>{t('Add-on')}</Th>
+              <Th>{t('HyperShift operator')}</Th>
+              <Th>{t('Hosted / capacity')}</Th>
+              <Th>{t('Free score')}</Th>
+              <Th>{t('Platforms')}</Th>
+              <Th>{t('Versions')}</Th>
+              <Th>{t('Hosted clusters')}</Th>
             </Tr>
           </Thead>
           <Tbody>
             {rows.map((h) => (
               <Tr key={h.name} data-test={`host-${h.name}`}>
-                <Td dataLabel="Name">{h.name}</Td>
-                <Td dataLabel="Available">
+                <Td dataLabel={t('Name')}>{h.name}</Td>
+                <Td dataLabel={t('Available')}>
                   {h.available}
                   {h.cordoned && (
                     <Label color="orange" isCompact data-test="cordoned">
-                      Cordoned
+                      {t('Cordoned')}
                     </Label>
                   )}
                 </Td>
-                <Td dataLabel="Add-on">{h.addOn}</Td>
-                <Td dataLabel="HyperShift operator">{h.operator}</Td>
-                <Td dataLabel="Hosted / capacity" title={h.capacityBasis}>
+                <Td dataLabel={t('Add-on')}>{h.addOn}</Td>
+                <Td dataLabel={t('HyperShift operator')}>{h.operator}</Td>
+                <Td dataLabel={t('Hosted / capacity')} title={h.capacityBasis}>
                   {h.hosted} / {h.capacity}
                 </Td>
-                <Td dataLabel="Free score">{h.freeScore}</Td>
-                <Td dataLabel="Platforms">{h.platforms}</Td>
-                <Td dataLabel="Versions">{h.versions}</Td>
-                <Td dataLabel="Hosted clusters">
+                <Td dataLabel={t('Free score')}>{h.freeScore}</Td>
+                <Td dataLabel={t('Platforms')}>{h.platforms}</Td>
+                <Td dataLabel={t('Versions')}>{h.versions}</Td>
+                <Td dataLabel={t('Hosted clusters')}>
                   {h.deployments.map((d) => {
                     const [ns, name] = d.split('/');
                     return (
@@ -92,7 +86,7 @@ const FleetOverview: React.FC = () => {
           </Tbody>
         </Table>
       )}
-      {hcdsError && <LoadError what="HostedClusterDeployments in all namespaces" error={hcdsError} />}
+      {hcdsError && <LoadError what={t('HostedClusterDeployments in all namespaces')} error={hcdsError} />}
     </PageSection>
   );
 };

@@ -5,7 +5,7 @@
 // the scheduler's explanation of where it goes, and the Events about it.
 import * as React from 'react';
 import { useParams } from 'react-router';
-import { ResourceLink, useK8sWatchResource } from '@openshift-console/dynamic-plugin-sdk';
+import { ResourceLink } from '@openshift-console/dynamic-plugin-sdk';
 import {
   DescriptionList,
   DescriptionListDescription,
@@ -18,91 +18,104 @@ import {
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
 import { HCDModel, ManagedClusterModel, SecretModel } from '../models';
 import { phase, version, type HCD } from '../fleet';
-import { ConditionLabel, LoadError } from './common';
+import { ConditionLabel, LoadError, useT, useWatch } from './common';
 import { NodePools } from './NodePools';
 import { HCDEvents } from './HCDEvents';
 import { HCDExplanation, useExplanation } from './HCDExplanation';
 import { HCDUpdates } from './HCDUpdates';
 
-const Item: React.FC<{ term: string; children: React.ReactNode }> = ({ term, children }) => (
+// id names the field for tests whatever the language; term is translated.
+const Item: React.FC<{ id: string; term: string; children: React.ReactNode }> = ({ id, term, children }) => (
   <DescriptionListGroup>
     <DescriptionListTerm>{term}</DescriptionListTerm>
-    <DescriptionListDescription data-test={`field-${term}`}>{children}</DescriptionListDescription>
+    <DescriptionListDescription data-test={`field-${id}`}>{children}</DescriptionListDescription>
   </DescriptionListGroup>
 );
 
 export const HCDSummary: React.FC<{ hcd: HCD }> = ({ hcd }) => {
+  const t = useT();
   const s = hcd.status ?? {};
   const explanation = useExplanation(hcd);
   return (
     <>
       <DescriptionList isHorizontal>
-        <Item term="Phase">{phase(hcd)}</Item>
-        <Item term="Host">{s.hostingCluster || '-'}</Item>
-        <Item term="Version">{version(hcd) || '-'}</Item>
-        <Item term="Imported as">
+        <Item id="Phase" term={t('Phase')}>
+          {phase(hcd)}
+        </Item>
+        <Item id="Host" term={t('Host')}>
+          {s.hostingCluster || '-'}
+        </Item>
+        <Item id="Version" term={t('Version')}>
+          {version(hcd) || '-'}
+        </Item>
+        <Item id="Imported as" term={t('Imported as')}>
           {s.managedCluster ? <ResourceLink groupVersionKind={ManagedClusterModel} name={s.managedCluster} /> : '-'}
         </Item>
-        <Item term="Kubeconfig Secret">
+        <Item id="Kubeconfig Secret" term={t('Kubeconfig Secret')}>
           {s.kubeconfigSecret?.name ? (
-            <ResourceLink groupVersionKind={SecretModel} name={s.kubeconfigSecret.name} namespace={hcd.metadata.namespace} />
+            <ResourceLink
+              groupVersionKind={SecretModel}
+              name={s.kubeconfigSecret.name}
+              namespace={hcd.metadata.namespace}
+            />
           ) : (
             '-'
           )}
         </Item>
-        <Item term="Placement">{hcd.spec?.placement || '-'}</Item>
+        <Item id="Placement" term={t('Placement')}>
+          {hcd.spec?.placement || '-'}
+        </Item>
       </DescriptionList>
-      <Title headingLevel="h2">Available updates</Title>
+      <Title headingLevel="h2">{t('Available updates')}</Title>
       <HCDUpdates hcd={hcd} updates={explanation.answer?.explanation.Updates} />
-      <Title headingLevel="h2">Node pools</Title>
+      <Title headingLevel="h2">{t('Node pools')}</Title>
       <NodePools hcd={hcd} />
-      <Title headingLevel="h2">Conditions</Title>
-      <Table aria-label="Conditions" variant="compact" data-test="conditions">
+      <Title headingLevel="h2">{t('Conditions')}</Title>
+      <Table aria-label={t('Conditions')} variant="compact" data-test="conditions">
         <Thead>
           <Tr>
-            <Th>Type</Th>
-            <Th>Reason</Th>
-            <Th>Message</Th>
-            <Th>Since</Th>
+            <Th>{t('Type')}</Th>
+            <Th>{t('Reason')}</Th>
+            <Th>{t('Message')}</Th>
+            <Th>{t('Since')}</Th>
           </Tr>
         </Thead>
         <Tbody>
           {(s.conditions ?? []).map((c) => (
             <Tr key={c.type} data-test={`condition-${c.type}`}>
-              <Td dataLabel="Type">
+              <Td dataLabel={t('Type')}>
                 <ConditionLabel condition={c} />
               </Td>
-              <Td dataLabel="Reason">{c.reason}</Td>
-              <Td dataLabel="Message">{c.message}</Td>
-              <Td dataLabel="Since">{c.lastTransitionTime}</Td>
+              <Td dataLabel={t('Reason')}>{c.reason}</Td>
+              <Td dataLabel={t('Message')}>{c.message}</Td>
+              <Td dataLabel={t('Since')}>{c.lastTransitionTime}</Td>
             </Tr>
           ))}
         </Tbody>
       </Table>
-      <Title headingLevel="h2">Scheduling: why here, why not there</Title>
+      <Title headingLevel="h2">{t('Scheduling: why here, why not there')}</Title>
       <HCDExplanation state={explanation} />
-      <Title headingLevel="h2">Events</Title>
+      <Title headingLevel="h2">{t('Events')}</Title>
       <HCDEvents hcd={hcd} />
     </>
   );
 };
 
 const HCDDetails: React.FC = () => {
+  const t = useT();
   const { ns, name } = useParams();
-  const [hcd, loaded, error] = useK8sWatchResource<HCD>({
+  const [hcd, loaded, error] = useWatch<HCD>({
     groupVersionKind: HCDModel,
     namespace: ns,
     name,
   });
   return (
     <PageSection>
-      <Title headingLevel="h1">
-        HostedClusterDeployment {ns}/{name}
-      </Title>
+      <Title headingLevel="h1">{t('HostedClusterDeployment {{ns}}/{{name}}', { ns, name })}</Title>
       {error ? (
-        <LoadError what={`HostedClusterDeployment ${ns}/${name}`} error={error} />
+        <LoadError what={t('HostedClusterDeployment {{ns}}/{{name}}', { ns, name })} error={error} />
       ) : !loaded ? (
-        <Spinner aria-label="Loading" />
+        <Spinner aria-label={t('Loading')} />
       ) : (
         <HCDSummary hcd={hcd} />
       )}

@@ -3,51 +3,54 @@
 // conditions and the first problem, as `kubectl hcpfleet status` lists them.
 import * as React from 'react';
 import { Link, useParams } from 'react-router';
-import { useK8sWatchResource } from '@openshift-console/dynamic-plugin-sdk';
 import { PageSection, Spinner, Title } from '@patternfly/react-core';
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
 import { HCDModel } from '../models';
 import { phase, problem, version, type HCD } from '../fleet';
-import { LoadError } from './common';
+import { LoadError, useT, useWatch } from './common';
 
-export const HCDTable: React.FC<{ hcds: HCD[] }> = ({ hcds }) => (
-  <Table aria-label="HostedClusterDeployments" variant="compact" data-test="hcds">
-    <Thead>
-      <Tr>
-        <Th>Name</Th>
-        <Th>Namespace</Th>
-        <Th>Phase</Th>
-        <Th>Host</Th>
-        <Th>Version</Th>
-        <Th>Imported as</Th>
-        <Th>Problem</Th>
-      </Tr>
-    </Thead>
-    <Tbody>
-      {hcds.map((h) => (
-        <Tr key={`${h.metadata.namespace}/${h.metadata.name}`} data-test={`hcd-${h.metadata.name}`}>
-          <Td dataLabel="Name">
-            <Link to={`/hcpfleet/ns/${h.metadata.namespace}/hostedclusterdeployments/${h.metadata.name}`}>
-              {h.metadata.name}
-            </Link>
-          </Td>
-          <Td dataLabel="Namespace">{h.metadata.namespace}</Td>
-          <Td dataLabel="Phase">{phase(h)}</Td>
-          <Td dataLabel="Host">{h.status?.hostingCluster || '-'}</Td>
-          <Td dataLabel="Version">{version(h) || '-'}</Td>
-          <Td dataLabel="Imported as">{h.status?.managedCluster || '-'}</Td>
-          <Td dataLabel="Problem">{problem(h)}</Td>
+export const HCDTable: React.FC<{ hcds: HCD[] }> = ({ hcds }) => {
+  const t = useT();
+  return (
+    <Table aria-label={t('HostedClusterDeployments')} variant="compact" data-test="hcds">
+      <Thead>
+        <Tr>
+          <Th>{t('Name')}</Th>
+          <Th>{t('Namespace')}</Th>
+          <Th>{t('Phase')}</Th>
+          <Th>{t('Host')}</Th>
+          <Th>{t('Version')}</Th>
+          <Th>{t('Imported as')}</Th>
+          <Th>{t('Problem')}</Th>
         </Tr>
-      ))}
-    </Tbody>
-  </Table>
-);
+      </Thead>
+      <Tbody>
+        {hcds.map((h) => (
+          <Tr key={`${h.metadata.namespace}/${h.metadata.name}`} data-test={`hcd-${h.metadata.name}`}>
+            <Td dataLabel={t('Name')}>
+              <Link to={`/hcpfleet/ns/${h.metadata.namespace}/hostedclusterdeployments/${h.metadata.name}`}>
+                {h.metadata.name}
+              </Link>
+            </Td>
+            <Td dataLabel={t('Namespace')}>{h.metadata.namespace}</Td>
+            <Td dataLabel={t('Phase')}>{phase(h)}</Td>
+            <Td dataLabel={t('Host')}>{h.status?.hostingCluster || '-'}</Td>
+            <Td dataLabel={t('Version')}>{version(h) || '-'}</Td>
+            <Td dataLabel={t('Imported as')}>{h.status?.managedCluster || '-'}</Td>
+            <Td dataLabel={t('Problem')}>{problem(h)}</Td>
+          </Tr>
+        ))}
+      </Tbody>
+    </Table>
+  );
+};
 
 const HCDList: React.FC = () => {
+  const t = useT();
   // Route: /hcpfleet/ns/:ns/hostedclusterdeployments, or
   // /hcpfleet/all-namespaces/hostedclusterdeployments (no :ns).
   const { ns } = useParams();
-  const [hcds, loaded, error] = useK8sWatchResource<HCD[]>({
+  const [hcds, loaded, error] = useWatch<HCD[]>({
     groupVersionKind: HCDModel,
     isList: true,
     namespace: ns,
@@ -61,13 +64,23 @@ const HCDList: React.FC = () => {
   );
   return (
     <PageSection>
-      <Title headingLevel="h1">HostedClusterDeployments{ns ? ` in ${ns}` : ''}</Title>
+      <Title headingLevel="h1">
+        {ns ? t('HostedClusterDeployments in {{ns}}', { ns }) : t('HostedClusterDeployments')}
+      </Title>
+      {ns && (
+        <Link to={`/hcpfleet/ns/${ns}/create-hostedclusterdeployment`} data-test="create-link">
+          {t('Create HostedClusterDeployment')}
+        </Link>
+      )}
       {error ? (
-        <LoadError what={`HostedClusterDeployments${ns ? ` in ${ns}` : ' in all namespaces'}`} error={error} />
+        <LoadError
+          what={ns ? t('HostedClusterDeployments in {{ns}}', { ns }) : t('HostedClusterDeployments in all namespaces')}
+          error={error}
+        />
       ) : !loaded ? (
-        <Spinner aria-label="Loading" />
+        <Spinner aria-label={t('Loading')} />
       ) : sorted.length === 0 ? (
-        <p data-test="empty">No HostedClusterDeployments.</p>
+        <p data-test="empty">{t('No HostedClusterDeployments.')}</p>
       ) : (
         <HCDTable hcds={sorted} />
       )}

@@ -11,9 +11,10 @@ import { HCDModel } from '../models';
 import type { HCD } from '../fleet';
 import type { Explanation } from '../explain';
 import { canUpgrade, updateRows, upgradePatch, type UpdateRow } from '../updates';
-import { errorText } from './common';
+import { errorText, useT } from './common';
 
 const Upgrade: React.FC<{ hcd: HCD; row: UpdateRow }> = ({ hcd, row }) => {
+  const t = useT();
   const [model] = useK8sModel(HCDModel);
   const [state, setState] = React.useState<{ pending: boolean; error?: string; done?: boolean }>({ pending: false });
   const submit = async () => {
@@ -34,13 +35,21 @@ const Upgrade: React.FC<{ hcd: HCD; row: UpdateRow }> = ({ hcd, row }) => {
         data-test={`upgrade-${row.version}`}
         isDisabled={state.pending || state.done || !model}
         isLoading={state.pending}
-        onClick={submit}
+        onClick={() => void submit()}
       >
-        Upgrade control plane
+        {t('Upgrade control plane')}
       </Button>
-      {state.done && <span data-test={`upgraded-${row.version}`}> requested {row.version}</span>}
+      {state.done && (
+        <span data-test={`upgraded-${row.version}`}> {t('requested {{version}}', { version: row.version })}</span>
+      )}
       {state.error && (
-        <Alert variant="danger" isInline isPlain title={`Cannot upgrade to ${row.version}`} data-test={`upgrade-error-${row.version}`}>
+        <Alert
+          variant="danger"
+          isInline
+          isPlain
+          title={t('Cannot upgrade to {{version}}', { version: row.version })}
+          data-test={`upgrade-error-${row.version}`}
+        >
           {state.error}
         </Alert>
       )}
@@ -48,31 +57,35 @@ const Upgrade: React.FC<{ hcd: HCD; row: UpdateRow }> = ({ hcd, row }) => {
   );
 };
 
-const why = (row: UpdateRow): string => {
-  if (!row.recommended) return `risks: ${row.risks.join(', ')} (a ReleaseRollout accepts them by name)`;
-  if (row.published === false) return 'no ClusterImageSet on the hub publishes it';
-  if (row.published === undefined) return 'the hub has not said whether it lists it';
+const why = (t: ReturnType<typeof useT>, row: UpdateRow): string => {
+  if (!row.recommended)
+    return t('risks: {{risks}} (a ReleaseRollout accepts them by name)', { risks: row.risks.join(', ') });
+  if (row.published === false) return t('no ClusterImageSet on the hub publishes it');
+  if (row.published === undefined) return t('the hub has not said whether it lists it');
   return '';
 };
 
 export const HCDUpdates: React.FC<{ hcd: HCD; updates?: Explanation['Updates'] }> = ({ hcd, updates }) => {
+  const t = useT();
   const rows = updateRows(hcd, updates);
-  if (rows.length === 0) return <p data-test="no-updates">The hosted cluster reports no available updates.</p>;
+  if (rows.length === 0) return <p data-test="no-updates">{t('The hosted cluster reports no available updates.')}</p>;
   return (
-    <Table aria-label="Available updates" variant="compact" data-test="updates">
+    <Table aria-label={t('Available updates')} variant="compact" data-test="updates">
       <Thead>
         <Tr>
-          <Th>Version</Th>
-          <Th>Recommended</Th>
-          <Th>Upgrade</Th>
+          <Th>{t('Version')}</Th>
+          <Th>{t('Recommended')}</Th>
+          <Th>{t('Upgrade')}</Th>
         </Tr>
       </Thead>
       <Tbody>
         {rows.map((r) => (
           <Tr key={r.version} data-test={`update-${r.version}`}>
-            <Td dataLabel="Version">{r.version}</Td>
-            <Td dataLabel="Recommended">{r.recommended ? 'yes' : `no: ${r.risks.join(', ')}`}</Td>
-            <Td dataLabel="Upgrade">{canUpgrade(r) ? <Upgrade hcd={hcd} row={r} /> : why(r)}</Td>
+            <Td dataLabel={t('Version')}>{r.version}</Td>
+            <Td dataLabel={t('Recommended')}>
+              {r.recommended ? t('yes') : t('no: {{risks}}', { risks: r.risks.join(', ') })}
+            </Td>
+            <Td dataLabel={t('Upgrade')}>{canUpgrade(r) ? <Upgrade hcd={hcd} row={r} /> : why(t, r)}</Td>
           </Tr>
         ))}
       </Tbody>

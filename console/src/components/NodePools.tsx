@@ -9,9 +9,10 @@ import { Alert, Button, TextInput } from '@patternfly/react-core';
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
 import { HCDModel } from '../models';
 import { nodePoolRows, parseReplicas, scalePatch, type HCD, type NodePoolRow } from '../fleet';
-import { errorText } from './common';
+import { errorText, useT } from './common';
 
 const Scale: React.FC<{ hcd: HCD; row: NodePoolRow }> = ({ hcd, row }) => {
+  const t = useT();
   const [model] = useK8sModel(HCDModel);
   const [text, setText] = React.useState(String(row.desired ?? ''));
   const [state, setState] = React.useState<{ pending: boolean; error?: string; done?: number }>({ pending: false });
@@ -30,7 +31,7 @@ const Scale: React.FC<{ hcd: HCD; row: NodePoolRow }> = ({ hcd, row }) => {
   return (
     <>
       <TextInput
-        aria-label={`Replicas of ${row.name}`}
+        aria-label={t('Replicas of {{pool}}', { pool: row.name })}
         data-test={`scale-input-${row.name}`}
         value={text}
         onChange={(_e, v) => setText(v)}
@@ -43,15 +44,21 @@ const Scale: React.FC<{ hcd: HCD; row: NodePoolRow }> = ({ hcd, row }) => {
         data-test={`scale-${row.name}`}
         isDisabled={replicas === undefined || replicas === row.desired || state.pending || !model}
         isLoading={state.pending}
-        onClick={submit}
+        onClick={() => void submit()}
       >
-        Scale
+        {t('Scale')}
       </Button>
       {state.done !== undefined && (
-        <span data-test={`scaled-${row.name}`}> requested {state.done}</span>
+        <span data-test={`scaled-${row.name}`}> {t('requested {{replicas}}', { replicas: state.done })}</span>
       )}
       {state.error && (
-        <Alert variant="danger" isInline isPlain title={`Cannot scale ${row.name}`} data-test={`scale-error-${row.name}`}>
+        <Alert
+          variant="danger"
+          isInline
+          isPlain
+          title={t('Cannot scale {{pool}}', { pool: row.name })}
+          data-test={`scale-error-${row.name}`}
+        >
           {state.error}
         </Alert>
       )}
@@ -59,31 +66,34 @@ const Scale: React.FC<{ hcd: HCD; row: NodePoolRow }> = ({ hcd, row }) => {
   );
 };
 
-export const NodePools: React.FC<{ hcd: HCD }> = ({ hcd }) => (
-  <Table aria-label="Node pools" variant="compact" data-test="nodepools">
-    <Thead>
-      <Tr>
-        <Th>Name</Th>
-        <Th>Ready / replicas</Th>
-        <Th>Desired</Th>
-        <Th>Scale</Th>
-      </Tr>
-    </Thead>
-    <Tbody>
-      {nodePoolRows(hcd).map((row) => (
-        <Tr key={row.name} data-test={`nodepool-${row.name}`}>
-          <Td dataLabel="Name">{row.name}</Td>
-          <Td dataLabel="Ready / replicas">
-            {row.ready} / {row.replicas}
-          </Td>
-          <Td dataLabel="Desired">
-            {row.autoscaling
-              ? `autoscaling ${row.autoscaling.min ?? '?'}–${row.autoscaling.max ?? '?'}`
-              : row.desired ?? '-'}
-          </Td>
-          <Td dataLabel="Scale">{row.index >= 0 && !row.autoscaling ? <Scale hcd={hcd} row={row} /> : '-'}</Td>
+export const NodePools: React.FC<{ hcd: HCD }> = ({ hcd }) => {
+  const t = useT();
+  return (
+    <Table aria-label={t('Node pools')} variant="compact" data-test="nodepools">
+      <Thead>
+        <Tr>
+          <Th>{t('Name')}</Th>
+          <Th>{t('Ready / replicas')}</Th>
+          <Th>{t('Desired')}</Th>
+          <Th>{t('Scale')}</Th>
         </Tr>
-      ))}
-    </Tbody>
-  </Table>
-);
+      </Thead>
+      <Tbody>
+        {nodePoolRows(hcd).map((row) => (
+          <Tr key={row.name} data-test={`nodepool-${row.name}`}>
+            <Td dataLabel={t('Name')}>{row.name}</Td>
+            <Td dataLabel={t('Ready / replicas')}>
+              {row.ready} / {row.replicas}
+            </Td>
+            <Td dataLabel={t('Desired')}>
+              {row.autoscaling
+                ? t('autoscaling {{min}}–{{max}}', { min: row.autoscaling.min ?? '?', max: row.autoscaling.max ?? '?' })
+                : (row.desired ?? '-')}
+            </Td>
+            <Td dataLabel={t('Scale')}>{row.index >= 0 && !row.autoscaling ? <Scale hcd={hcd} row={row} /> : '-'}</Td>
+          </Tr>
+        ))}
+      </Tbody>
+    </Table>
+  );
+};

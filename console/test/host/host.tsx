@@ -5,18 +5,28 @@
 // webpack.config.js), a PluginStore from @openshift/dynamic-plugin-sdk loads
 // /api/plugins/<name>/plugin-manifest.json, runs the remote entry with that
 // share scope, and the console.page/route and console.navigation/href
-// extensions become routes and links. The k8s hooks talk to /api/kubernetes,
+// extensions become routes and links (named through the plugin's locale,
+// loaded into i18next as the console loads it). The k8s hooks talk to /api/kubernetes,
 // which the test server proxies to the hub as one user.
 import * as React from 'react';
 import { createRoot } from 'react-dom/client';
 import { BrowserRouter, Link, Route, Routes } from 'react-router';
 import { PluginStore } from '@openshift/dynamic-plugin-sdk';
+import i18next from 'i18next';
+import { initReactI18next } from 'react-i18next';
 
 declare const __webpack_init_sharing__: (scope: string) => Promise<void>;
 declare const __webpack_share_scopes__: Record<string, Record<string, unknown>>;
 
-type Page = { paths: string[]; Component: React.ComponentType };
-type NavLink = { id: string; name: string; href: string };
+interface Page {
+  paths: string[];
+  Component: React.ComponentType;
+}
+interface NavLink {
+  id: string;
+  name: string;
+  href: string;
+}
 
 const pluginName = new URLSearchParams(location.search).get('plugin') ?? 'hcp-fleet';
 
@@ -31,10 +41,30 @@ const main = async () => {
     },
   });
   await store.loadPlugin(`/api/plugins/${pluginName}/plugin-manifest.json`);
+  // The console loads a plugin's locale for its namespace plugin__<name>
+  // (its backend fetches locales/<lng>/plugin__<name>.json from the
+  // plugin's Service) into the i18next react-i18next shares, with its
+  // options: '~' between namespace and key, keys with dots whole.
+  const ns = `plugin__${pluginName}`;
+  const locale = await fetch(`/api/plugins/${pluginName}/locales/en/${ns}.json`);
+  if (!locale.ok) throw new Error(`locale ${ns}: ${locale.status} ${locale.statusText}`);
+  await i18next.use(initReactI18next).init({
+    lng: 'en',
+    fallbackLng: 'en',
+    ns: [ns],
+    nsSeparator: '~',
+    keySeparator: false,
+    interpolation: { escapeValue: false },
+    resources: { en: { [ns]: (await locale.json()) as Record<string, string> } },
+  });
   const info = store.getPluginInfo().find((p) => p.manifest.name === pluginName);
   if (info?.status !== 'loaded') {
     const why = info?.status === 'failed' ? info.errorMessage : 'not loaded';
-    root.render(<p data-test="plugin-error">plugin {pluginName}: {why}</p>);
+    root.render(
+      <p data-test="plugin-error">
+        plugin {pluginName}: {why}
+      </p>,
+    );
     return;
   }
   const pages: Page[] = [];
@@ -42,10 +72,12 @@ const main = async () => {
   for (const e of store.getExtensions()) {
     const p = e.properties as Record<string, unknown>;
     if (e.type === 'console.page/route') {
-      const Component = (await (p.component as () => Promise<React.ComponentType>)()) as React.ComponentType;
+      const Component = await (p.component as () => Promise<React.ComponentType>)();
       pages.push({ paths: ([] as string[]).concat(p.path as string | string[]), Component });
     } else if (e.type === 'console.navigation/href') {
-      nav.push({ id: p.id as string, name: p.name as string, href: p.href as string });
+      // A name "%<namespace>~<key>%" is translated, as the console does.
+      const name = (p.name as string).replace(/^%(.+)%$/, (_, key: string) => i18next.t(key));
+      nav.push({ id: p.id as string, name, href: p.href as string });
     }
   }
   root.render(
@@ -69,6 +101,6 @@ const main = async () => {
 
 main().catch((err) => {
   document.body.dataset.pluginError = String(err);
-  // eslint-disable-next-line no-console
+
   console.error(err);
 });

@@ -12,10 +12,11 @@
 // /api/kubernetes (the user's own identity), then watch it over a websocket
 // from the returned resourceVersion; the answer is [data, loaded,
 // loadError], and loadError carries the API server's Status like the
-// console's HttpError (message, code, json). useK8sModel, k8sPatch
-// and ResourceLink follow the console's
+// console's HttpError (message, code, json). useK8sModel, k8sPatch,
+// k8sCreate and ResourceLink follow the console's
 // frontend/packages/console-dynamic-plugin-sdk/src/utils/k8s/k8s-resource.ts
-// (a JSON patch, application/json-patch+json, through the same proxy) and
+// (a JSON patch, application/json-patch+json, or a POST, through the same
+// proxy) and
 // public/components/utils/resource-link.tsx (resourcePathFromModel: /k8s/
 // cluster/ or ns/<ns>/, then group~version~kind for a CRD's kind, the
 // plural for a built-in one). consoleFetchJSON follows the console's
@@ -25,16 +26,22 @@
 // which the test's proxy does here.
 import * as React from 'react';
 
-export type K8sGroupVersionKind = { group?: string; version: string; kind: string };
-export type WatchK8sResource = {
+export interface K8sGroupVersionKind {
+  group?: string;
+  version: string;
+  kind: string;
+}
+export interface WatchK8sResource {
   groupVersionKind: K8sGroupVersionKind;
   name?: string;
   namespace?: string;
   isList?: boolean;
   fieldSelector?: string;
-};
+}
 
-type K8sObject = { metadata: { name?: string; namespace?: string; resourceVersion?: string; uid?: string } };
+interface K8sObject {
+  metadata: { name?: string; namespace?: string; resourceVersion?: string; uid?: string };
+}
 
 export class HttpError extends Error {
   constructor(
@@ -48,14 +55,24 @@ export class HttpError extends Error {
 
 const base = '/api/kubernetes';
 
-const fetchJSON = async (url: string) => {
-  const res = await fetch(url, { headers: { Accept: 'application/json' }, credentials: 'same-origin' });
-  const body = await res.json().catch(() => undefined);
+interface Status {
+  message?: string;
+  reason?: string;
+}
+
+// answer is a response's JSON, or the API server's Status thrown as an
+// HttpError, as the console's co-fetch does.
+const answer = async <T>(res: Response): Promise<T> => {
+  const body = (await res.json().catch(() => undefined)) as unknown;
   if (!res.ok) {
-    throw new HttpError(body?.message ?? res.statusText, res.status, body);
+    const status = body as Status | undefined;
+    throw new HttpError(status?.message ?? res.statusText, res.status, status);
   }
-  return body;
+  return body as T;
 };
+
+const fetchJSON = async <T>(url: string): Promise<T> =>
+  answer<T>(await fetch(url, { headers: { Accept: 'application/json' }, credentials: 'same-origin' }));
 
 // Discovery: the plural resource name and scope of a kind (the console's
 // models, built the same way from /apis).
@@ -66,7 +83,7 @@ const modelFor = (gvk: K8sGroupVersionKind) => {
   if (!models.has(key)) {
     models.set(
       key,
-      fetchJSON(`${base}/${gv}`).then((list: { resources: { name: string; kind: string; namespaced: boolean }[] }) => {
+      fetchJSON<{ resources: { name: string; kind: string; namespaced: boolean }[] }>(`${base}/${gv}`).then((list) => {
         const r = list.resources.find((x) => x.kind === gvk.kind && !x.name.includes('/'));
         if (!r) throw new HttpError(`no model for ${key}`, 404);
         return { plural: r.name, namespaced: r.namespaced };
@@ -83,7 +100,7 @@ const urlFor = (gv: string, plural: string, namespaced: boolean, namespace?: str
 
 const keyOf = (o: K8sObject) => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
 
-export const useK8sWatchResource = <R,>(resource: WatchK8sResource | null): [R, boolean, unknown] => {
+export const useK8sWatchResource = <R>(resource: WatchK8sResource | null): [R, boolean, unknown] => {
   const [state, setState] = React.useState<{ data: unknown; loaded: boolean; error: unknown }>({
     data: resource?.isList ? [] : {},
     loaded: false,
@@ -99,21 +116,23 @@ export const useK8sWatchResource = <R,>(resource: WatchK8sResource | null): [R, 
     const publish = () => {
       if (closed) return;
       const list = [...items.values()];
-      setState({ data: isList ? list : list[0] ?? {}, loaded: true, error: undefined });
+      setState({ data: isList ? list : (list[0] ?? {}), loaded: true, error: undefined });
     };
-    (async () => {
+    void (async () => {
       try {
         const m = await modelFor(groupVersionKind);
         const collection = urlFor(m.gv, m.plural, m.namespaced, namespace);
         let rv: string;
         if (isList) {
-          const list = await fetchJSON(fieldSelector ? `${collection}?${new URLSearchParams({ fieldSelector })}` : collection);
+          const list = await fetchJSON<{ items: K8sObject[]; metadata: { resourceVersion: string } }>(
+            fieldSelector ? `${collection}?${new URLSearchParams({ fieldSelector })}` : collection,
+          );
           list.items.forEach((o: K8sObject) => items.set(keyOf(o), o));
           rv = list.metadata.resourceVersion;
         } else {
-          const o = await fetchJSON(urlFor(m.gv, m.plural, m.namespaced, namespace, name));
+          const o = await fetchJSON<K8sObject>(urlFor(m.gv, m.plural, m.namespaced, namespace, name));
           items.set(keyOf(o), o);
-          rv = o.metadata.resourceVersion;
+          rv = o.metadata.resourceVersion ?? '';
         }
         publish();
         if (closed) return;
@@ -122,7 +141,7 @@ export const useK8sWatchResource = <R,>(resource: WatchK8sResource | null): [R, 
         else if (fieldSelector) q.set('fieldSelector', fieldSelector);
         ws = new WebSocket(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}${collection}?${q}`);
         ws.onmessage = (msg) => {
-          const ev = JSON.parse(msg.data) as { type: string; object: K8sObject };
+          const ev = JSON.parse(msg.data as string) as { type: string; object: K8sObject };
           if (ev.type === 'DELETED') items.delete(keyOf(ev.object));
           else if (ev.type === 'ADDED' || ev.type === 'MODIFIED') items.set(keyOf(ev.object), ev.object);
           else return;
@@ -136,11 +155,13 @@ export const useK8sWatchResource = <R,>(resource: WatchK8sResource | null): [R, 
       closed = true;
       ws?.close();
     };
+    // key is the resource, compared by value as the console's hook does.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [key]);
   return [state.data as R, state.loaded, state.error];
 };
 
-export type K8sModel = {
+export interface K8sModel {
   apiGroup?: string;
   apiVersion: string;
   kind: string;
@@ -150,7 +171,7 @@ export type K8sModel = {
   abbr: string;
   label: string;
   labelPlural: string;
-};
+}
 
 const modelOf = async (gvk: K8sGroupVersionKind): Promise<K8sModel> => {
   const m = await modelFor(gvk);
@@ -175,7 +196,7 @@ export const useK8sModel = (gvk: K8sGroupVersionKind): [K8sModel | undefined, bo
   const key = JSON.stringify(gvk);
   React.useEffect(() => {
     let closed = false;
-    modelOf(JSON.parse(key)).then(
+    modelOf(JSON.parse(key) as K8sGroupVersionKind).then(
       (m) => !closed && setModel(m),
       () => undefined,
     );
@@ -186,7 +207,7 @@ export const useK8sModel = (gvk: K8sGroupVersionKind): [K8sModel | undefined, bo
   return [model, !model];
 };
 
-export const k8sPatch = async <R,>({
+export const k8sPatch = async <R>({
   model,
   resource,
   data,
@@ -196,15 +217,29 @@ export const k8sPatch = async <R,>({
   data: unknown[];
 }): Promise<R> => {
   const gv = model.apiGroup ? `apis/${model.apiGroup}/${model.apiVersion}` : `api/${model.apiVersion}`;
-  const res = await fetch(urlFor(gv, model.plural, model.namespaced, resource.metadata.namespace, resource.metadata.name), {
-    method: 'PATCH',
-    headers: { Accept: 'application/json', 'Content-Type': 'application/json-patch+json' },
+  const res = await fetch(
+    urlFor(gv, model.plural, model.namespaced, resource.metadata.namespace, resource.metadata.name),
+    {
+      method: 'PATCH',
+      headers: { Accept: 'application/json', 'Content-Type': 'application/json-patch+json' },
+      credentials: 'same-origin',
+      body: JSON.stringify(data),
+    },
+  );
+  return answer<R>(res);
+};
+
+// k8sCreate follows the console's k8s-resource.ts too: a POST of the
+// object to its collection through the same proxy.
+export const k8sCreate = async <R>({ model, data }: { model: K8sModel; data: K8sObject }): Promise<R> => {
+  const gv = model.apiGroup ? `apis/${model.apiGroup}/${model.apiVersion}` : `api/${model.apiVersion}`;
+  const res = await fetch(urlFor(gv, model.plural, model.namespaced, data.metadata.namespace), {
+    method: 'POST',
+    headers: { Accept: 'application/json', 'Content-Type': 'application/json' },
     credentials: 'same-origin',
     body: JSON.stringify(data),
   });
-  const body = await res.json().catch(() => undefined);
-  if (!res.ok) throw new HttpError(body?.message ?? res.statusText, res.status, body);
-  return body as R;
+  return answer<R>(res);
 };
 
 export const ResourceLink: React.FC<{
@@ -217,4 +252,4 @@ export const ResourceLink: React.FC<{
   return React.createElement('a', { href, 'data-test-id': name }, name);
 };
 
-export const consoleFetchJSON = (url: string): Promise<unknown> => fetchJSON(url);
+export const consoleFetchJSON = (url: string): Promise<unknown> => fetchJSON<unknown>(url);

@@ -21,7 +21,12 @@ module.exports = {
       {
         test: /\.tsx?$/,
         exclude: /node_modules/,
-        use: [{ loader: 'ts-loader', options: { transpileOnly: true, compilerOptions: { jsx: 'react', module: 'esnext' } } }],
+        use: [
+          {
+            loader: 'ts-loader',
+            options: { transpileOnly: true, compilerOptions: { jsx: 'react', module: 'esnext' } },
+          },
+        ],
       },
     ],
   },

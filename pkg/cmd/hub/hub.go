@@ -183,7 +183,7 @@ func (o *Options) FlagSet(output io.Writer) *flag.FlagSet {
 	fs.DurationVar(&o.RelocationTimeout, "relocation-timeout", o.RelocationTimeout, "How long a relocation waits for the destination's HostedCluster to be applied, then Available, before it rolls back (the source resumes).")
 	fs.DurationVar(&o.RelocationPauseTimeout, "relocation-pause-timeout", o.RelocationPauseTimeout, "How long a relocation waits for the source's HostedCluster to report itself paused, then its etcd snapshot, before it rolls back (the source resumes; nothing was written on the destination).")
 	fs.StringVar(&o.ConsoleAPIBindAddress, "console-api-bind-address", o.ConsoleAPIBindAddress, "Address of the console plugin's read-only HTTPS endpoint (the scheduler's explanation of a HostedClusterDeployment, for a caller whose bearer token the API server authenticates and who may get that deployment; docs/console.md); \"0\" disables it.")
-	fs.StringVar(&o.ConsoleAPICertDir, "console-api-cert-dir", o.ConsoleAPICertDir, "Directory with the console endpoint's serving certificate (tls.crt, tls.key; reloaded when they change), on OpenShift the service CA's for the Service the ConsolePlugin's proxy names. Empty or without them: a self-signed certificate.")
+	fs.StringVar(&o.ConsoleAPICertDir, "console-api-cert-dir", o.ConsoleAPICertDir, "Directory with the console endpoint's serving certificate (tls.crt, tls.key; picked up when they appear, reloaded when they change), on OpenShift the service CA's for the Service the ConsolePlugin's proxy names. Empty or until they appear: a self-signed certificate.")
 	return fs
 }
 

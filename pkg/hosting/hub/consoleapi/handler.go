@@ -1,20 +1,23 @@
 // Package consoleapi is the hub's read-only HTTPS endpoint for the console
 // plugin (docs/console.md): what a user may ask about a
-// HostedClusterDeployment but cannot compute with its own rights. Today
-// that is the scheduler's explanation ("why not there?"), which reads
-// ManagedClusters, add-ons, scores and every bound deployment, none of
-// which a tenant may list.
+// HostedClusterDeployment but cannot compute with its own rights: the
+// scheduler's explanation ("why not there?"), which reads ManagedClusters,
+// add-ons, scores and every bound deployment, none of which a tenant may
+// list; and what the create form may offer in a namespace (the releases
+// and platforms of its TenantPolicy), which reads TenantPolicies, the
+// namespace's labels and ClusterImageSets (createoptions.go).
 //
 // The console reaches it through its ConsolePlugin's proxy, which forwards
 // the signed-in user's bearer token. The API server decides everything:
 // the token is authenticated with a TokenReview and the user authorized
 // with a SubjectAccessReview for `get hostedclusterdeployments` on the
-// deployment asked about (as controller-runtime's metrics filter does for
-// /metrics, with the same k8s.io/apiserver delegating authenticator and
-// authorizer, but for the resource instead of the path). Only then is the
-// explanation computed, with the hub's reader, by the same code as
-// `kubectl hcpfleet explain` (fleetview.ExplainHCD), so both give the same
-// answer.
+// deployment asked about, or `create` in the namespace for the form (as
+// controller-runtime's metrics filter does for /metrics, with the same
+// k8s.io/apiserver delegating authenticator and authorizer, but for the
+// resource instead of the path). Only then is the answer computed, with
+// the hub's reader: the explanation by the same code as `kubectl hcpfleet
+// explain` (fleetview.ExplainHCD), so both give the same answer; the
+// options by the hub's own TenantPolicy resolution (tenancy.Resolver).
 package consoleapi
 
 import (
@@ -44,6 +47,7 @@ import (
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/pkg/fleetview"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/tenancy"
 )
 
 // ExplanationPath is the explanation's route; the console asks for it
@@ -67,14 +71,15 @@ type Explanation struct {
 	Text        string                 `json:"text"`
 }
 
-// Handler serves ExplanationPath.
+// Handler serves ExplanationPath and CreateOptionsPath.
 type Handler struct {
-	authn  authenticator.Request
-	authz  authorizer.Authorizer
-	reader client.Reader
-	hub    fleetview.HubSettings
-	slots  chan struct{}
-	mux    *http.ServeMux
+	authn    authenticator.Request
+	authz    authorizer.Authorizer
+	reader   client.Reader
+	hub      fleetview.HubSettings
+	policies *tenancy.Resolver
+	slots    chan struct{}
+	mux      *http.ServeMux
 }
 
 // NewHandler authenticates and authorizes callers through the API server
@@ -116,11 +121,13 @@ func NewHandler(cfg *rest.Config, reader client.Reader, hub fleetview.HubSetting
 }
 
 func newHandler(authn authenticator.Request, authz authorizer.Authorizer, reader client.Reader, hub fleetview.HubSettings) *Handler {
-	h := &Handler{authn: authn, authz: authz, reader: reader, hub: hub, slots: make(chan struct{}, MaxConcurrent), mux: http.NewServeMux()}
+	h := &Handler{authn: authn, authz: authz, reader: reader, hub: hub, policies: &tenancy.Resolver{Reader: reader},
+		slots: make(chan struct{}, MaxConcurrent), mux: http.NewServeMux()}
 	h.mux.HandleFunc(ExplanationPath, h.explain)
+	h.mux.HandleFunc(CreateOptionsPath, h.createOptions)
 	h.mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
 		writeStatus(w, &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusNotFound,
-			Reason: metav1.StatusReasonNotFound, Message: "the hub's console endpoint serves only " + ExplanationPath}})
+			Reason: metav1.StatusReasonNotFound, Message: "the hub's console endpoint serves only " + ExplanationPath + " and " + CreateOptionsPath}})
 	})
 	return h
 }
@@ -128,55 +135,14 @@ func newHandler(authn authenticator.Request, authz authorizer.Authorizer, reader
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
 
 func (h *Handler) explain(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet {
-		w.Header().Set("Allow", http.MethodGet)
-		writeStatus(w, apierrors.NewMethodNotSupported(hcdResource, strings.ToLower(r.Method)))
-		return
-	}
 	ns, name := r.PathValue("namespace"), r.PathValue("name")
 	// Hostile input: only names the API server could hold reach a
 	// SubjectAccessReview or a read.
-	if len(validation.IsDNS1123Label(ns)) > 0 || len(validation.IsDNS1123Subdomain(name)) > 0 {
-		writeStatus(w, apierrors.NewBadRequest("not a namespace and HostedClusterDeployment name"))
+	if !h.admit(w, r, len(validation.IsDNS1123Label(ns)) == 0 && len(validation.IsDNS1123Subdomain(name)) == 0,
+		"not a namespace and HostedClusterDeployment name", "get", ns, name) {
 		return
 	}
-	res, ok, err := h.authn.AuthenticateRequest(r)
-	switch {
-	case err != nil:
-		// A bad or expired token, or the TokenReview failed: never
-		// more than that in the answer.
-		ctrl.Log.WithName("console-api").V(4).Info("authentication failed", "error", err.Error())
-		writeStatus(w, apierrors.NewUnauthorized("Unauthorized"))
-		return
-	case !ok:
-		writeStatus(w, apierrors.NewUnauthorized("Unauthorized"))
-		return
-	}
-	attrs := authorizer.AttributesRecord{User: res.User, Verb: "get", Namespace: ns, Name: name, ResourceRequest: true,
-		APIGroup: hcdResource.Group, APIVersion: v1alpha1.GroupVersion.Version, Resource: hcdResource.Resource}
-	decision, reason, err := h.authz.Authorize(r.Context(), attrs)
-	if err != nil {
-		ctrl.Log.WithName("console-api").Error(err, "authorizing", "user", res.User.GetName())
-		writeStatus(w, apierrors.NewInternalError(errors.New("the hub could not ask the API server whether the user may get the deployment")))
-		return
-	}
-	if decision != authorizer.DecisionAllow {
-		// The API server's own wording (k8s.io/apiserver's forbidden
-		// message), so that the console shows a refusal like any other.
-		msg := fmt.Sprintf("User %q cannot get resource %q in API group %q in the namespace %q", res.User.GetName(), hcdResource.Resource, hcdResource.Group, ns)
-		if reason != "" {
-			msg += ": " + reason
-		}
-		writeStatus(w, apierrors.NewForbidden(hcdResource, name, errors.New(msg)))
-		return
-	}
-	select {
-	case h.slots <- struct{}{}:
-		defer func() { <-h.slots }()
-	default:
-		writeStatus(w, apierrors.NewTooManyRequests("the hub is explaining other deployments; try again", 1))
-		return
-	}
+	defer func() { <-h.slots }()
 	x, err := fleetview.ExplainHCD(r.Context(), h.reader, h.hub, ns, name)
 	if err != nil {
 		if notFound := (*fleetview.HCDNotFoundError)(nil); errors.As(err, &notFound) {
@@ -195,6 +161,59 @@ func (h *Handler) explain(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	_ = json.NewEncoder(w).Encode(Explanation{Explanation: x, Text: text.String()})
+}
+
+// admit lets a request through to the hub's reads, or answers it: a GET
+// only, valid names (valid), a bearer token the API server authenticates,
+// a user it authorizes to verb hostedclusterdeployments (name, or all in
+// ns when name is ""), and a free slot, which the caller releases.
+func (h *Handler) admit(w http.ResponseWriter, r *http.Request, valid bool, invalid, verb, ns, name string) bool {
+	if r.Method != http.MethodGet {
+		w.Header().Set("Allow", http.MethodGet)
+		writeStatus(w, apierrors.NewMethodNotSupported(hcdResource, strings.ToLower(r.Method)))
+		return false
+	}
+	if !valid {
+		writeStatus(w, apierrors.NewBadRequest(invalid))
+		return false
+	}
+	res, ok, err := h.authn.AuthenticateRequest(r)
+	switch {
+	case err != nil:
+		// A bad or expired token, or the TokenReview failed: never
+		// more than that in the answer.
+		ctrl.Log.WithName("console-api").V(4).Info("authentication failed", "error", err.Error())
+		writeStatus(w, apierrors.NewUnauthorized("Unauthorized"))
+		return false
+	case !ok:
+		writeStatus(w, apierrors.NewUnauthorized("Unauthorized"))
+		return false
+	}
+	attrs := authorizer.AttributesRecord{User: res.User, Verb: verb, Namespace: ns, Name: name, ResourceRequest: true,
+		APIGroup: hcdResource.Group, APIVersion: v1alpha1.GroupVersion.Version, Resource: hcdResource.Resource}
+	decision, reason, err := h.authz.Authorize(r.Context(), attrs)
+	if err != nil {
+		ctrl.Log.WithName("console-api").Error(err, "authorizing", "user", res.User.GetName())
+		writeStatus(w, apierrors.NewInternalError(fmt.Errorf("the hub could not ask the API server whether the user may %s hostedclusterdeployments", verb)))
+		return false
+	}
+	if decision != authorizer.DecisionAllow {
+		// The API server's own wording (k8s.io/apiserver's forbidden
+		// message), so that the console shows a refusal like any other.
+		msg := fmt.Sprintf("User %q cannot %s resource %q in API group %q in the namespace %q", res.User.GetName(), verb, hcdResource.Resource, hcdResource.Group, ns)
+		if reason != "" {
+			msg += ": " + reason
+		}
+		writeStatus(w, apierrors.NewForbidden(hcdResource, name, errors.New(msg)))
+		return false
+	}
+	select {
+	case h.slots <- struct{}{}:
+		return true
+	default:
+		writeStatus(w, apierrors.NewTooManyRequests("the hub is answering other console requests; try again", 1))
+		return false
+	}
 }
 
 // redact drops what the hub's rights read but the asker may not: the

@@ -7,13 +7,9 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"time"
 
-	certutil "k8s.io/client-go/util/cert"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
 )
 
 // Server serves a Handler over HTTPS on every hub replica (the endpoint
@@ -23,9 +19,10 @@ type Server struct {
 	BindAddress string
 	// CertDir holds tls.crt and tls.key (on OpenShift, the service CA's
 	// serving certificate for the hub's console Service, which the
-	// console's proxy trusts); reloaded when they change. Empty or without
-	// them: a self-signed certificate, as controller-runtime's metrics
-	// server does.
+	// console's proxy trusts), picked up when they appear and reloaded
+	// when they change (servingCert). Empty or until they are there: a
+	// self-signed certificate, as controller-runtime's metrics server
+	// serves without one.
 	CertDir string
 	Handler http.Handler
 }
@@ -42,29 +39,16 @@ func (s *Server) Start(ctx context.Context) error {
 		// the server up.
 		NextProtos: []string{"http/1.1"},
 	}
-	crt, key := filepath.Join(s.CertDir, "tls.crt"), filepath.Join(s.CertDir, "tls.key")
-	if s.CertDir != "" && exists(crt) && exists(key) {
-		w, err := certwatcher.New(crt, key)
-		if err != nil {
-			return fmt.Errorf("console API certificate: %w", err)
-		}
-		go func() {
-			if err := w.Start(ctx); err != nil {
-				ctrl.Log.WithName("console-api").Error(err, "certificate watcher")
-			}
-		}()
-		cfg.GetCertificate = w.GetCertificate
-	} else {
-		c, k, err := certutil.GenerateSelfSignedCertKey("localhost", []net.IP{{127, 0, 0, 1}}, nil)
-		if err != nil {
-			return err
-		}
-		pair, err := tls.X509KeyPair(c, k)
-		if err != nil {
-			return err
-		}
-		cfg.Certificates = []tls.Certificate{pair}
+	cert, err := newServingCert(s.CertDir, certInterval)
+	if err != nil {
+		return err
 	}
+	go func() {
+		if err := cert.Run(ctx); err != nil {
+			ctrl.Log.WithName("console-api").Error(err, "certificate watcher")
+		}
+	}()
+	cfg.GetCertificate = cert.GetCertificate
 	l, err := (&net.ListenConfig{}).Listen(ctx, "tcp", s.BindAddress)
 	if err != nil {
 		return fmt.Errorf("console API: %w", err)
@@ -81,9 +65,4 @@ func (s *Server) Start(ctx context.Context) error {
 		return err
 	}
 	return nil
-}
-
-func exists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
 }
