@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 )
 
@@ -119,7 +120,11 @@ func (r *Reconciler) act(ctx context.Context, hcr *v1alpha1.HostedClusterRelocat
 		if s.source == nil {
 			return fmt.Errorf("the delivery's ManifestWork %s/%s, which the destination's is copied from, is gone", hcr.Status.Source, hosting.WorkName(hcd.Namespace, hcd.Name))
 		}
-		dest, err := DestinationWork(s.source, hcr.Status.Destination, hcr.Status.SnapshotURL, hcr.Status.ClusterID)
+		agentNamespace, err := addon.InstallNamespaceOf(ctx, r.client, hcr.Status.Destination)
+		if err != nil {
+			return err
+		}
+		dest, err := DestinationWork(s.source, hcr.Status.Destination, agentNamespace, hcr.Status.SnapshotURL, hcr.Status.ClusterID)
 		if err != nil {
 			return err
 		}
@@ -153,7 +158,11 @@ func (r *Reconciler) act(ctx context.Context, hcr *v1alpha1.HostedClusterRelocat
 // ensurePause writes the pause work (paused or resuming) when it is not
 // as desired.
 func (r *Reconciler) ensurePause(ctx context.Context, hcr *v1alpha1.HostedClusterRelocation, hcd *v1alpha1.HostedClusterDeployment, live *workv1.ManifestWork, paused bool) error {
-	desired, err := PauseWork(hcr.Status.Source, hcd.Namespace, hcd.Name, hostingNamespace(hcd), hcd.Name, paused)
+	agentNamespace, err := addon.InstallNamespaceOf(ctx, r.client, hcr.Status.Source)
+	if err != nil {
+		return err
+	}
+	desired, err := PauseWork(hcr.Status.Source, agentNamespace, hcd.Namespace, hcd.Name, hostingNamespace(hcd), hcd.Name, paused)
 	if err != nil {
 		return err
 	}
