@@ -59,11 +59,18 @@ const (
 var registerFeatureGates sync.Once
 
 // ocmFeatureGates registers OCM's feature gates (process-wide) once, with
-// OCM's defaults, as ocm's own commands do before starting anything.
+// OCM's defaults, as ocm's own commands do before starting anything; and
+// turns on the ManifestWork webhook's NilExecutorValidating (off by
+// default), so that every fleet's hub refuses a ManifestWork whose writer
+// may not execute as its executor, the work agent's own identity standing
+// in for a missing one: every hcp-fleet work is written under the strictest
+// executor validation OCM has (docs/install.md).
 func ocmFeatureGates() {
 	registerFeatureGates.Do(func() {
 		utilruntime.Must(features.HubMutableFeatureGate.Add(ocmfeature.DefaultHubRegistrationFeatureGates))
 		utilruntime.Must(features.HubMutableFeatureGate.Add(ocmfeature.DefaultHubAddonManagerFeatureGates))
+		utilruntime.Must(features.HubMutableFeatureGate.Add(ocmfeature.DefaultHubWorkFeatureGates))
+		utilruntime.Must(features.HubMutableFeatureGate.SetFromMap(map[string]bool{string(ocmfeature.NilExecutorValidating): true}))
 		utilruntime.Must(features.SpokeMutableFeatureGate.Add(ocmfeature.DefaultSpokeRegistrationFeatureGates))
 		utilruntime.Must(features.SpokeMutableFeatureGate.Add(ocmfeature.DefaultSpokeWorkFeatureGates))
 	})

@@ -38,7 +38,7 @@ const securityDoc = "../../docs/security.md"
 // verbs asked about for every resource: the usual ones and the
 // privilege-bearing special verbs.
 var verbs = []string{"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection",
-	"bind", "escalate", "impersonate", "approve", "sign"}
+	"bind", "escalate", "impersonate", "approve", "sign", "execute-as"}
 
 // sensitive are resources asked about on every cluster whether or not a
 // table mentions them: what an attacker would want.
@@ -165,15 +165,7 @@ func checkLeastPrivilege(t *testing.T, c *clients) {
 	bindAsAgent(t, fleet.Managed[0].Config(), map[string]string{hostingNamespace: addon.AgentHostingNamespaceRole, controlPlaneNamespace: addon.AgentCAPINamespaceRole,
 		extensionNamespace: addon.AgentExtensionNamespaceRole})
 	hubProbes := append(slices.Clone(sensitive), hubResources...)
-	for _, tc := range []struct {
-		heading    string
-		id         rbacmatrix.Identity
-		cfg        *rest.Config
-		resources  []string
-		namespaces []string
-		names      []string
-		perName    bool
-	}{{
+	for _, tc := range []matrixCase{{
 		heading: "### The hub",
 		id: rbacmatrix.Identity{User: serviceaccount.MakeUsername(hcpfleet.HubNamespace, hcpfleet.HubServiceAccount),
 			Groups: append(serviceaccount.MakeGroupNames(hcpfleet.HubNamespace), user.AllAuthenticated)},
@@ -223,7 +215,11 @@ func checkLeastPrivilege(t *testing.T, c *clients) {
 		// lists (the CRDs it installs, ...), for that row's resource only.
 		names:   []string{"hcp-fleet-agent", "operator", "hypershift-operator", addon.AgentCAPINamespaceRole},
 		perName: true,
-	}} {
+	},
+		executorCase("### The delivery executor", addon.ExecutorDelivery),
+		executorCase("### The relocation executor", addon.ExecutorRelocation),
+		executorCase("### The extension executor", addon.ExecutorExtension),
+	} {
 		t.Run(strings.TrimPrefix(tc.heading, "### "), func(t *testing.T) {
 			table, err := rbacmatrix.Parse(strings.NewReader(string(doc)), tc.heading, vars)
 			if err != nil {
@@ -249,6 +245,34 @@ func checkLeastPrivilege(t *testing.T, c *clients) {
 					strings.Join(rbacmatrix.Summarize(narrower), "\n  "))
 			}
 		})
+	}
+}
+
+// matrixCase is one identity's table in docs/security.md and where to ask
+// about it.
+type matrixCase struct {
+	heading    string
+	id         rbacmatrix.Identity
+	cfg        *rest.Config
+	resources  []string
+	namespaces []string
+	names      []string
+	perName    bool
+}
+
+// executorCase asks the first management cluster about executor name
+// (manifests/agent/10-executor-*), a ServiceAccount of the agent's
+// namespace, as about the agent: the same resources and namespaces.
+func executorCase(heading, name string) matrixCase {
+	return matrixCase{
+		heading: heading,
+		id: rbacmatrix.Identity{User: serviceaccount.MakeUsername(addon.DefaultInstallNamespace, name),
+			Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + addon.DefaultInstallNamespace, "system:authenticated"}},
+		cfg:        fleet.Managed[0].Config(),
+		resources:  append(slices.Clone(sensitive), spokeResources...),
+		namespaces: []string{addon.DefaultInstallNamespace, "hypershift", hostingNamespace, controlPlaneNamespace, extensionNamespace, "kube-system", "default"},
+		names:      []string{name},
+		perName:    true,
 	}
 }
 

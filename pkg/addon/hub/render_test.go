@@ -234,6 +234,55 @@ func TestRenderAgentHostingNamespaceDeletion(t *testing.T) {
 	}
 }
 
+// TestRenderAgentExecutors: the add-on creates the three executors of the
+// hub's ManifestWorks in the agent's namespace, each bound to a ClusterRole
+// of its own; the delivery executor creates only the hosting namespaces the
+// HostingConfig allows.
+func TestRenderAgentExecutors(t *testing.T) {
+	v := values()
+	v.HostingConfigSpec = `{"hostingNamespaces":["team-a","team-b"]}`
+	objs, err := RenderAgent(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	accounts := map[string]bool{}
+	for _, sa := range find[*corev1.ServiceAccount](objs) {
+		accounts[sa.Namespace+"/"+sa.Name] = true
+	}
+	roles := map[string][]rbacv1.PolicyRule{}
+	for _, r := range find[*rbacv1.ClusterRole](objs) {
+		roles[r.Name] = r.Rules
+	}
+	bound := map[string]string{}
+	for _, b := range find[*rbacv1.ClusterRoleBinding](objs) {
+		for _, s := range b.Subjects {
+			bound[s.Namespace+"/"+s.Name] = b.RoleRef.Name
+		}
+	}
+	for _, name := range addon.Executors {
+		key := v.InstallNamespace + "/" + name
+		if !accounts[key] {
+			t.Errorf("no ServiceAccount %s", key)
+		}
+		role := bound[key]
+		if role == "" || roles[role] == nil {
+			t.Errorf("ServiceAccount %s is bound to %q, which is not rendered", key, role)
+		}
+		for _, rule := range roles[role] {
+			for _, verb := range rule.Verbs {
+				if verb != "get" && verb != "create" && verb != "update" && verb != "patch" && verb != "delete" {
+					t.Errorf("%s: verb %s in %+v; the work agent asks only get, create, update, patch, delete", role, verb, rule)
+				}
+			}
+		}
+	}
+	delivery := roles[bound[v.InstallNamespace+"/"+addon.ExecutorDelivery]]
+	if len(delivery) == 0 || !reflect.DeepEqual(delivery[0], rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"namespaces"},
+		ResourceNames: []string{"team-a", "team-b"}, Verbs: []string{"get", "create", "update", "patch"}}) {
+		t.Errorf("delivery executor rules %+v: want the allowed hosting namespaces first, by name, never deleted", delivery)
+	}
+}
+
 func TestRenderAgentRequiresValues(t *testing.T) {
 	v := values()
 	v.Image = ""
@@ -387,7 +436,9 @@ func TestRenderAgentWithoutConfigs(t *testing.T) {
 		kinds = append(kinds, o.GetObjectKind().GroupVersionKind().Kind)
 	}
 	if want := []string{"Namespace", "ServiceAccount", "ClusterRole", "ClusterRole", "ClusterRole", "ClusterRole", "ClusterRole", "ClusterRole", "ClusterRoleBinding", "ClusterRoleBinding",
-		"Role", "RoleBinding", "Deployment", "Service", "Job", "ConfigMap"}; !reflect.DeepEqual(kinds, want) {
+		"Role", "RoleBinding", "Deployment", "Service", "Job", "ConfigMap",
+		// The executors of the hub's ManifestWorks: delivery, extension, relocation.
+		"ClusterRole", "ClusterRoleBinding", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "ServiceAccount"}; !reflect.DeepEqual(kinds, want) {
 		t.Errorf("objects %v, want %v", kinds, want)
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	"github.com/hcp-fleet/hcp-fleet/pkg/extension"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/scheduling"
@@ -247,8 +248,13 @@ func (r *Reconciler) deliver(ctx context.Context, ext *v1alpha1.HostedClusterExt
 	if existing != nil && existing.DeletionTimestamp != nil {
 		return existing, nil // a removal finishes first; the next reconcile delivers again
 	}
+	agentNamespace, err := addon.InstallNamespaceOf(ctx, r.client, hcd.Status.HostingCluster)
+	if err != nil {
+		return nil, err
+	}
 	desired, err := Render(ext, rev, Target{Name: hcd.Name, HostingCluster: hcd.Status.HostingCluster,
-		ControlPlaneNamespace: extension.ControlPlaneNamespace(scheduling.RequestFor(hcd).HostingNamespace, hcd.Name)})
+		ControlPlaneNamespace: extension.ControlPlaneNamespace(scheduling.RequestFor(hcd).HostingNamespace, hcd.Name),
+		AgentNamespace:        agentNamespace})
 	if err != nil {
 		return nil, err
 	}

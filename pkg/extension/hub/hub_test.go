@@ -12,6 +12,7 @@ import (
 	workv1 "open-cluster-management.io/api/work/v1"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	"github.com/hcp-fleet/hcp-fleet/pkg/extension"
 )
 
@@ -29,9 +30,15 @@ func testExtension() *v1alpha1.HostedClusterExtension {
 func TestRender(t *testing.T) {
 	ext := testExtension()
 	rev := Revision{Number: 3, Template: Template{Phases: ext.Spec.Phases}}
-	w, err := Render(ext, rev, Target{Name: "hc1", HostingCluster: "mgmt-1", ControlPlaneNamespace: "clusters-hc1"})
+	w, err := Render(ext, rev, Target{Name: "hc1", HostingCluster: "mgmt-1", ControlPlaneNamespace: "clusters-hc1", AgentNamespace: "agents"})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Applied as the extension executor of mgmt-1's agent namespace,
+	// which may write ConfigMaps only.
+	if e := w.Spec.Executor; e == nil || e.Subject.ServiceAccount == nil ||
+		*e.Subject.ServiceAccount != (workv1.ManifestWorkSubjectServiceAccount{Namespace: "agents", Name: addon.ExecutorExtension}) {
+		t.Fatalf("executor %+v, want ServiceAccount agents/%s", e, addon.ExecutorExtension)
 	}
 	if w.Namespace != "mgmt-1" || w.Name != extension.WorkName("team-a", "audit", "hc1") || Delivered(w) != 3 {
 		t.Fatalf("work %s/%s revision %d", w.Namespace, w.Name, Delivered(w))

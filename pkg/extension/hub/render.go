@@ -26,6 +26,7 @@ import (
 	workv1 "open-cluster-management.io/api/work/v1"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	"github.com/hcp-fleet/hcp-fleet/pkg/extension"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 )
@@ -55,6 +56,9 @@ type Target struct {
 	HostingCluster string
 	// ControlPlaneNamespace is its hosted control-plane namespace there.
 	ControlPlaneNamespace string
+	// AgentNamespace is the agent's install namespace there, where the
+	// work's executor lives ("": addon.DefaultInstallNamespace).
+	AgentNamespace string
 }
 
 // Render is the ManifestWork carrying revision rev of ext to target, paused
@@ -93,6 +97,9 @@ func Render(ext *v1alpha1.HostedClusterExtension, rev Revision, target Target) (
 			Labels: labels, Annotations: map[string]string{AnnotationRevision: strconv.FormatInt(rev.Number, 10)}},
 		Spec: workv1.ManifestWorkSpec{
 			Workload: workv1.ManifestsTemplate{Manifests: []workv1.Manifest{{RawExtension: runtime.RawExtension{Raw: raw}}}},
+			// Applied as the extension executor, which may only write
+			// ConfigMaps (docs/security.md, "ManifestWork executors").
+			Executor: addon.WorkExecutor(target.AgentNamespace, addon.ExecutorExtension),
 			// Foreground (the default): the work goes once the release
 			// ConfigMap is gone, which the agent lets go after the teardown.
 			ManifestConfigs: []workv1.ManifestConfigOption{{

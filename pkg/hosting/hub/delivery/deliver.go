@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/tenancy"
 	olmhub "github.com/hcp-fleet/hcp-fleet/pkg/olm/hub"
 )
@@ -34,6 +35,9 @@ func (r *Reconciler) deliver(ctx context.Context, hcd *v1alpha1.HostedClusterDep
 	}
 	spec.Annotations = r.opts.Annotations
 	spec.Forced = policy.Forced()
+	if spec.AgentNamespace, err = addon.InstallNamespaceOf(ctx, r.client, cluster); err != nil {
+		return nil, nil, nil, err
+	}
 	spec.KeepDelivered(existing)
 	// An adopted HostedCluster is taken over by one forced apply
 	// (docs/operations.md).

@@ -16,6 +16,7 @@ import (
 	workv1 "open-cluster-management.io/api/work/v1"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hcdstatus"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/scheduling"
@@ -84,6 +85,10 @@ type Spec struct {
 	// objects with on the host (ownership.go): HostFieldManager(UID), or the
 	// one an existing ManifestWork applies with (KeepDelivered).
 	HostFieldManager string
+	// AgentNamespace is the management cluster's agent install namespace,
+	// where the executor the work agent applies the ManifestWork as lives
+	// (addon.ExecutorDelivery; "" stands for addon.DefaultInstallNamespace).
+	AgentNamespace string
 	// InfraID is the spec.infraID the HostedCluster carries when
 	// spec.hostedCluster.spec.infraID is empty: the hub's derived one
 	// (scheduling.DeriveInfraID), or the one an existing ManifestWork
@@ -434,6 +439,9 @@ func Render(s Spec, cluster string, referenced map[string]*unstructured.Unstruct
 			Annotations: map[string]string{AnnotationInputHash: inputHash},
 		},
 		Spec: workv1.ManifestWorkSpec{
+			// The work agent applies only what the delivery executor may
+			// (docs/security.md, "ManifestWork executors").
+			Executor:        addon.WorkExecutor(s.AgentNamespace, addon.ExecutorDelivery),
 			DeleteOption:    deleteOption(s),
 			ManifestConfigs: configs,
 		},
@@ -536,7 +544,10 @@ func merged(a, b map[string]string) map[string]string {
 // ClusterVersionUpgradeable is read back; every HostedClusterDeployment has
 // its own host field manager, the hcpfleet.io/hcd-uid label and a derived
 // infraID (ownership.go).
-const RenderVersion = 5
+//
+// 6: the ManifestWork names its executor (addon.ExecutorDelivery), so the
+// work agent applies it with that identity's grants only.
+const RenderVersion = 6
 
 // InputHash hashes what a ManifestWork is rendered from: the renderer's
 // version, the spec and the versions of the referenced objects (kind/name →
@@ -569,9 +580,10 @@ func InputHash(s Spec, cluster string, refVersions map[string]string) (string, e
 		KeptReferences     map[string]bool `json:",omitempty"`
 		ClusterID          string          `json:",omitempty"`
 		Takeover           bool            `json:",omitempty"`
+		AgentNamespace     string          `json:",omitempty"`
 	}{RenderVersion, s.UID, cluster, s.HostingNamespace, s.DeletionPolicy, s.HostedCluster, s.NodePools, refVersions, dropped,
 		s.FleetAnnotations, s.HeldRelease, s.HeldNodePoolReleases, forcedOrNil(s.Forced), s.KeptCopies, s.HostFieldManager, s.InfraID, s.Restored,
-		s.KeptReferences, s.ClusterID, s.Takeover})
+		s.KeptReferences, s.ClusterID, s.Takeover, s.AgentNamespace})
 	if err != nil {
 		return "", err
 	}

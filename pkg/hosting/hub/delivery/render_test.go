@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	workv1 "open-cluster-management.io/api/work/v1"
 
+	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 )
 
@@ -84,6 +85,19 @@ func TestRender(t *testing.T) {
 	}
 	if work.Name != hosting.WorkName("team-a", "prod") || work.Namespace != "cluster-1" || work.Annotations[AnnotationInputHash] != "hash-1" {
 		t.Errorf("work meta %s/%s %v", work.Namespace, work.Name, work.Annotations)
+	}
+	// Without an agent namespace: the delivery executor of the default one.
+	if e := work.Spec.Executor; e == nil || e.Subject.Type != workv1.ExecutorSubjectTypeServiceAccount || e.Subject.ServiceAccount == nil ||
+		*e.Subject.ServiceAccount != (workv1.ManifestWorkSubjectServiceAccount{Namespace: addon.DefaultInstallNamespace, Name: addon.ExecutorDelivery}) {
+		t.Errorf("executor %+v, want ServiceAccount %s/%s", e, addon.DefaultInstallNamespace, addon.ExecutorDelivery)
+	}
+	s.AgentNamespace = "agents"
+	inAgents, err := Render(s, "cluster-1", referenced, "hash-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := inAgents.Spec.Executor; e == nil || e.Subject.ServiceAccount == nil || e.Subject.ServiceAccount.Namespace != "agents" {
+		t.Errorf("executor %+v, want one in the agent namespace agents", e)
 	}
 	byKind := map[string][]map[string]any{}
 	for _, m := range work.Spec.Workload.Manifests {

@@ -76,7 +76,7 @@ func TestLeftovers(t *testing.T) {
 		return *marked
 	}
 	pause := func(t *testing.T, cluster string, running bool) workv1.ManifestWork {
-		w, err := PauseWork(cluster, "team-a", "app", "clusters", "app", true)
+		w, err := PauseWork(cluster, "hcp-fleet-agent", "team-a", "app", "clusters", "app", true)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 )
 
@@ -119,7 +120,11 @@ func (r *Reconciler) act(ctx context.Context, hcr *v1alpha1.HostedClusterRelocat
 		if s.source == nil {
 			return fmt.Errorf("the delivery's ManifestWork %s/%s, which the destination's is copied from, is gone", hcr.Status.Source, hosting.WorkName(hcd.Namespace, hcd.Name))
 		}
-		dest, err := DestinationWork(s.source, hcr.Status.Destination, hcr.Status.SnapshotURL, hcr.Status.ClusterID)
+		agentNamespace, err := addon.InstallNamespaceOf(ctx, r.client, hcr.Status.Destination)
+		if err != nil {
+			return err
+		}
+		dest, err := DestinationWork(s.source, hcr.Status.Destination, agentNamespace, hcr.Status.SnapshotURL, hcr.Status.ClusterID)
 		if err != nil {
 			return err
 		}
@@ -159,7 +164,11 @@ func (r *Reconciler) ensurePause(ctx context.Context, hcr *v1alpha1.HostedCluste
 // applyPause writes hcd's pause work on cluster (paused or resuming) when
 // it is not as desired.
 func (r *Reconciler) applyPause(ctx context.Context, cluster string, hcd *v1alpha1.HostedClusterDeployment, live *workv1.ManifestWork, paused bool) error {
-	desired, err := PauseWork(cluster, hcd.Namespace, hcd.Name, hostingNamespace(hcd), hcd.Name, paused)
+	agentNamespace, err := addon.InstallNamespaceOf(ctx, r.client, cluster)
+	if err != nil {
+		return err
+	}
+	desired, err := PauseWork(cluster, agentNamespace, hcd.Namespace, hcd.Name, hostingNamespace(hcd), hcd.Name, paused)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	workv1 "open-cluster-management.io/api/work/v1"
 
+	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 )
 
@@ -75,8 +76,9 @@ const backupLabelValue = "hcp-fleet"
 
 // PauseWork pauses (paused) or resumes the HostedCluster
 // hostingNamespace/hcName delivered for HostedClusterDeployment
-// namespace/name on cluster. Pure.
-func PauseWork(cluster, namespace, name, hostingNamespace, hcName string, paused bool) (*workv1.ManifestWork, error) {
+// namespace/name on cluster, whose agent runs in agentNamespace (where
+// the work's executor lives). Pure.
+func PauseWork(cluster, agentNamespace, namespace, name, hostingNamespace, hcName string, paused bool) (*workv1.ManifestWork, error) {
 	hc := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "hypershift.openshift.io/v1beta1", "kind": "HostedCluster",
 		"metadata": map[string]any{"name": hcName, "namespace": hostingNamespace},
@@ -95,7 +97,10 @@ func PauseWork(cluster, namespace, name, hostingNamespace, hcName string, paused
 			// stay paused with nothing on the hub to say so.
 			Labels: map[string]string{hosting.LabelHCDNamespace: namespace, hosting.LabelHCDName: name, hosting.LabelBackup: backupLabelValue}},
 		Spec: workv1.ManifestWorkSpec{
-			Workload:     workv1.ManifestsTemplate{Manifests: []workv1.Manifest{{RawExtension: runtimeRaw(raw)}}},
+			Workload: workv1.ManifestsTemplate{Manifests: []workv1.Manifest{{RawExtension: runtimeRaw(raw)}}},
+			// Applied as the relocation executor, which may only write
+			// HostedClusters (docs/security.md, "ManifestWork executors").
+			Executor:     addon.WorkExecutor(agentNamespace, addon.ExecutorRelocation),
 			DeleteOption: &workv1.DeleteOption{PropagationPolicy: workv1.DeletePropagationPolicyTypeOrphan},
 			ManifestConfigs: []workv1.ManifestConfigOption{{
 				ResourceIdentifier: workv1.ResourceIdentifier{Group: "hypershift.openshift.io", Resource: "hostedclusters", Namespace: hostingNamespace, Name: hcName},
@@ -108,12 +113,13 @@ func PauseWork(cluster, namespace, name, hostingNamespace, hcName string, paused
 }
 
 // DestinationWork is the delivery's ManifestWork source, moved to
-// destination: its HostedCluster restores snapshotURL and carries
-// clusterID, and it reads back what a relocation needs. It is marked as a
-// copy of the source (hosting.AnnotationRelocationCopy), so that a hub
-// restored from a backup taken before the switch binds the source, not
-// this, and removes it. Pure.
-func DestinationWork(source *workv1.ManifestWork, destination, snapshotURL, clusterID string) (*workv1.ManifestWork, error) {
+// destination, whose agent runs in agentNamespace: its HostedCluster
+// restores snapshotURL and carries clusterID, it is applied as the
+// destination's delivery executor, and it reads back what a relocation
+// needs. It is marked as a copy of the source
+// (hosting.AnnotationRelocationCopy), so that a hub restored from a backup
+// taken before the switch binds the source, not this, and removes it. Pure.
+func DestinationWork(source *workv1.ManifestWork, destination, agentNamespace, snapshotURL, clusterID string) (*workv1.ManifestWork, error) {
 	annotations := maps.Clone(source.Annotations)
 	if annotations == nil {
 		annotations = map[string]string{}
@@ -124,6 +130,7 @@ func DestinationWork(source *workv1.ManifestWork, destination, snapshotURL, clus
 		ObjectMeta: metav1.ObjectMeta{Name: source.Name, Namespace: destination, Labels: maps.Clone(source.Labels), Annotations: annotations},
 		Spec:       *source.Spec.DeepCopy(),
 	}
+	work.Spec.Executor = addon.WorkExecutor(agentNamespace, addon.ExecutorDelivery)
 	found := false
 	for i, m := range work.Spec.Workload.Manifests {
 		obj := &unstructured.Unstructured{}

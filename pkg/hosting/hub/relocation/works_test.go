@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 	workv1 "open-cluster-management.io/api/work/v1"
 
+	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 )
 
@@ -31,9 +32,15 @@ func manifestOf(t *testing.T, work *workv1.ManifestWork, kind string) *unstructu
 
 func TestPauseWork(t *testing.T) {
 	for _, paused := range []bool{true, false} {
-		w, err := PauseWork("cluster-1", "team-a", "app", "clusters", "app", paused)
+		w, err := PauseWork("cluster-1", "agents", "team-a", "app", "clusters", "app", paused)
 		if err != nil {
 			t.Fatal(err)
+		}
+		// Applied as the relocation executor of cluster-1's agent
+		// namespace, which may write HostedClusters only.
+		if e := w.Spec.Executor; e == nil || e.Subject.ServiceAccount == nil ||
+			*e.Subject.ServiceAccount != (workv1.ManifestWorkSubjectServiceAccount{Namespace: "agents", Name: addon.ExecutorRelocation}) {
+			t.Fatalf("executor %+v, want ServiceAccount agents/%s", e, addon.ExecutorRelocation)
 		}
 		if w.Namespace != "cluster-1" || w.Name != "relocate-team-a.app" {
 			t.Fatalf("pause work %s/%s", w.Namespace, w.Name)
@@ -98,9 +105,17 @@ func TestDestinationWork(t *testing.T) {
 	src.Labels = map[string]string{hosting.LabelBackup: "hcp-fleet"}
 	src.Annotations = map[string]string{"hcpfleet.io/spec-hash": "x"}
 	before := src.DeepCopy()
-	w, err := DestinationWork(src, "cluster-2", "https://bucket.example.com/app.db", "0d6e6f3c")
+	w, err := DestinationWork(src, "cluster-2", "agents-2", "https://bucket.example.com/app.db", "0d6e6f3c")
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The destination's own delivery executor, whatever the source's was.
+	if e := w.Spec.Executor; e == nil || e.Subject.ServiceAccount == nil ||
+		*e.Subject.ServiceAccount != (workv1.ManifestWorkSubjectServiceAccount{Namespace: "agents-2", Name: addon.ExecutorDelivery}) {
+		t.Fatalf("executor %+v, want ServiceAccount agents-2/%s", e, addon.ExecutorDelivery)
+	}
+	if src.Spec.Executor != nil {
+		t.Fatal("DestinationWork set the source's executor")
 	}
 	if w.Namespace != "cluster-2" || w.Name != src.Name {
 		t.Fatalf("destination work %s/%s: want cluster-2/%s (the delivery's name, so it takes it over)", w.Namespace, w.Name, src.Name)
@@ -136,7 +151,7 @@ func TestDestinationWork(t *testing.T) {
 
 	noHC := sourceWork(t)
 	noHC.Spec.Workload.Manifests = noHC.Spec.Workload.Manifests[:2]
-	if _, err := DestinationWork(noHC, "cluster-2", "u", ""); err == nil {
+	if _, err := DestinationWork(noHC, "cluster-2", "", "u", ""); err == nil {
 		t.Fatal("a ManifestWork without a HostedCluster was moved")
 	}
 }
