@@ -79,8 +79,9 @@ var hostedClusterFeedback = concat(
 		{Name: fbLatestState, Path: ".status.version.history[0].state"},
 		{Name: fbLatestVersion, Path: ".status.version.history[0].version"},
 		{Name: fbLatestImage, Path: ".status.version.history[0].image"},
-		// When the newest release completed: the release rollout's soak
-		// between waves counts from it (pkg/hosting/hub/releaserollout).
+		// When the newest release completed (status.version.history; the
+		// release rollout's soak counts from its own record instead,
+		// status.waveStartTime).
 		{Name: fbLatestCompletion, Path: ".status.version.history[0].completionTime"},
 		{Name: fbEndpointHost, Path: ".status.controlPlaneEndpoint.host"},
 		{Name: fbEndpointPort, Path: ".status.controlPlaneEndpoint.port"},
