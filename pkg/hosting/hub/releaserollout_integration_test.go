@@ -133,6 +133,18 @@ func TestReleaseRollout(t *testing.T) {
 	}
 	wantReleases(t, ns, later)
 	wantEvent(t, ns, failing, releaserollout.EventHostedClusterFailed, rr.Name)
+	// The delivery reads HyperShift's ClusterVersionSucceeding=False
+	// (the stand-in writes it with the failing release) into Degraded.
+	env.Eventually(t, time.Minute, failing+" Degraded names the cluster version", func(ctx context.Context) error {
+		h, err := getHCD(ctx, ns, failing)
+		if err != nil {
+			return err
+		}
+		if c := meta.FindStatusCondition(h.Status.Conditions, v1alpha1.ConditionDegraded); c == nil || !strings.Contains(c.Message, "cluster version: Cluster operator kube-apiserver is degraded") {
+			return fmt.Errorf("Degraded: %+v", c)
+		}
+		return nil
+	})
 	wantEvent(t, ns, held, releaserollout.EventHostedClusterBlocked, v1alpha1.ReasonReleaseVersionUnknown)
 
 	// 2. Paused, then rw-04 fixed: its control plane completes the release,

@@ -24,6 +24,9 @@ const (
 	fbValidReleaseMsg      = "valid-release-message"
 	fbValidConfig          = "valid-config"
 	fbValidConfigMsg       = "valid-config-message"
+	fbCVSucceeding         = "cv-succeeding"
+	fbCVSucceedingReason   = "cv-succeeding-reason"
+	fbCVSucceedingMessage  = "cv-succeeding-message"
 	fbDesiredVersion       = "desired-version"
 	fbDesiredImage         = "desired-image"
 	fbCurrentVersion       = "current-version"
@@ -71,6 +74,9 @@ var hostedClusterFeedback = concat(
 	conditionPaths("Degraded", fbDegraded, fbDegradedReason, fbDegradedMessage),
 	conditionPaths("ValidReleaseImage", fbValidRelease, "", fbValidReleaseMsg),
 	conditionPaths("ValidConfiguration", fbValidConfig, "", fbValidConfigMsg),
+	// HyperShift's copy of the hosted cluster-version operator's Failing,
+	// inverted: False is a release the CVO cannot roll out.
+	conditionPaths("ClusterVersionSucceeding", fbCVSucceeding, fbCVSucceedingReason, fbCVSucceedingMessage),
 	[]workv1.JsonPath{
 		{Name: fbDesiredVersion, Path: ".status.version.desired.version"},
 		{Name: fbDesiredImage, Path: ".status.version.desired.image"},
