@@ -284,7 +284,8 @@ type ReleaseRolloutStatus struct {
 	// +optional
 	WaveStartTime *metav1.Time `json:"waveStartTime,omitempty"`
 	// completionTime is when the controller first saw every selected hosted
-	// cluster Done or Blocked. Completion is sticky: from then on the
+	// cluster Done or Blocked (none of them Blocked only for not being
+	// ready, HostedClusterNotReady). Completion is sticky: from then on the
 	// rollout claims no hosted cluster, moves nothing and its status stays
 	// as it was (a record of what it did), whatever later happens to the
 	// hosted clusters (a newer rollout moving them, say). Its spec can no

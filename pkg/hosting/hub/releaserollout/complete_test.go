@@ -239,3 +239,23 @@ func TestPlanSoakFromRecordedStart(t *testing.T) {
 		t.Errorf("recorded start %v, want rounded up to %v", p.WaveStart, w.now.Add(2*time.Second))
 	}
 }
+
+// A hosted cluster not ready does not hold the waves, but keeps the
+// rollout from completing for good: not ready is often for a moment.
+func TestPlanNotReadyKeepsItOpen(t *testing.T) {
+	w := newWorld("a", "b")
+	s := spec(1, intstr.FromInt32(1))
+	s.NodePools.Policy = v1alpha1.NodePoolUpgradeNone
+	a := w.get("a")
+	a.Release, a.Current = newImage, "4.18.9"
+	a.Latest = &v1alpha1.VersionHistoryEntry{State: v1alpha1.VersionUpdateCompleted, Image: newImage, Version: "4.18.9"}
+	w.get("b").Ready = false
+	p := Compute(Input{Spec: s, Version: "4.18.9", Now: w.now, HostedClusters: w.hcs})
+	if p.Completed.Status == metav1.ConditionTrue || !p.CompletedAt.IsZero() || !strings.Contains(p.Progressing.Message, "waits for b to be ready") {
+		t.Errorf("b not ready: completed %s at %v, %q; want not completed, waiting for b", p.Completed.Status, p.CompletedAt, p.Progressing.Message)
+	}
+	w.get("b").Ready = true
+	if p = Compute(Input{Spec: s, Version: "4.18.9", Now: w.now, HostedClusters: w.hcs}); len(p.Moves) != 1 || p.Moves[0].Name != "b" {
+		t.Errorf("b ready: moves %v, want b", p.Moves)
+	}
+}

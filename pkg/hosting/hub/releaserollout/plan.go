@@ -479,7 +479,22 @@ func conditions(in *Input, p *Plan, failed []string, soak string) (progressing, 
 	counts := fmt.Sprintf("%d done, %d upgrading, %d pending, %d blocked, %d failed of %d",
 		c[v1alpha1.RolloutStateDone], c[v1alpha1.RolloutStateUpgrading], c[v1alpha1.RolloutStatePending],
 		c[v1alpha1.RolloutStateBlocked], c[v1alpha1.RolloutStateFailed], len(p.HostedClusters))
-	finished := c[v1alpha1.RolloutStateDone]+c[v1alpha1.RolloutStateBlocked] == int32(len(p.HostedClusters))
+	// Not ready is the one Blocked reason that passes: the waves go on
+	// without such a hosted cluster, but the rollout does not complete
+	// while there is one, since completion is for good (Compute) and a
+	// hosted cluster is not ready for a moment, say while its status
+	// catches up with its spec.
+	var notReady []string
+	for _, h := range p.HostedClusters {
+		if h.State == v1alpha1.RolloutStateBlocked && h.Reason == ReasonNotReady {
+			notReady = append(notReady, h.Name)
+		}
+	}
+	settled := c[v1alpha1.RolloutStateDone]+c[v1alpha1.RolloutStateBlocked] == int32(len(p.HostedClusters))
+	finished := settled && len(notReady) == 0
+	if settled && !finished {
+		soak = strings.TrimSpace(soak + " waits for " + strings.Join(notReady, ", ") + " to be ready")
+	}
 	progressing = metav1.Condition{Type: v1alpha1.ConditionRolloutProgressing, Status: metav1.ConditionFalse}
 	switch {
 	case in.Problem != "":
