@@ -79,7 +79,8 @@ type ReleaseRolloutSpec struct {
 	MaxUnavailable intstr.IntOrString `json:"maxUnavailable,omitempty"`
 
 	// soakSeconds is how long a finished wave stays healthy before the next
-	// one starts, counted from the last completion of its control planes.
+	// one starts, counted from when the controller saw it finish
+	// (status.waveStartTime).
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=604800
@@ -237,7 +238,8 @@ const (
 	// aborted or stopped.
 	ConditionRolloutProgressing = "RolloutProgressing"
 	// ConditionRolloutCompleted is True once every selected hosted cluster is
-	// done or skipped as blocked.
+	// done or skipped as blocked; it stays True from then on (see
+	// status.completionTime).
 	ConditionRolloutCompleted = "RolloutCompleted"
 
 	// ReasonRolloutPaused: spec.paused is set.
@@ -274,6 +276,24 @@ type ReleaseRolloutStatus struct {
 	// waves is how many waves the rollout has.
 	// +optional
 	Waves int32 `json:"waves,omitempty"`
+	// waveStartTime is when the controller saw status.wave become the
+	// current wave (the wave before it finished), by the hub's clock: the
+	// soak (spec.soakSeconds) counts from it. Only the controller writes
+	// it, so a soak is never shortened by a version history, a wave's
+	// members or a cache that changes afterwards.
+	// +optional
+	WaveStartTime *metav1.Time `json:"waveStartTime,omitempty"`
+	// completionTime is when the controller first saw every selected hosted
+	// cluster Done or Blocked (none of them Blocked only for not being
+	// ready, HostedClusterNotReady). Completion is sticky: from then on the
+	// rollout claims no hosted cluster, moves nothing and its status stays
+	// as it was (a record of what it did), whatever later happens to the
+	// hosted clusters (a newer rollout moving them, say). Its spec can no
+	// longer change (CEL); a rollout with spec.release.latestZStream, a
+	// standing one, restarts (this field cleared) when a newer release is
+	// published for a hosted cluster at rest.
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
 
 	// selected counts the selected hosted clusters.
 	// +optional
@@ -341,6 +361,7 @@ type RolloutHostedClusterStatus struct {
 // +kubebuilder:printcolumn:name="Failed",type="integer",JSONPath=".status.failed"
 // +kubebuilder:printcolumn:name="Progressing",type="string",JSONPath=".status.conditions[?(@.type==\"RolloutProgressing\")].reason"
 // +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.status) || !has(oldSelf.status.completionTime) || self.spec == oldSelf.spec || (has(self.spec.release.latestZStream) && self.spec.release.latestZStream)",message="a completed ReleaseRollout cannot change: it has done its work and moves nothing more; create a new ReleaseRollout"
 type ReleaseRollout struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

@@ -1698,6 +1698,14 @@ func (in *ReleaseRolloutStatus) DeepCopyInto(out *ReleaseRolloutStatus) {
 			(*in)[i].DeepCopyInto(&(*out)[i])
 		}
 	}
+	if in.WaveStartTime != nil {
+		in, out := &in.WaveStartTime, &out.WaveStartTime
+		*out = (*in).DeepCopy()
+	}
+	if in.CompletionTime != nil {
+		in, out := &in.CompletionTime, &out.CompletionTime
+		*out = (*in).DeepCopy()
+	}
 	if in.HostedClusters != nil {
 		in, out := &in.HostedClusters, &out.HostedClusters
 		*out = make([]RolloutHostedClusterStatus, len(*in))

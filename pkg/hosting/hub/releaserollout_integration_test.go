@@ -49,13 +49,13 @@ const (
 //     reason this fleet without guest control planes can produce; OLM's
 //     own holds are the gate's tests in pkg/olm/hub) and is skipped, named
 //     and never forced.
-//   - A second rollout to 4.18.10, paused from the start, is aborted:
-//     nothing moves, and abort cannot be undone. (Abort in the middle of a
-//     rollout, the moved ones keeping their release, is the planner's
-//     pause-and-abort golden. Live, a second rollout created right after
-//     the first completed was seen on a loaded machine both to wait for
-//     ever on the first, ClaimedByOtherRollout, and to move its next wave
-//     during a soak; until that is understood it is not asserted here.)
+//   - Right after the first completed: a rollout to 4.18.10, paused from
+//     the start, is aborted (nothing moves, abort cannot be undone, and it
+//     claims nothing), and a second rollout to 4.18.10 with a one-hour
+//     soak moves the canary and then soaks: wave 1 is not moved. Its soak
+//     shortened, it moves the rest in its waves to 4.18.10. The first
+//     rollout, completed, never claims or moves a hosted cluster again,
+//     its status stays as it was, and its spec can no longer change.
 //
 // From watches: never more than maxUnavailable upgrading, waves in order,
 // and every node pool moved only once its control plane had completed the
@@ -133,6 +133,18 @@ func TestReleaseRollout(t *testing.T) {
 	}
 	wantReleases(t, ns, later)
 	wantEvent(t, ns, failing, releaserollout.EventHostedClusterFailed, rr.Name)
+	// The delivery reads HyperShift's ClusterVersionSucceeding=False
+	// (the stand-in writes it with the failing release) into Degraded.
+	env.Eventually(t, time.Minute, failing+" Degraded names the cluster version", func(ctx context.Context) error {
+		h, err := getHCD(ctx, ns, failing)
+		if err != nil {
+			return err
+		}
+		if c := meta.FindStatusCondition(h.Status.Conditions, v1alpha1.ConditionDegraded); c == nil || !strings.Contains(c.Message, "cluster version: Cluster operator kube-apiserver is degraded") {
+			return fmt.Errorf("Degraded: %+v", c)
+		}
+		return nil
+	})
 	wantEvent(t, ns, held, releaserollout.EventHostedClusterBlocked, v1alpha1.ReasonReleaseVersionUnknown)
 
 	// 2. Paused, then rw-04 fixed: its control plane completes the release,
@@ -197,23 +209,82 @@ func TestReleaseRollout(t *testing.T) {
 		}
 	}
 
-	// 5. A second rollout, paused from the start, then aborted: nothing
-	// moves (see the test's comment for why not more).
-	rr2 := rollout(ns, "to-4-18-10", rel41810)
-	rr2.Spec.Paused = true
-	createRollout(t, rr2)
-	waitRollout(t, ns, rr2.Name, v1alpha1.ReasonRolloutPaused, nil)
-	patchRollout(t, ns, rr2.Name, `{"spec":{"abort":true,"paused":false}}`)
-	waitRollout(t, ns, rr2.Name, v1alpha1.ReasonRolloutAborted, nil)
+	// 5. Right after the first completed. A rollout paused from the
+	// start, then aborted: nothing moves, and it claims nothing.
+	aborted := rollout(ns, "aborted", rel41810)
+	aborted.Spec.Paused = true
+	createRollout(t, aborted)
+	waitRollout(t, ns, aborted.Name, v1alpha1.ReasonRolloutPaused, nil)
+	patchRollout(t, ns, aborted.Name, `{"spec":{"abort":true,"paused":false}}`)
+	waitRollout(t, ns, aborted.Name, v1alpha1.ReasonRolloutAborted, nil)
 	wantReleases(t, ns, upgraded)
 	// Abort cannot be undone (CEL at admission).
-	live := &v1alpha1.ReleaseRollout{}
-	if err := hubc.Get(ctx, types.NamespacedName{Namespace: ns, Name: rr2.Name}, live); err != nil {
-		t.Fatal(err)
-	}
-	if err := hubc.Patch(ctx, live, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"abort":false}}`))); err == nil || !strings.Contains(err.Error(), "cannot be undone") {
+	if err := rawPatchRollout(ns, aborted.Name, `{"spec":{"abort":false}}`); err == nil || !strings.Contains(err.Error(), "cannot be undone") {
 		t.Errorf("undoing abort: %v, want refused", err)
 	}
+
+	// A second rollout to 4.18.10: the canary, then a soak of an hour
+	// holds wave 1.
+	rr2 := rollout(ns, "to-4-18-10", rel41810)
+	rr2.Spec.WaveSize, rr2.Spec.MaxUnavailable, rr2.Spec.SoakSeconds = 4, intstr.FromInt32(2), 3600
+	createRollout(t, rr2)
+	soaking := waitRollout(t, ns, rr2.Name, v1alpha1.ReasonRolloutInProgress, func(rr *v1alpha1.ReleaseRollout) bool {
+		return rr.Status.Wave == 1 && state(rr, canary) == v1alpha1.RolloutStateDone &&
+			strings.Contains(meta.FindStatusCondition(rr.Status.Conditions, v1alpha1.ConditionRolloutProgressing).Message, "soaks until")
+	})
+	if soaking.Status.WaveStartTime == nil {
+		t.Errorf("soaking without status.waveStartTime: %+v", soaking.Status)
+	}
+	rest := maps.Clone(upgraded)
+	delete(rest, canary)
+	wantReleases(t, ns, rest)
+	wantReleases(t, ns, map[string]string{canary: rel41810})
+	// The soak shortened: the rest moves, in waves.
+	patchRollout(t, ns, rr2.Name, `{"spec":{"soakSeconds":0}}`)
+	final2 := waitRollout(t, ns, rr2.Name, v1alpha1.ReasonRolloutCompleted, nil)
+	if final2.Status.Done != 11 || final2.Status.Blocked != 1 || final2.Status.CompletionTime == nil {
+		t.Errorf("second rollout: done %d, blocked %d, completed at %v; want 11, 1, set", final2.Status.Done, final2.Status.Blocked, final2.Status.CompletionTime)
+	}
+	moved := map[string]string{held: digest}
+	for _, n := range names {
+		if n != held {
+			moved[n] = rel41810
+		}
+	}
+	wantReleases(t, ns, moved)
+	checkHistory(t, history(rr2.Name), 2, 11)
+	claimed := 0
+	for _, s := range history(rr2.Name) {
+		for _, h := range s.HostedClusters {
+			if h.Reason == releaserollout.ReasonClaimed {
+				claimed++
+			}
+		}
+	}
+	t.Logf("second rollout: %d hosted-cluster statuses ClaimedByOtherRollout (a cache behind the first's completion)", claimed)
+	// The first rollout, completed, wrote nothing after its completion.
+	var after []string
+	completed := false
+	for _, s := range history(rr.Name) {
+		c := meta.FindStatusCondition(s.Conditions, v1alpha1.ConditionRolloutCompleted)
+		done := c != nil && c.Status == metav1.ConditionTrue && s.CompletionTime != nil
+		if completed && (!done || !s.CompletionTime.Equal(final.Status.CompletionTime) || s.Done != final.Status.Done) {
+			after = append(after, fmt.Sprintf("%+v", s))
+		}
+		completed = completed || done
+	}
+	if !completed || len(after) > 0 {
+		t.Errorf("first rollout: completed %v, statuses after completion that differ: %v", completed, after)
+	}
+	// And its spec can no longer change (CEL).
+	if err := rawPatchRollout(ns, rr.Name, `{"spec":{"paused":true}}`); err == nil || !strings.Contains(err.Error(), "completed ReleaseRollout cannot change") {
+		t.Errorf("changing a completed rollout: %v, want refused", err)
+	}
+}
+
+func rawPatchRollout(ns, name, patch string) error {
+	rr := &v1alpha1.ReleaseRollout{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	return hubc.Patch(context.Background(), rr, client.RawPatch(types.MergePatchType, []byte(patch)))
 }
 
 // hostedCluster is rr's status of one hosted cluster (zero: none).

@@ -30,8 +30,8 @@ import (
 // and 4.18.7 (not published) are available, 4.18.8 (published) is a
 // conditional update whose risk EtcdSlow applies. The HCD's status shows
 // them as the agent carries them, the plugin's view says where it may go,
-// a ReleaseRollout to 4.18.8 skips it as Blocked naming the risk, and
-// moves it once the rollout accepts the risk.
+// a ReleaseRollout to 4.18.8 skips it as Blocked naming the risk (and so
+// completes), and a new rollout that accepts the risk moves it.
 func TestReleaseUpdates(t *testing.T) {
 	ctx := context.Background()
 	const ns, channel = "updates", "stable-4.18-updates-test"
@@ -139,9 +139,17 @@ func TestReleaseUpdates(t *testing.T) {
 		return nil
 	})
 
-	// Accepted: it moves, and completes at 4.18.8.
-	patchRollout(t, ns, rr.Name, `{"spec":{"acceptRisks":["EtcdSlow"]}}`)
-	waitRollout(t, ns, rr.Name, v1alpha1.ReasonRolloutCompleted, func(rr *v1alpha1.ReleaseRollout) bool {
+	// That rollout completed: accepting the risk there is refused (CEL),
+	// since a completed rollout is done for good. A new rollout that
+	// accepts it moves it, and completes at 4.18.8.
+	if err := rawPatchRollout(ns, rr.Name, `{"spec":{"acceptRisks":["EtcdSlow"]}}`); err == nil || !strings.Contains(err.Error(), "completed ReleaseRollout cannot change") {
+		t.Errorf("accepting risks on the completed rollout: %v, want refused", err)
+	}
+	accepted := rollout(ns, "to-4-18-8-accepted", rel("4.18.8"))
+	accepted.Spec.HostedClusterSelector.MatchLabels = map[string]string{"fleet": "updates"}
+	accepted.Spec.AcceptRisks = []string{"EtcdSlow"}
+	createRollout(t, accepted)
+	waitRollout(t, ns, accepted.Name, v1alpha1.ReasonRolloutCompleted, func(rr *v1alpha1.ReleaseRollout) bool {
 		return rr.Status.Done == 1
 	})
 	wantReleases(t, ns, map[string]string{"cu-a": rel("4.18.8")})

@@ -24,6 +24,9 @@ const (
 	fbValidReleaseMsg      = "valid-release-message"
 	fbValidConfig          = "valid-config"
 	fbValidConfigMsg       = "valid-config-message"
+	fbCVSucceeding         = "cv-succeeding"
+	fbCVSucceedingReason   = "cv-succeeding-reason"
+	fbCVSucceedingMessage  = "cv-succeeding-message"
 	fbDesiredVersion       = "desired-version"
 	fbDesiredImage         = "desired-image"
 	fbCurrentVersion       = "current-version"
@@ -71,6 +74,9 @@ var hostedClusterFeedback = concat(
 	conditionPaths("Degraded", fbDegraded, fbDegradedReason, fbDegradedMessage),
 	conditionPaths("ValidReleaseImage", fbValidRelease, "", fbValidReleaseMsg),
 	conditionPaths("ValidConfiguration", fbValidConfig, "", fbValidConfigMsg),
+	// HyperShift's copy of the hosted cluster-version operator's Failing,
+	// inverted: False is a release the CVO cannot roll out.
+	conditionPaths("ClusterVersionSucceeding", fbCVSucceeding, fbCVSucceedingReason, fbCVSucceedingMessage),
 	[]workv1.JsonPath{
 		{Name: fbDesiredVersion, Path: ".status.version.desired.version"},
 		{Name: fbDesiredImage, Path: ".status.version.desired.image"},
@@ -79,8 +85,9 @@ var hostedClusterFeedback = concat(
 		{Name: fbLatestState, Path: ".status.version.history[0].state"},
 		{Name: fbLatestVersion, Path: ".status.version.history[0].version"},
 		{Name: fbLatestImage, Path: ".status.version.history[0].image"},
-		// When the newest release completed: the release rollout's soak
-		// between waves counts from it (pkg/hosting/hub/releaserollout).
+		// When the newest release completed (status.version.history; the
+		// release rollout's soak counts from its own record instead,
+		// status.waveStartTime).
 		{Name: fbLatestCompletion, Path: ".status.version.history[0].completionTime"},
 		{Name: fbEndpointHost, Path: ".status.controlPlaneEndpoint.host"},
 		{Name: fbEndpointPort, Path: ".status.controlPlaneEndpoint.port"},

@@ -178,6 +178,13 @@ func ComputeStatus(o Observed) Status {
 	if hc[fbDegraded] == "True" {
 		addProblem(orDefault(hc[fbDegradedReason], "HostedClusterDegraded"), "HyperShift: "+hc[fbDegradedMessage])
 	}
+	// HyperShift expects ClusterVersionSucceeding True
+	// (support/conditions.ExpectedHCConditions): False is the CVO failing
+	// to roll out the desired release, so a release rollout counts that
+	// upgrade Failed instead of waiting on it as Upgrading.
+	if hc[fbCVSucceeding] == "False" {
+		addProblem(orDefault(hc[fbCVSucceedingReason], "ClusterVersionFailing"), "cluster version: "+hc[fbCVSucceedingMessage])
+	}
 	if hc[fbMigrationFailed] != "" {
 		addProblem("CAPIMigrationFailed", "migration to private CAPI types failed: "+hc[fbMigrationFailed])
 	}

@@ -130,6 +130,18 @@ func TestComputeStatusProblems(t *testing.T) {
 		!strings.Contains(c.Message, "migration to private CAPI types failed: copy: boom") {
 		t.Errorf("Degraded %s: %s", c.Status, c.Message)
 	}
+	// The cluster-version operator failing (ClusterVersionSucceeding
+	// False) alone is Degraded, with HyperShift's reason.
+	s = ComputeStatus(Observed{Work: appliedWork(map[string]string{fbAvailable: "True", fbDegraded: "False",
+		fbCVSucceeding: "False", fbCVSucceedingReason: "ClusterOperatorDegraded", fbCVSucceedingMessage: "Cluster operator kube-apiserver is degraded"}, nil), Host: upHost})
+	if c := cond(t, s, v1alpha1.ConditionDegraded); c.Status != "True" || c.Reason != "ClusterOperatorDegraded" ||
+		!strings.Contains(c.Message, "cluster version: Cluster operator kube-apiserver is degraded") {
+		t.Errorf("Degraded with the CVO failing %s %s: %s", c.Status, c.Reason, c.Message)
+	}
+	s = ComputeStatus(Observed{Work: appliedWork(map[string]string{fbAvailable: "True", fbDegraded: "False", fbCVSucceeding: "True"}, nil), Host: upHost})
+	if c := cond(t, s, v1alpha1.ConditionDegraded); c.Status != "False" {
+		t.Errorf("Degraded with the CVO succeeding %s %s: %s", c.Status, c.Reason, c.Message)
+	}
 	// A host that stopped reporting: the last status is kept but marked.
 	down := upHost
 	down.Available = false

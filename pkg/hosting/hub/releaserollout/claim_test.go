@@ -42,9 +42,21 @@ func TestClaimant(t *testing.T) {
 	if by, why := claimant(&tenantNew, []v1alpha1.ReleaseRollout{tenantOld, tenantNew}, h); by != "tenant-old" || why != "older" {
 		t.Errorf("tenant-new: claimed by %q (%q), want tenant-old (older)", by, why)
 	}
-	// A completed admin rollout claims nothing.
-	admin.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionRolloutCompleted, Status: metav1.ConditionTrue}}
-	if by, _ := claimant(&tenantOld, []v1alpha1.ReleaseRollout{tenantOld, admin}, h); by != "" {
-		t.Errorf("tenant-old: claimed by %q after the admin's completed", by)
+	// A completed admin rollout claims nothing: by its recorded completion
+	// time, or by the condition of a status written before it was
+	// recorded; nor does an aborted one.
+	done := admin
+	done.Status.CompletionTime = &metav1.Time{Time: t0}
+	legacy := admin
+	legacy.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionRolloutCompleted, Status: metav1.ConditionTrue}}
+	aborted := admin
+	aborted.Spec.Abort = true
+	for _, o := range []v1alpha1.ReleaseRollout{done, legacy, aborted} {
+		if by, _ := claimant(&tenantOld, []v1alpha1.ReleaseRollout{tenantOld, o}, h); by != "" {
+			t.Errorf("tenant-old: claimed by %q after the admin's completed or aborted (%+v, abort %v)", by, o.Status, o.Spec.Abort)
+		}
+	}
+	if by, _ := claimant(&tenantOld, []v1alpha1.ReleaseRollout{tenantOld, admin}, h); by != "admin" {
+		t.Errorf("tenant-old: claimed by %q, want admin while it is at work", by)
 	}
 }

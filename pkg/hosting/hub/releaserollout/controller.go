@@ -105,7 +105,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if rr.DeletionTimestamp != nil {
 		return ctrl.Result{}, nil // nothing of its own to clean up: moved releases stay
 	}
-	in := Input{Spec: rr.Spec, Now: r.now()}
+	completedAt := completionTime(rr)
+	if !completedAt.IsZero() && !rr.Spec.Release.LatestZStream {
+		// Completed for good (Compute): nothing to read, nothing to write.
+		return ctrl.Result{}, nil
+	}
+	in := Input{Spec: rr.Spec, Now: r.now(), CompletedAt: completedAt, Wave: rr.Status.Wave}
+	if t := rr.Status.WaveStartTime; t != nil {
+		in.WaveStart = t.Time
+	}
 	selector, err := metav1.LabelSelectorAsSelector(&rr.Spec.HostedClusterSelector)
 	if err != nil {
 		in.Problem = "spec.hostedClusterSelector: " + err.Error()
@@ -153,6 +161,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if len(plan.Moves) == 0 {
 			break
 		}
+	}
+	if plan.Frozen {
+		return ctrl.Result{RequeueAfter: requeue}, nil
 	}
 	var errs []error
 	for _, m := range plan.Moves {
@@ -283,8 +294,7 @@ func claimant(rr *v1alpha1.ReleaseRollout, all []v1alpha1.ReleaseRollout, h *v1a
 	// one this rollout really waits for.
 	for i := range all {
 		o := &all[i]
-		if o.UID == rr.UID || o.DeletionTimestamp != nil || o.Spec.Abort ||
-			meta.IsStatusConditionTrue(o.Status.Conditions, v1alpha1.ConditionRolloutCompleted) {
+		if o.UID == rr.UID || o.DeletionTimestamp != nil || o.Spec.Abort || !completionTime(o).IsZero() {
 			continue
 		}
 		theirs := isAdmin(o)
@@ -304,6 +314,22 @@ func claimant(rr *v1alpha1.ReleaseRollout, all []v1alpha1.ReleaseRollout, h *v1a
 		}
 	}
 	return name, why
+}
+
+// completionTime is when rr completed (zero: it has not). A status
+// written before status.completionTime existed says it by its
+// RolloutCompleted condition only.
+func completionTime(rr *v1alpha1.ReleaseRollout) time.Time {
+	if t := rr.Status.CompletionTime; t != nil {
+		return t.Time
+	}
+	if c := meta.FindStatusCondition(rr.Status.Conditions, v1alpha1.ConditionRolloutCompleted); c != nil && c.Status == metav1.ConditionTrue {
+		if c.LastTransitionTime.IsZero() {
+			return time.Unix(0, 0).UTC() // completed, when not known
+		}
+		return c.LastTransitionTime.Time
+	}
+	return time.Time{}
 }
 
 // isAdmin: rr is a fleet admin's rollout.
@@ -440,12 +466,25 @@ func (r *Reconciler) applyStatus(ctx context.Context, rr *v1alpha1.ReleaseRollou
 		Wave: p.Wave, Waves: p.Waves, Selected: int32(len(p.HostedClusters)),
 		Pending: c[v1alpha1.RolloutStatePending], Upgrading: c[v1alpha1.RolloutStateUpgrading], Done: c[v1alpha1.RolloutStateDone],
 		Blocked: c[v1alpha1.RolloutStateBlocked], Failed: c[v1alpha1.RolloutStateFailed], HostedClusters: p.HostedClusters}
+	if !p.WaveStart.IsZero() {
+		status.WaveStartTime = &metav1.Time{Time: p.WaveStart}
+	}
+	if !p.CompletedAt.IsZero() {
+		status.CompletionTime = &metav1.Time{Time: p.CompletedAt}
+	}
 	sort.Slice(status.HostedClusters, func(i, j int) bool { return status.HostedClusters[i].Name < status.HostedClusters[j].Name })
 	if equality.Semantic.DeepEqual(withoutTimes(rr.Status), withoutTimes(status)) {
 		return nil
 	}
+	metadata := map[string]any{"name": rr.Name, "namespace": rr.Namespace}
+	if status.CompletionTime != nil {
+		// Completion is recorded once: from a cache that does not show the
+		// completion written a moment ago, the apply conflicts instead of
+		// recording a second, later time.
+		metadata["resourceVersion"] = rr.ResourceVersion
+	}
 	body := map[string]any{"apiVersion": v1alpha1.GroupVersion.String(), "kind": v1alpha1.ReleaseRolloutKind,
-		"metadata": map[string]any{"name": rr.Name, "namespace": rr.Namespace}, "status": status}
+		"metadata": metadata, "status": status}
 	target, patch, err := kubeutil.ApplyPatch(body)
 	if err != nil {
 		return err

@@ -115,6 +115,14 @@ type Input struct {
 	// Problem makes the rollout invalid ("" none).
 	Problem string
 	Now     time.Time
+	// CompletedAt is status.completionTime: when the rollout was first
+	// seen complete (zero: it is not).
+	CompletedAt time.Time
+	// Wave and WaveStart are status.wave and status.waveStartTime: the
+	// wave last recorded and when it became the current one (zero: never
+	// recorded).
+	Wave      int32
+	WaveStart time.Time
 	// HostedClusters are the selected ones, in any order.
 	HostedClusters []HostedCluster
 }
@@ -141,6 +149,17 @@ type Plan struct {
 	// Requeue is when to look again although nothing changed (a soak
 	// ends); 0 never.
 	Requeue time.Duration
+	// WaveStart is when Wave became the current wave, to record.
+	WaveStart time.Time
+	// CompletedAt is when the rollout completed, to record (zero: it did
+	// not).
+	CompletedAt time.Time
+	// Frozen: the rollout completed before. It has nothing to do and
+	// nothing to write: its status stays the record of what it did.
+	Frozen bool
+	// Restarted: a completed latestZStream rollout goes again, since a
+	// newer release is published for a hosted cluster at rest.
+	Restarted bool
 }
 
 // moveFailed records that the move of name could not be written: it is
@@ -204,7 +223,6 @@ type member struct {
 	reason    string
 	message   string
 	poolMoves []string
-	completed time.Time
 	// target and version are the release it goes to; atLatest: with
 	// latestZStream, no newer release is there for it.
 	target, version string
@@ -233,9 +251,6 @@ func classify(in *Input, m *member) {
 	latestAtTarget := h.Latest != nil && h.Latest.Image == target
 	cpDone := cpMoved && h.Observed && latestAtTarget && h.Latest.State == v1alpha1.VersionUpdateCompleted &&
 		h.Ready && !h.Progressing
-	if cpDone && h.Latest.CompletionTime != nil {
-		m.completed = h.Latest.CompletionTime.Time
-	}
 	set := func(s v1alpha1.RolloutState, reason, format string, args ...any) {
 		m.state, m.reason, m.message = s, reason, fmt.Sprintf(format, args...)
 	}
@@ -338,8 +353,7 @@ func waves(spec v1alpha1.ReleaseRolloutSpec, members []*member) int32 {
 	return wave + 1
 }
 
-// Compute plans the rollout: each hosted cluster's state, and which release
-// edits to make now.
+// compute plans a rollout that has not completed.
 //
 // The current wave is the first one with a hosted cluster neither Done nor
 // Blocked. Its pending hosted clusters (and pending ones of earlier waves
@@ -347,11 +361,11 @@ func waves(spec v1alpha1.ReleaseRolloutSpec, members []*member) int32 {
 // order, while fewer than maxUnavailable are Upgrading; the node pools of a
 // hosted cluster whose control plane is done move right after, without
 // more budget. The next wave starts once the current one is finished and,
-// with soakSeconds, once the last control plane of the finished wave has
-// completed that long ago. A Failed hosted cluster stops the rollout: no
+// with soakSeconds, once it has been the current wave that long (Input's
+// WaveStart). A Failed hosted cluster stops the rollout: no
 // edit at all, anywhere, from then on (what was moved stays). Paused and
 // abort make no edit either.
-func Compute(in Input) Plan {
+func compute(in Input) Plan {
 	members := make([]*member, len(in.HostedClusters))
 	for i := range in.HostedClusters {
 		members[i] = &member{HostedCluster: &in.HostedClusters[i]}
@@ -369,32 +383,27 @@ func Compute(in Input) Plan {
 			upgrading++
 		}
 	}
-	// The first unfinished wave, and when the wave before it finished.
+	// The first unfinished wave.
 	p.Wave = p.Waves
-	var lastDone time.Time
 	for _, m := range members {
 		if m.state != v1alpha1.RolloutStateDone && m.state != v1alpha1.RolloutStateBlocked {
 			p.Wave = m.wave
 			break
 		}
 	}
-	// A Done hosted cluster of that wave whose completion time has not
-	// come back yet (the feedback carries state and time apart) keeps the
-	// soak from starting: without it the next wave would go at once.
-	var untimed []string
-	for _, m := range members {
-		if m.wave != p.Wave-1 || m.state != v1alpha1.RolloutStateDone {
-			continue
-		}
-		if m.completed.IsZero() {
-			untimed = append(untimed, m.Name)
-		} else if m.completed.After(lastDone) {
-			lastDone = m.completed
-		}
+	// The soak counts from when the wave became the current one, as the
+	// controller recorded it, not from the control planes' completion
+	// times: those come back apart from their state, belong to whichever
+	// hosted clusters the wave holds now (a hosted cluster selected or
+	// unselected shifts the waves), and are missing for a wave whose hosted
+	// clusters were all Blocked; each made the next wave go early. A wave
+	// reached again after a later one was recorded keeps that record.
+	p.WaveStart = in.WaveStart
+	if p.Wave > in.Wave || in.WaveStart.IsZero() {
+		p.WaveStart = ceilSecond(in.Now)
 	}
-	soakUntil := lastDone.Add(time.Duration(in.Spec.SoakSeconds) * time.Second)
-	soaking := in.Spec.SoakSeconds > 0 && p.Wave > 0 && p.Wave < p.Waves &&
-		(len(untimed) > 0 || !lastDone.IsZero() && in.Now.Before(soakUntil))
+	soakUntil := p.WaveStart.Add(time.Duration(in.Spec.SoakSeconds) * time.Second)
+	soaking := in.Spec.SoakSeconds > 0 && p.Wave > 0 && p.Wave < p.Waves && in.Now.Before(soakUntil)
 
 	ws := windowsAt(&in)
 	heldByWindow, firstOpening := 0, time.Time{}
@@ -429,7 +438,7 @@ func Compute(in Input) Plan {
 			}
 		}
 	}
-	if soaking && len(untimed) == 0 {
+	if soaking {
 		p.Requeue = soakUntil.Sub(in.Now)
 	}
 	if next := ws.next(in.Now); !next.IsZero() && (p.Requeue == 0 || next.Sub(in.Now) < p.Requeue) {
@@ -441,17 +450,27 @@ func Compute(in Input) Plan {
 	}
 	sort.Slice(p.HostedClusters, func(i, j int) bool { return p.HostedClusters[i].Name < p.HostedClusters[j].Name })
 	soak := ""
-	switch {
-	case soaking && len(untimed) > 0:
-		soak = "waits for the completion time of " + strings.Join(untimed, ", ") + " to start its soak"
-	case soaking:
+	if soaking {
 		soak = "soaks until " + soakUntil.UTC().Format(time.RFC3339)
 	}
 	if note := windowNote(ws, heldByWindow, firstOpening); note != "" {
 		soak = strings.TrimSpace(soak + " " + note)
 	}
 	p.Progressing, p.Completed = conditions(&in, &p, failed, soak)
+	if p.Completed.Status == metav1.ConditionTrue {
+		p.CompletedAt = ceilSecond(in.Now)
+	}
 	return p
+}
+
+// ceilSecond is t rounded up to the second a metav1.Time keeps, so that a
+// recorded start never makes a soak shorter, and reading it back changes
+// nothing.
+func ceilSecond(t time.Time) time.Time {
+	if s := t.Truncate(time.Second); !s.Equal(t) {
+		return s.Add(time.Second)
+	}
+	return t
 }
 
 // conditions are the rollout's RolloutProgressing and RolloutCompleted.
@@ -460,7 +479,22 @@ func conditions(in *Input, p *Plan, failed []string, soak string) (progressing, 
 	counts := fmt.Sprintf("%d done, %d upgrading, %d pending, %d blocked, %d failed of %d",
 		c[v1alpha1.RolloutStateDone], c[v1alpha1.RolloutStateUpgrading], c[v1alpha1.RolloutStatePending],
 		c[v1alpha1.RolloutStateBlocked], c[v1alpha1.RolloutStateFailed], len(p.HostedClusters))
-	finished := c[v1alpha1.RolloutStateDone]+c[v1alpha1.RolloutStateBlocked] == int32(len(p.HostedClusters))
+	// Not ready is the one Blocked reason that passes: the waves go on
+	// without such a hosted cluster, but the rollout does not complete
+	// while there is one, since completion is for good (Compute) and a
+	// hosted cluster is not ready for a moment, say while its status
+	// catches up with its spec.
+	var notReady []string
+	for _, h := range p.HostedClusters {
+		if h.State == v1alpha1.RolloutStateBlocked && h.Reason == ReasonNotReady {
+			notReady = append(notReady, h.Name)
+		}
+	}
+	settled := c[v1alpha1.RolloutStateDone]+c[v1alpha1.RolloutStateBlocked] == int32(len(p.HostedClusters))
+	finished := settled && len(notReady) == 0
+	if settled && !finished {
+		soak = strings.TrimSpace(soak + " waits for " + strings.Join(notReady, ", ") + " to be ready")
+	}
 	progressing = metav1.Condition{Type: v1alpha1.ConditionRolloutProgressing, Status: metav1.ConditionFalse}
 	switch {
 	case in.Problem != "":

@@ -3,6 +3,7 @@
 package v1alpha1
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	v1 "k8s.io/client-go/applyconfigurations/meta/v1"
 )
 
@@ -13,6 +14,8 @@ type ReleaseRolloutStatusApplyConfiguration struct {
 	Conditions         []v1.ConditionApplyConfiguration               `json:"conditions,omitempty"`
 	Wave               *int32                                         `json:"wave,omitempty"`
 	Waves              *int32                                         `json:"waves,omitempty"`
+	WaveStartTime      *metav1.Time                                   `json:"waveStartTime,omitempty"`
+	CompletionTime     *metav1.Time                                   `json:"completionTime,omitempty"`
 	Selected           *int32                                         `json:"selected,omitempty"`
 	Pending            *int32                                         `json:"pending,omitempty"`
 	Upgrading          *int32                                         `json:"upgrading,omitempty"`
@@ -62,6 +65,22 @@ func (b *ReleaseRolloutStatusApplyConfiguration) WithWave(value int32) *ReleaseR
 // If called multiple times, the Waves field is set to the value of the last call.
 func (b *ReleaseRolloutStatusApplyConfiguration) WithWaves(value int32) *ReleaseRolloutStatusApplyConfiguration {
 	b.Waves = &value
+	return b
+}
+
+// WithWaveStartTime sets the WaveStartTime field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the WaveStartTime field is set to the value of the last call.
+func (b *ReleaseRolloutStatusApplyConfiguration) WithWaveStartTime(value metav1.Time) *ReleaseRolloutStatusApplyConfiguration {
+	b.WaveStartTime = &value
+	return b
+}
+
+// WithCompletionTime sets the CompletionTime field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the CompletionTime field is set to the value of the last call.
+func (b *ReleaseRolloutStatusApplyConfiguration) WithCompletionTime(value metav1.Time) *ReleaseRolloutStatusApplyConfiguration {
+	b.CompletionTime = &value
 	return b
 }
 
