@@ -23,6 +23,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/exportaccess"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/fleetmetrics"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hostmodel"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hubindex"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/importer"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/releaserollout"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/relocation"
@@ -80,6 +81,11 @@ func setupControllers(mgr ctrl.Manager, opts *Options) error {
 func SetupScheduleAndDeliver(mgr ctrl.Manager, opts *Options) error {
 	strategy, err := scheduling.ParseStrategy(opts.SchedulingStrategy)
 	if err != nil {
+		return err
+	}
+	// The shared indexes serve the controllers setupControllers adds after
+	// these two as well.
+	if err := hubindex.AddIndexes(mgr); err != nil {
 		return err
 	}
 	if err := scheduling.AddIndexes(mgr); err != nil {

@@ -35,18 +35,7 @@ func TestAdoptDryRun(t *testing.T) {
 	// Allowed (the default HostingConfig's clusters) and not allowed.
 	const allowedNS, elsewhereNS, name = v1alpha1.DefaultHostingNamespace, "adopt-elsewhere", "adopt-wild"
 	for _, ns := range []string{allowedNS, elsewhereNS} {
-		nsObj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}}
-		if _, err := host.Resource(nsGVR).Create(ctx, nsObj, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			t.Fatal(err)
-		}
-		hc := fleettest.HostedCluster(ns, name)
-		if err := unstructured.SetNestedField(hc.Object, ns+"-wild-infra", "spec", "infraID"); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := host.Resource(hcGVR).Namespace(ns).Create(ctx, hc, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { removeUnmanaged(t, host.Resource(hcGVR).Namespace(ns), cluster, ns, name) })
+		createUnmanaged(t, host, cluster, ns, name, ns+"-wild-infra", nil)
 	}
 	// The positive signal: the agent lists both.
 	env.Eventually(t, 2*time.Minute, "the agent of "+cluster+" lists both HostedClusters", func(ctx context.Context) error {
@@ -138,6 +127,30 @@ func inventoryLists(ctx context.Context, cluster, namespace, name string) (bool,
 		}
 	}
 	return false, nil
+}
+
+// createUnmanaged creates, on management cluster cluster (host), the
+// namespace ns if missing and in it a HostedCluster name with infraID and
+// labels, as `hcp create cluster` would outside hcp-fleet; it is removed
+// when the test ends (removeUnmanaged).
+func createUnmanaged(t *testing.T, host dynamic.Interface, cluster, ns, name, infraID string, labels map[string]string) {
+	t.Helper()
+	ctx := context.Background()
+	nsObj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}}
+	if _, err := host.Resource(nsGVR).Create(ctx, nsObj, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	hc := fleettest.HostedCluster(ns, name)
+	if err := unstructured.SetNestedField(hc.Object, infraID, "spec", "infraID"); err != nil {
+		t.Fatal(err)
+	}
+	if labels != nil {
+		hc.SetLabels(labels)
+	}
+	if _, err := host.Resource(hcGVR).Namespace(ns).Create(ctx, hc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { removeUnmanaged(t, host.Resource(hcGVR).Namespace(ns), cluster, ns, name) })
 }
 
 // removeUnmanaged deletes a HostedCluster a test created on a management

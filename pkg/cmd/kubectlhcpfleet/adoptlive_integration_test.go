@@ -41,19 +41,7 @@ func TestAdopt(t *testing.T) {
 	ctx := context.Background()
 	const cluster, ns, name, strict = "cluster-1", v1alpha1.DefaultHostingNamespace, "adopt-live", "team-strict"
 	host := hostOf(t, cluster)
-	nsObj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}}
-	if _, err := host.Resource(nsGVR).Create(ctx, nsObj, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
-	hc := fleettest.HostedCluster(ns, name)
-	if err := unstructured.SetNestedField(hc.Object, name+"-infra", "spec", "infraID"); err != nil {
-		t.Fatal(err)
-	}
-	hc.SetLabels(map[string]string{"example.com/made-by": "hcp"})
-	if _, err := host.Resource(hcGVR).Namespace(ns).Create(ctx, hc, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { removeUnmanaged(t, host.Resource(hcGVR).Namespace(ns), cluster, ns, name) })
+	createUnmanaged(t, host, cluster, ns, name, name+"-infra", map[string]string{"example.com/made-by": "hcp"})
 	np := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "hypershift.openshift.io/v1beta1", "kind": "NodePool",
 		"metadata": map[string]any{"namespace": ns, "name": name + "-workers"},

@@ -12,6 +12,7 @@
 //     mirrors its admin kubeconfig into the HCD's namespace.
 //   - exportaccess: lets each cluster's agent write, by name, exactly the
 //     exported admin kubeconfigs of the HCDs bound to its cluster.
+//   - hubindex: the cache indexes several of these controllers read.
 //
 // The integration tests here run those flows on a whole local fleet.
 package hub

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/fleettest"
 	"github.com/hcp-fleet/hcp-fleet/pkg/cmd/hub"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hubindex"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/scheduling"
 )
 
@@ -27,6 +28,9 @@ func startRacingScheduler(t *testing.T) {
 		LeaderElection: false, Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := hubindex.AddIndexes(mgr); err != nil {
 		t.Fatal(err)
 	}
 	if err := scheduling.AddIndexes(mgr); err != nil {

@@ -269,17 +269,26 @@ func TestUpgradeGateHoldsForAnyReason(t *testing.T) {
 // grows older than the bound (the agent stops refreshing it) holds the
 // next upgrade, naming its age; a fresh one releases it.
 func TestUpgradeGateFailsClosed(t *testing.T) {
-	const bound = 45 * time.Second
-	reportMaxAge.set(bound)
 	t.Cleanup(func() { reportMaxAge.set(0); reportRefresh.set(0) })
-
+	// The hub waits for a report from the ManifestWork's creation on; the
+	// test must see it waiting before the bound runs out, however long the
+	// delivery took on a loaded machine. So the bound is what the delivery
+	// took (at most, counted from the deployment's creation) plus a margin
+	// for seeing the hold, not a fixed one large enough for the worst case
+	// that every run would wait out.
+	const margin = 15 * time.Second
+	start := time.Now()
 	g := newGated(t, "gate-silent", "silent", rel4175, map[string]any{hypershiftsim.AnnotationNeverAvailable: "held down by the test"})
 	g.waitUpgradeBlocked(metav1.ConditionFalse, v1alpha1.ReasonAsExpected, "no release upgrade pending")
+	bound := time.Since(start).Truncate(time.Second) + margin
+	reportMaxAge.set(bound)
 	g.setRelease(rel4180)
 	g.waitUpgradeBlocked(metav1.ConditionTrue, v1alpha1.ReasonUpgradeReportPending,
-		"no report from the agent of the hosted cluster's operators and ClusterVersion yet; waiting for it (up to 45s)")
+		"no report from the agent of the hosted cluster's operators and ClusterVersion yet; waiting for it (up to "+bound.String()+")")
 	g.wantRelease(rel4175)
-	g.waitUpgradeBlocked(metav1.ConditionTrue, v1alpha1.ReasonUpgradeReportMissing, "arrived in the 45s since")
+	// Nothing changes on the hub meanwhile: the hub decides again when the
+	// bound runs out by itself.
+	g.waitUpgradeBlocked(metav1.ConditionTrue, v1alpha1.ReasonUpgradeReportMissing, "arrived in the "+bound.String()+" since")
 	g.wantRelease(rel4175)
 
 	// The control plane comes up; the agent reports; released.
@@ -288,7 +297,12 @@ func TestUpgradeGateFailsClosed(t *testing.T) {
 	g.waitUpgradeBlocked(metav1.ConditionFalse, v1alpha1.ReasonAsExpected)
 
 	// The agent stops refreshing an unchanged report: once it is older
-	// than the bound, the next minor upgrade is held.
+	// than the bound, the next minor upgrade is held. A shorter bound here
+	// (nothing is pending while it changes) for a shorter wait; it still
+	// leaves the refreshed report (every second, fed back every second)
+	// room to count as fresh.
+	bound = margin
+	reportMaxAge.set(bound)
 	reportRefresh.set(time.Hour)
 	g.waitHostedCluster("the report older than the bound", func(h *unstructured.Unstructured) error {
 		r, err := olm.DecodeUpgradeReport(h.GetAnnotations()[olm.AnnotationUpgradeReport])
@@ -301,7 +315,7 @@ func TestUpgradeGateFailsClosed(t *testing.T) {
 		return nil
 	})
 	g.setRelease(rel4190)
-	g.waitUpgradeBlocked(metav1.ConditionTrue, v1alpha1.ReasonUpgradeReportMissing, "older than the bound of 45s")
+	g.waitUpgradeBlocked(metav1.ConditionTrue, v1alpha1.ReasonUpgradeReportMissing, "older than the bound of "+bound.String())
 	g.wantRelease(rel4180)
 	reportRefresh.set(time.Second)
 	g.waitRelease(rel4190, "4.19.0")

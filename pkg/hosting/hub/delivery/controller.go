@@ -35,6 +35,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hcdstatus"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hostmodel"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hubindex"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/scheduling"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/tenancy"
 	olmhub "github.com/hcp-fleet/hcp-fleet/pkg/olm/hub"
@@ -145,7 +146,8 @@ func (r *Reconciler) awaitingCache(hcd *v1alpha1.HostedClusterDeployment) bool {
 	return c.uid == hcd.UID && time.Since(c.at) < createdExpiry
 }
 
-// Setup registers the delivery with mgr; scheduling.AddIndexes must have run.
+// Setup registers the delivery with mgr; hubindex.AddIndexes and
+// scheduling.AddIndexes must have run.
 func Setup(mgr ctrl.Manager, opts Options) error {
 	if opts.LostHostTimeout == 0 {
 		opts.LostHostTimeout = 10 * time.Minute
@@ -234,7 +236,7 @@ func workOwnerOf(o client.Object) types.NamespacedName {
 func (r *Reconciler) boundTo(cluster func(client.Object) string) handler.MapFunc {
 	return func(ctx context.Context, o client.Object) []reconcile.Request {
 		var list v1alpha1.HostedClusterDeploymentList
-		if err := r.client.List(ctx, &list, client.MatchingFields{scheduling.IndexHostingCluster: cluster(o)}, client.UnsafeDisableDeepCopy); err != nil {
+		if err := r.client.List(ctx, &list, client.MatchingFields{hubindex.HostingCluster: cluster(o)}, client.UnsafeDisableDeepCopy); err != nil {
 			ctrl.LoggerFrom(ctx).Error(err, "listing HostedClusterDeployments bound to a cluster", "cluster", cluster(o))
 			return nil
 		}

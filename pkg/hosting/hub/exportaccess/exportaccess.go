@@ -39,7 +39,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
-	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/scheduling"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hubindex"
 )
 
 // RoleName names the Role and the RoleBinding in each cluster namespace.
@@ -92,7 +92,7 @@ type Reconciler struct {
 }
 
 // Setup registers the controller with the hub manager (after
-// scheduling.AddIndexes). The manager's cache must hold Roles and
+// hubindex.AddIndexes). The manager's cache must hold Roles and
 // RoleBindings named RoleName (CacheSelector).
 func Setup(mgr ctrl.Manager) error {
 	r := &Reconciler{client: mgr.GetClient()}
@@ -126,7 +126,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	var role *rbacv1.Role
 	if err == nil { // no add-on, no agent: nothing to grant (and the owner GC removes what was)
 		var bound v1alpha1.HostedClusterDeploymentList
-		if err := r.client.List(ctx, &bound, client.MatchingFields{scheduling.IndexHostingCluster: cluster}); err != nil {
+		if err := r.client.List(ctx, &bound, client.MatchingFields{hubindex.HostingCluster: cluster}); err != nil {
 			return reconcile.Result{}, err
 		}
 		role = DesiredRole(cluster, bound.Items)

@@ -41,8 +41,8 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/agent/operator"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/exportaccess"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hcdstatus"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hubindex"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/importer"
-	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/scheduling"
 )
 
 var (
@@ -85,7 +85,7 @@ func startImporterWith(t *testing.T, opts importer.Options) {
 	utilruntime.Must(v1alpha1.AddToScheme(scheme))
 	utilruntime.Must(clusterv1.Install(scheme))
 	utilruntime.Must(addonv1alpha1.Install(scheme))
-	// scheduling.AddIndexes indexes ManifestWorks too (binding recovery).
+	// hubindex.AddIndexes indexes ManifestWorks too (binding recovery).
 	utilruntime.Must(workv1.Install(scheme))
 	mgr, err := ctrl.NewManager(fleet.Hub.Config(), ctrl.Options{
 		Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
@@ -102,7 +102,7 @@ func startImporterWith(t *testing.T, opts importer.Options) {
 	if err := importer.Setup(mgr, opts); err != nil {
 		t.Fatal(err)
 	}
-	if err := scheduling.AddIndexes(mgr); err != nil {
+	if err := hubindex.AddIndexes(mgr); err != nil {
 		t.Fatal(err)
 	}
 	if err := exportaccess.Setup(mgr); err != nil {

@@ -18,7 +18,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hostmodel"
-	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/scheduling"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hubindex"
 	"github.com/hcp-fleet/hcp-fleet/pkg/kubeutil"
 )
 
@@ -156,7 +156,7 @@ func configuredBy(c client.Reader) func(context.Context, client.Object) []reconc
 
 func bound(ctx context.Context, c client.Reader, cluster string) []reconcile.Request {
 	var list v1alpha1.HostedClusterDeploymentList
-	if err := c.List(ctx, &list, client.MatchingFields{scheduling.IndexHostingCluster: cluster}, client.UnsafeDisableDeepCopy); err != nil {
+	if err := c.List(ctx, &list, client.MatchingFields{hubindex.HostingCluster: cluster}, client.UnsafeDisableDeepCopy); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "listing HostedClusterDeployments bound to a cluster", "cluster", cluster)
 		return nil
 	}

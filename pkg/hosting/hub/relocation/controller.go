@@ -25,6 +25,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hostmodel"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hubindex"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/scheduling"
 )
 
@@ -76,7 +77,7 @@ type Reconciler struct {
 }
 
 // Setup registers the relocation controller with mgr (after
-// scheduling.AddIndexes, whose index it reads). One worker: decisions on
+// hubindex.AddIndexes, whose index it reads). One worker: decisions on
 // how many run at once and on destinations must see each other; each
 // reconcile only writes and returns.
 func Setup(mgr ctrl.Manager, opts Options) error {
@@ -316,7 +317,7 @@ func (r *Reconciler) recheck(ctx context.Context, hcr *v1alpha1.HostedClusterRel
 // scheduler's index.
 func (r *Reconciler) bound(ctx context.Context, cluster string) ([]v1alpha1.HostedClusterDeployment, error) {
 	var list v1alpha1.HostedClusterDeploymentList
-	if err := r.client.List(ctx, &list, client.MatchingFields{scheduling.IndexHostingCluster: cluster}); err != nil {
+	if err := r.client.List(ctx, &list, client.MatchingFields{hubindex.HostingCluster: cluster}); err != nil {
 		return nil, err
 	}
 	return list.Items, nil

@@ -32,6 +32,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hcdstatus"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hostmodel"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hubindex"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/tenancy"
 )
 
@@ -42,10 +43,6 @@ const FieldManager = hcdstatus.FieldManager
 // StrategyAnnotation on a Placement selects the Strategy for the
 // HostedClusterDeployments that name it, overriding the hub's default.
 const StrategyAnnotation = "hcpfleet.io/scheduling-strategy"
-
-// IndexHostingCluster indexes HostedClusterDeployments by
-// status.hostingCluster ("" for unscheduled ones).
-const IndexHostingCluster = "status.hostingCluster"
 
 var (
 	attempts = prometheus.NewCounter(prometheus.CounterOpts{
@@ -151,33 +148,27 @@ type Reconciler struct {
 	decide sync.Mutex
 }
 
-// AddIndexes registers the cache indexes the hub's HostedClusterDeployment
-// controllers share (IndexHostingCluster, IndexInfraID,
-// IndexNamespaces, IndexWorkHCD). Call it once, before their Setup.
+// AddIndexes registers the cache indexes this package's reads need
+// besides the hub's shared ones (hubindex.AddIndexes, which must run too):
+// IndexInfraID and IndexNamespaces, which the delivery reads through
+// InfraIDTaken and ControlPlaneConflict, and the tenant policy's. Call it
+// once, before the scheduler's and the delivery's Setup.
 func AddIndexes(mgr ctrl.Manager) error {
-	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha1.HostedClusterDeployment{}, IndexHostingCluster,
-		func(o client.Object) []string {
-			return []string{o.(*v1alpha1.HostedClusterDeployment).Status.HostingCluster}
-		}); err != nil {
-		return err
-	}
 	for _, name := range []string{IndexInfraID, IndexNamespaces} {
 		if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha1.HostedClusterDeployment{}, name, indexFuncs[name]); err != nil {
 			return err
 		}
-	}
-	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &workv1.ManifestWork{}, IndexWorkHCD, workHCD); err != nil {
-		return err
 	}
 	// The tenant policy's fleet-wide checks (hostnames), which the
 	// scheduler and the delivery both make.
 	return tenancy.AddIndexes(mgr)
 }
 
-// Setup registers the scheduler with mgr (after AddIndexes). Decisions are
-// made one at a time, each seeing every binding decided before it (the
-// assume cache holds those not written or not yet in the cache); the
-// bindings are written by several workers at once.
+// Setup registers the scheduler with mgr (after AddIndexes and
+// hubindex.AddIndexes). Decisions are made one at a time, each seeing every
+// binding decided before it (the assume cache holds those not written or
+// not yet in the cache); the bindings are written by several workers at
+// once.
 func Setup(mgr ctrl.Manager, opts Options) error {
 	if opts.Strategy == "" {
 		opts.Strategy = StrategySpread
@@ -248,7 +239,7 @@ func (r *Reconciler) deleted(ctx context.Context, o client.Object) []reconcile.R
 // unscheduled lists every HostedClusterDeployment waiting for a cluster.
 func (r *Reconciler) unscheduled(ctx context.Context, _ client.Object) []reconcile.Request {
 	var list v1alpha1.HostedClusterDeploymentList
-	if err := r.client.List(ctx, &list, client.MatchingFields{IndexHostingCluster: ""}, client.UnsafeDisableDeepCopy); err != nil {
+	if err := r.client.List(ctx, &list, client.MatchingFields{hubindex.HostingCluster: ""}, client.UnsafeDisableDeepCopy); err != nil {
 		// A cache read does not fail short of a broken index; the periodic
 		// retry of unschedulable ones still comes.
 		ctrl.LoggerFrom(ctx).Error(err, "listing unscheduled HostedClusterDeployments to retry")

@@ -18,6 +18,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hcdstatus"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hubindex"
 )
 
 func TestCordonFilter(t *testing.T) {
@@ -152,7 +153,11 @@ func TestRecoverBinding(t *testing.T) {
 		{"the work wins over a report", wasBound, []client.Object{work("cluster-1", hosting.WorkName("team", "hc")), reported("cluster-2")}, "cluster-1", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := fake.NewClientBuilder().WithScheme(s).WithObjects(tc.works...).WithIndex(&workv1.ManifestWork{}, IndexWorkHCD, workHCD).Build()
+			b := fake.NewClientBuilder().WithScheme(s).WithObjects(tc.works...)
+			for _, ix := range hubindex.Indexes() {
+				b = b.WithIndex(ix.Object, ix.Field, ix.Extract)
+			}
+			c := b.Build()
 			// As explain reads (labels) and as the scheduler does (index).
 			for _, indexed := range []bool{false, true} {
 				rc, err := recoverBinding(ctx, c, tc.hcd, indexed)

@@ -228,7 +228,7 @@ func ControlPlaneConflict(ctx context.Context, c client.Reader, hcd *v1alpha1.Ho
 	return "", nil
 }
 
-// indexFuncs are the indexes of AddIndexes other than IndexHostingCluster.
+// indexFuncs are the indexes AddIndexes registers on HostedClusterDeployments.
 var indexFuncs = map[string]client.IndexerFunc{
 	IndexInfraID: func(o client.Object) []string {
 		return []string{EffectiveInfraID(o.(*v1alpha1.HostedClusterDeployment))}

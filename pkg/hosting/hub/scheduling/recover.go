@@ -18,6 +18,7 @@ import (
 	hcdac "github.com/hcp-fleet/hcp-fleet/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hcdstatus"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hubindex"
 )
 
 // A restore-safe binding. A backup restore (ACM's cluster backup, Velero)
@@ -72,27 +73,13 @@ func RecoverBinding(ctx context.Context, c client.Reader, hcd *v1alpha1.HostedCl
 	return rc.cluster, rc.reason, rc.message, err
 }
 
-// IndexWorkHCD indexes the hub's ManifestWorks by the HostedClusterDeployment
-// they name in their labels ("<namespace>/<name>"): the scheduler looks
-// every unbound HostedClusterDeployment's up before deciding, and a label
-// selector on the cache would go through every ManifestWork each time.
-const IndexWorkHCD = "hcpfleet.io/work-hcd"
-
-func workHCD(o client.Object) []string {
-	l := o.GetLabels()
-	if l[hosting.LabelHCDNamespace] == "" || l[hosting.LabelHCDName] == "" {
-		return nil
-	}
-	return []string{l[hosting.LabelHCDNamespace] + "/" + l[hosting.LabelHCDName]}
-}
-
 // recoverBinding: see RecoverBinding; indexed: c is the hub's cache, with
-// IndexWorkHCD.
+// hubindex.WorkHCD.
 func recoverBinding(ctx context.Context, c client.Reader, hcd *v1alpha1.HostedClusterDeployment, indexed bool) (recovery, error) {
 	var works workv1.ManifestWorkList
 	var opts []client.ListOption
 	if indexed {
-		opts = append(opts, client.MatchingFields{IndexWorkHCD: hcd.Namespace + "/" + hcd.Name})
+		opts = append(opts, client.MatchingFields{hubindex.WorkHCD: hubindex.WorkHCDKey(hcd.Namespace, hcd.Name)})
 	} else {
 		opts = append(opts, client.MatchingLabels{hosting.LabelHCDNamespace: hcd.Namespace, hosting.LabelHCDName: hcd.Name})
 	}
