@@ -18,7 +18,7 @@ import (
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
-	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/scheduling"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hubindex"
 )
 
 // A hub restored from a backup taken in the middle of a move.
@@ -183,7 +183,7 @@ func (l *leftovers) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resul
 		return ctrl.Result{}, nil
 	}
 	var works workv1.ManifestWorkList
-	if err := l.client.List(ctx, &works, client.MatchingFields{scheduling.IndexWorkHCD: req.Namespace + "/" + req.Name}); err != nil {
+	if err := l.client.List(ctx, &works, client.MatchingFields{hubindex.WorkHCD: hubindex.WorkHCDKey(req.Namespace, req.Name)}); err != nil {
 		return ctrl.Result{}, err
 	}
 	step, err := Leftovers(bound, hostingNamespace(hcd), hosting.WorkName(hcd.Namespace, hcd.Name), PauseWorkName(hcd.Namespace, hcd.Name), works.Items,
