@@ -240,6 +240,37 @@ func order(p relocation.Phase) int {
 		relocation.PhaseVerifying, relocation.PhaseSwitching, relocation.PhaseCleaningSource, relocation.PhaseDone}, p)
 }
 
+// availableHCD creates HostedClusterDeployment ns/name, relocatable (its
+// API server published under api.<name>.example.com, which its namespace's
+// TenantPolicy allows), with the further mutations, in a tenant namespace
+// of its own, and waits until it is bound, delivered and Available.
+func availableHCD(t *testing.T, ns, name string, mutate ...func(spec map[string]any)) *v1alpha1.HostedClusterDeployment {
+	t.Helper()
+	ctx := context.Background()
+	if err := fleettest.Tenant(ctx, hubc, ns); err != nil {
+		t.Fatal(err)
+	}
+	if err := fleettest.SetTenantPolicy(ctx, hubc, ns, func(p *v1alpha1.TenantPolicySpec) { p.Hostnames = []string{"example.com"} }); err != nil {
+		t.Fatal(err)
+	}
+	mutations := append([]func(spec map[string]any){fixedAPIHostname("api." + name + ".example.com")}, mutate...)
+	if err := hubc.Create(ctx, fleettest.HCD(ns, name, mutations...)); err != nil {
+		t.Fatal(err)
+	}
+	hcd := &v1alpha1.HostedClusterDeployment{}
+	key := types.NamespacedName{Namespace: ns, Name: name}
+	env.Eventually(t, 3*time.Minute, name+" delivered and Available", func(ctx context.Context) error {
+		if err := hubc.Get(ctx, key, hcd); err != nil {
+			return err
+		}
+		if hcd.Status.HostingCluster == "" || !conditionTrue(hcd, v1alpha1.ConditionAvailable) {
+			return fmt.Errorf("bound to %q, conditions %v", hcd.Status.HostingCluster, hcd.Status.Conditions)
+		}
+		return nil
+	})
+	return hcd
+}
+
 // fixedAPIHostname publishes the APIServer service under a route hostname
 // of its own, which a relocation requires.
 func fixedAPIHostname(host string) func(spec map[string]any) {

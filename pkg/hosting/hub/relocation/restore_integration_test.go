@@ -18,7 +18,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
-	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/fleettest"
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/hypershiftsim"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/relocation"
@@ -38,28 +37,10 @@ import (
 func TestRestoredMidMoveUndone(t *testing.T) {
 	ctx := context.Background()
 	const ns, name = "team-restore", "mid"
-	if err := fleettest.Tenant(ctx, hubc, ns); err != nil {
-		t.Fatal(err)
-	}
-	if err := fleettest.SetTenantPolicy(ctx, hubc, ns, func(p *v1alpha1.TenantPolicySpec) { p.Hostnames = []string{"example.com"} }); err != nil {
-		t.Fatal(err)
-	}
-	if err := hubc.Create(ctx, fleettest.HCD(ns, name, fixedAPIHostname("api.mid.example.com"), func(spec map[string]any) {
+	hcd := availableHCD(t, ns, name, func(spec map[string]any) {
 		spec["hostedCluster"].(map[string]any)["annotations"] = map[string]any{hypershiftsim.AnnotationRestoredNeverAvailable: ""}
-	})); err != nil {
-		t.Fatal(err)
-	}
-	hcd := &v1alpha1.HostedClusterDeployment{}
-	key := types.NamespacedName{Namespace: ns, Name: name}
-	env.Eventually(t, 3*time.Minute, name+" delivered and Available", func(ctx context.Context) error {
-		if err := hubc.Get(ctx, key, hcd); err != nil {
-			return err
-		}
-		if hcd.Status.HostingCluster == "" || !conditionTrue(hcd, v1alpha1.ConditionAvailable) {
-			return fmt.Errorf("bound to %q, conditions %v", hcd.Status.HostingCluster, hcd.Status.Conditions)
-		}
-		return nil
 	})
+	key := types.NamespacedName{Namespace: ns, Name: name}
 	source := hcd.Status.HostingCluster
 	destination := "cluster-1"
 	if source == destination {

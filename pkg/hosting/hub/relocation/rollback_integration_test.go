@@ -17,7 +17,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
-	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/fleettest"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/relocation"
 )
@@ -29,32 +28,11 @@ import (
 // there (Relocating=False, RolledBack), and the relocation is gone.
 func TestRelocationCancelledRollsBack(t *testing.T) {
 	ctx := context.Background()
-	const ns = "team-back"
-	if err := fleettest.Tenant(ctx, hubc, ns); err != nil {
-		t.Fatal(err)
-	}
-	// Its TenantPolicy lets it publish the API server under example.com
-	// (a fixed hostname, which a relocation requires).
-	if err := fleettest.SetTenantPolicy(ctx, hubc, ns, func(p *v1alpha1.TenantPolicySpec) { p.Hostnames = []string{"example.com"} }); err != nil {
-		t.Fatal(err)
-	}
 	// Named apart from TestRelocationMovesAHostedClusterWithItsData's: a
 	// HostedCluster clusters/app may run on either management cluster.
-	const name = "back"
-	if err := hubc.Create(ctx, fleettest.HCD(ns, name, fixedAPIHostname("api.back.example.com"))); err != nil {
-		t.Fatal(err)
-	}
-	hcd := &v1alpha1.HostedClusterDeployment{}
+	const ns, name = "team-back", "back"
+	hcd := availableHCD(t, ns, name)
 	key := types.NamespacedName{Namespace: ns, Name: name}
-	env.Eventually(t, 3*time.Minute, "app delivered and Available", func(ctx context.Context) error {
-		if err := hubc.Get(ctx, key, hcd); err != nil {
-			return err
-		}
-		if hcd.Status.HostingCluster == "" || !conditionTrue(hcd, v1alpha1.ConditionAvailable) {
-			return fmt.Errorf("bound to %q, conditions %v", hcd.Status.HostingCluster, hcd.Status.Conditions)
-		}
-		return nil
-	})
 	source := hcd.Status.HostingCluster
 	destination := "cluster-1"
 	if source == destination {
