@@ -73,6 +73,19 @@ const Select: React.FC<{
   );
 };
 
+const Text: React.FC<{
+  id: keyof CreateForm;
+  label: string;
+  value: string;
+  set: (v: string) => void;
+  problem?: string;
+}> = ({ id, label, value, set, problem }) => (
+  <FormGroup label={label} isRequired fieldId={`create-${id}`}>
+    <TextInput id={`create-${id}`} data-test={`create-${id}`} value={value} onChange={(_e, v) => set(v)} />
+    {problem && <Problem text={problem} />}
+  </FormGroup>
+);
+
 const Problem: React.FC<{ text: string }> = ({ text }) => (
   <FormHelperText>
     <HelperText>
@@ -204,15 +217,7 @@ const HCDCreate: React.FC = () => {
           )}
           {placementsError && <LoadError what={t('Placements in {{ns}}', { ns })} error={placementsError} />}
           <Form onSubmit={(e) => void submit(e)} data-test="create-form">
-            <FormGroup label={t('Name')} isRequired fieldId="create-name">
-              <TextInput
-                id="create-name"
-                data-test="create-name"
-                value={form.name}
-                onChange={(_e, v) => set('name')(v)}
-              />
-              {shown('name') && <Problem text={shown('name')} />}
-            </FormGroup>
+            <Text id="name" label={t('Name')} value={form.name} set={set('name')} problem={shown('name')} />
             <Select
               id="release"
               label={t('Release')}
@@ -247,24 +252,20 @@ const HCDCreate: React.FC = () => {
               set={set('placement')}
               problem={shown('placement')}
             />
-            <FormGroup label={t('Base domain')} isRequired fieldId="create-baseDomain">
-              <TextInput
-                id="create-baseDomain"
-                data-test="create-baseDomain"
-                value={form.baseDomain}
-                onChange={(_e, v) => set('baseDomain')(v)}
-              />
-              {shown('baseDomain') && <Problem text={shown('baseDomain')} />}
-            </FormGroup>
-            <FormGroup label={t('Worker nodes')} isRequired fieldId="create-replicas">
-              <TextInput
-                id="create-replicas"
-                data-test="create-replicas"
-                value={form.replicas}
-                onChange={(_e, v) => set('replicas')(v)}
-              />
-              {shown('replicas') && <Problem text={shown('replicas')} />}
-            </FormGroup>
+            <Text
+              id="baseDomain"
+              label={t('Base domain')}
+              value={form.baseDomain}
+              set={set('baseDomain')}
+              problem={shown('baseDomain')}
+            />
+            <Text
+              id="replicas"
+              label={t('Worker nodes')}
+              value={form.replicas}
+              set={set('replicas')}
+              problem={shown('replicas')}
+            />
             <FormGroup label={t('Pull secret')} isRequired fieldId="create-pullSecret">
               <TextArea
                 id="create-pullSecret"
