@@ -112,8 +112,9 @@ const (
 // moving is the scheduler's Inputs.Moving: MovingInto read from its cache,
 // with what each HostedClusterDeployment occupies.
 func (r *Reconciler) moving(ctx context.Context, cluster string) (map[types.UID][]string, error) {
+	// Read for every candidate of every decision, and only read: no copy.
 	var list v1alpha1.HostedClusterRelocationList
-	if err := r.client.List(ctx, &list); err != nil {
+	if err := r.client.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}
 	var out map[types.UID][]string
