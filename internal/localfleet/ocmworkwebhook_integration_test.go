@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -52,6 +53,15 @@ func TestManifestWorkExecutor(t *testing.T) {
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: writer}
 	asWriter := workclient.NewForConfigOrDie(cfg).WorkV1().ManifestWorks(cluster.Name)
 	admin := workclient.NewForConfigOrDie(fleet.Hub.Config()).WorkV1().ManifestWorks(cluster.Name)
+	// RBAC is read from an informer: until the API server has seen the
+	// grant, a create is refused by RBAC rather than by the webhook, so
+	// wait for the grant before asking what the webhook says.
+	eventually(t, 30*time.Second, "the writer may create ManifestWorks", func(ctx context.Context) (bool, error) {
+		review, err := hubKube.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{
+			Spec: authorizationv1.SubjectAccessReviewSpec{User: writer, ResourceAttributes: &authorizationv1.ResourceAttributes{
+				Namespace: cluster.Name, Verb: "create", Group: workv1.GroupName, Resource: "manifestworks"}}}, metav1.CreateOptions{})
+		return err == nil && review.Status.Allowed, err
+	})
 
 	work := executorWork(t, cluster.Name, ns, sa, "1")
 	_, err := asWriter.Create(ctx, work, metav1.CreateOptions{})
