@@ -186,6 +186,11 @@ verify: ## Rerun `make generate manifests` and fail on a stale, hand-edited or u
 TEST_FIRST := ./pkg/hosting/hub ./pkg/olm/hub ./pkg/capi/migration ./pkg/hosting/agent/operator \
 	./test/e2e ./pkg/addon ./pkg/extension/integration ./pkg/capi/feature
 TEST_ORDER  = $(if $(filter ./...,$(TEST_PKGS)),$(TEST_FIRST)) $(TEST_PKGS)
+# How many test binaries run at once (go test -p; its default is the
+# number of cores). Most of a fleet test's time is spent waiting on API
+# servers and controllers: with two binaries on two cores the tests kept
+# 1.45 cores busy, so a third binary takes the idle CPU.
+TEST_PARALLEL ?= 3
 # Every event of the last `make test` (go test -json), for
 # hack/test-times.sh: the slowest packages and tests.
 TEST_JSON  := $(CURDIR)/bin/test.json
@@ -202,7 +207,7 @@ test: vet verify ## Generated files current, then unit, integration and end-to-e
 .PHONY: test-run
 test-run: ## The tests of `make test` alone (run `make vet verify` first).
 	@mkdir -p bin && rm -f $(HOSTILE_TABLE)
-	status=0; HCPFLEET_HOSTILE_TABLE=$(HOSTILE_TABLE) KUBEBUILDER_ASSETS="$(K8S_BINS)" HCPFLEET_OLM_DIR="$(OLM_BINS)" $(TOOLS) gotestsum --format testname --jsonfile $(TEST_JSON) -- $(INTEGRATION) -vet=off -timeout 45m $(TEST_FLAGS) $(TEST_ORDER) || status=$$?; \
+	status=0; HCPFLEET_HOSTILE_TABLE=$(HOSTILE_TABLE) KUBEBUILDER_ASSETS="$(K8S_BINS)" HCPFLEET_OLM_DIR="$(OLM_BINS)" $(TOOLS) gotestsum --format testname --jsonfile $(TEST_JSON) -- $(INTEGRATION) -vet=off -p $(TEST_PARALLEL) -timeout 45m $(TEST_FLAGS) $(TEST_ORDER) || status=$$?; \
 	  if [[ -f $(HOSTILE_TABLE) ]]; then echo; cat $(HOSTILE_TABLE); fi; \
 	  hack/test-times.sh $(TEST_JSON) | tee bin/test-times.txt; exit $$status
 	$(GO) test -C hack/images $(TEST_FLAGS) ./...
