@@ -100,8 +100,10 @@ func TestRenderRollout(t *testing.T) {
 				{HostedClusterSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"env": "prod"}},
 					MaintenanceWindow: v1alpha1.MaintenanceWindow{Days: []v1alpha1.Weekday{"Saturday", "Sunday"}, Start: "02:00", DurationMinutes: 240, TimeZone: "Europe/Berlin"}},
 				{MaintenanceWindow: v1alpha1.MaintenanceWindow{Days: []v1alpha1.Weekday{"Monday"}, Start: "09:00", DurationMinutes: 480}},
-			}},
+			},
+			SoakSeconds: 600},
 		Status: v1alpha1.ReleaseRolloutStatus{ObservedGeneration: 3, Wave: 1, Waves: 3, Selected: 4, Done: 1, Upgrading: 1, Pending: 1, Blocked: 1,
+			WaveStartTime: &metav1.Time{Time: time.Date(2026, 11, 27, 2, 5, 0, 0, time.UTC)},
 			Conditions: []metav1.Condition{{Type: v1alpha1.ConditionRolloutProgressing, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonRolloutInProgress,
 				Message: "wave 1 of 3: 1 done, 1 upgrading, 1 pending, 1 blocked, 0 failed of 4"}},
 			HostedClusters: []v1alpha1.RolloutHostedClusterStatus{
@@ -115,4 +117,14 @@ func TestRenderRollout(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden.Compare(t, "upgrade-status", b.String())
+
+	// Completed: the completion time replaces the wave's start.
+	rr.Status.CompletionTime = &metav1.Time{Time: time.Date(2026, 11, 28, 6, 30, 0, 0, time.UTC)}
+	b.Reset()
+	if err := RenderRollout(&b, rr); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "completed at 2026-11-28T06:30:00Z") || strings.Contains(b.String(), "wave 1 current") {
+		t.Errorf("a completed rollout shows its completion time instead of its wave's start:\n%s", b.String())
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -79,6 +80,20 @@ func RenderRollout(w io.Writer, rr *v1alpha1.ReleaseRollout) error {
 	}
 	fmt.Fprintf(&b, "wave %d of %d; %d selected: %d done, %d upgrading, %d pending, %d blocked, %d failed\n",
 		s.Wave, s.Waves, s.Selected, s.Done, s.Upgrading, s.Pending, s.Blocked, s.Failed)
+	// Absolute times, as the controller recorded them: a completed
+	// rollout's status is a record.
+	if s.CompletionTime != nil {
+		fmt.Fprintf(&b, "completed at %s: a record from then on; its spec can no longer change\n", s.CompletionTime.UTC().Format(time.RFC3339))
+	} else if s.WaveStartTime != nil {
+		start := s.WaveStartTime.UTC()
+		fmt.Fprintf(&b, "wave %d current since %s", s.Wave, start.Format(time.RFC3339))
+		// The soak holds a wave after the first from when it became current
+		// (releaserollout's plan): the wave before it stays healthy meanwhile.
+		if soak := time.Duration(rr.Spec.SoakSeconds) * time.Second; soak > 0 && s.Wave > 0 && s.Wave < s.Waves {
+			fmt.Fprintf(&b, "; its hosted clusters start after a soak of %s, at %s", soak, start.Add(soak).Format(time.RFC3339))
+		}
+		b.WriteString("\n")
+	}
 	for _, t := range []string{v1alpha1.ConditionRolloutProgressing, v1alpha1.ConditionRolloutCompleted} {
 		if c := meta.FindStatusCondition(s.Conditions, t); c != nil {
 			fmt.Fprintf(&b, "%s=%s %s: %s\n", c.Type, c.Status, c.Reason, c.Message)
