@@ -116,7 +116,8 @@ func ExplainHCD(ctx context.Context, c client.Reader, hub HubSettings, namespace
 			return x, nil
 		}
 	}
-	in := scheduling.Inputs{Client: c, Strategy: hub.Strategy, ConfigNamespaces: hub.ConfigNamespaces, UnavailableGrace: hub.UnavailableGrace, Bound: BoundLister(c)}
+	in := scheduling.Inputs{Client: c, Strategy: hub.Strategy, ConfigNamespaces: hub.ConfigNamespaces, UnavailableGrace: hub.UnavailableGrace, Bound: BoundLister(c),
+		Moving: MovingLister(c)}
 	if hcd.Status.HostingCluster != "" {
 		in.Without = hcd // as when it was scheduled
 	}
@@ -154,6 +155,33 @@ func BoundLister(c client.Reader) func(context.Context, string) ([]v1alpha1.Host
 			}
 		})
 		return byCluster[cluster], listErr
+	}
+}
+
+// MovingLister is an Inputs.Moving for the plugin and the console: the
+// relocations c may list, listed once, and what the deployments they move
+// onto a cluster occupy there, as the scheduler counts them. A reader that
+// may not list relocations sees no moves, as it sees no other namespace's
+// deployments.
+func MovingLister(c client.Reader) func(context.Context, string) (map[types.UID][]string, error) {
+	var once sync.Once
+	var relocations []v1alpha1.HostedClusterRelocation
+	var listErr error
+	return func(ctx context.Context, cluster string) (map[types.UID][]string, error) {
+		once.Do(func() {
+			var list v1alpha1.HostedClusterRelocationList
+			switch err := c.List(ctx, &list); {
+			case err == nil:
+				relocations = list.Items
+			case apierrors.IsForbidden(err) || isAPIMissing(err):
+			default:
+				listErr = err
+			}
+		})
+		if listErr != nil {
+			return nil, listErr
+		}
+		return scheduling.Occupying(ctx, c, relocations, cluster)
 	}
 }
 

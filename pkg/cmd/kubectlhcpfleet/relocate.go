@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/pkg/fleetview"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/relocation"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/scheduling"
@@ -53,7 +54,8 @@ func CheckRelocation(ctx context.Context, c client.Reader, hub HubSettings, name
 	}
 	// Its own binding left out, as for explain: its slot on the source is
 	// not a load on the destination.
-	in := scheduling.Inputs{Client: c, Strategy: hub.Strategy, ConfigNamespaces: hub.ConfigNamespaces, UnavailableGrace: hub.UnavailableGrace, Bound: boundLister(c), Without: hcd}
+	in := scheduling.Inputs{Client: c, Strategy: hub.Strategy, ConfigNamespaces: hub.ConfigNamespaces, UnavailableGrace: hub.UnavailableGrace, Bound: boundLister(c), Without: hcd,
+		Moving: fleetview.MovingLister(c)}
 	g, err := in.Gather(ctx, hcd)
 	if err != nil {
 		return x, err

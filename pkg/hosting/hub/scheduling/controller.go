@@ -192,7 +192,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	}
 	r.snapshotSynced = registration.HasSynced
 	r.inputs = Inputs{Client: r.client, Strategy: opts.Strategy, ConfigNamespaces: opts.ConfigNamespaces,
-		Snapshot: r.snapshot, Assumed: r.assumed.on, Moving: r.moving, UnavailableGrace: opts.UnavailableGrace}
+		Snapshot: r.snapshot, Assumed: r.assumed.on, Moving: MovingFrom(r.client, client.UnsafeDisableDeepCopy), UnavailableGrace: opts.UnavailableGrace}
 	retryUnscheduled := handler.EnqueueRequestsFromMapFunc(r.unscheduled)
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("hcd-scheduler").

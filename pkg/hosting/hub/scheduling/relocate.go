@@ -109,18 +109,29 @@ const (
 	phaseRolledBack = "RolledBack"
 )
 
-// moving is the scheduler's Inputs.Moving: MovingInto read from its cache,
-// with what each HostedClusterDeployment occupies.
-func (r *Reconciler) moving(ctx context.Context, cluster string) (map[types.UID][]string, error) {
-	// Read for every candidate of every decision, and only read: no copy.
-	var list v1alpha1.HostedClusterRelocationList
-	if err := r.client.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
-		return nil, err
+// MovingFrom is an Inputs.Moving reading through c: the relocations
+// (listed with opts) and what each HostedClusterDeployment they move onto
+// a cluster occupies (Occupying). The scheduler reads its cache, and only
+// reads: client.UnsafeDisableDeepCopy, as it is called for every
+// candidate of every decision.
+func MovingFrom(c client.Reader, opts ...client.ListOption) func(context.Context, string) (map[types.UID][]string, error) {
+	return func(ctx context.Context, cluster string) (map[types.UID][]string, error) {
+		var list v1alpha1.HostedClusterRelocationList
+		if err := c.List(ctx, &list, opts...); err != nil {
+			return nil, err
+		}
+		return Occupying(ctx, c, list.Items, cluster)
 	}
+}
+
+// Occupying is what the HostedClusterDeployments relocations move onto
+// cluster (MovingInto) occupy there, by UID, read through c: nil when none.
+// A deployment gone meanwhile occupies nothing.
+func Occupying(ctx context.Context, c client.Reader, relocations []v1alpha1.HostedClusterRelocation, cluster string) (map[types.UID][]string, error) {
 	var out map[types.UID][]string
-	for _, key := range MovingInto(list.Items, cluster) {
+	for _, key := range MovingInto(relocations, cluster) {
 		hcd := &v1alpha1.HostedClusterDeployment{}
-		if err := r.client.Get(ctx, key, hcd); err != nil {
+		if err := c.Get(ctx, key, hcd); err != nil {
 			if apierrors.IsNotFound(err) {
 				continue
 			}
