@@ -108,7 +108,7 @@ func CollectHost(ctx context.Context, c client.Reader, hub HubSettings, name str
 		}
 	}
 	in := scheduling.Inputs{Client: c, ConfigNamespaces: hub.ConfigNamespaces, UnavailableGrace: hub.UnavailableGrace,
-		Bound: func(context.Context, string) ([]v1alpha1.HostedClusterDeployment, error) { return bound, nil },
+		Bound:  func(context.Context, string) ([]v1alpha1.HostedClusterDeployment, error) { return bound, nil },
 		Moving: fleetview.MovingLister(c)}
 	cand, err := in.Candidate(ctx, name)
 	if err != nil {
