@@ -225,6 +225,8 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		// A relocation that switched moves its HostedClusterDeployment's
 		// binding (relocate.go).
 		Watches(&v1alpha1.HostedClusterRelocation{}, handler.EnqueueRequestsFromMapFunc(relocatedHCD), builder.WithPredicates(switchedRelocation)).
+		// A relocation that ends frees a slot on one of its clusters.
+		Watches(&v1alpha1.HostedClusterRelocation{}, retryUnscheduled, builder.WithPredicates(endedRelocation)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers}).
 		Complete(r)
 }

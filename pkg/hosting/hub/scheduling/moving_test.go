@@ -11,6 +11,7 @@ import (
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 )
@@ -33,6 +34,32 @@ func TestMovingInto(t *testing.T) {
 	}
 	if want := []string{"pausing", "verifying", "switching"}; !slices.Equal(got, want) {
 		t.Fatalf("MovingInto(c2) = %v, want %v", got, want)
+	}
+}
+
+// TestEndedRelocation: the unscheduled are retried when a move ends or is
+// deleted unended, not on its other updates.
+func TestEndedRelocation(t *testing.T) {
+	at := func(phase string) *v1alpha1.HostedClusterRelocation {
+		return &v1alpha1.HostedClusterRelocation{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "m"},
+			Status: v1alpha1.HostedClusterRelocationStatus{Phase: phase, Destination: "c2"}}
+	}
+	for _, tc := range []struct {
+		from, to string
+		want     bool
+	}{
+		{"Verifying", "Done", true}, {"BackingUp", "RolledBack", true}, {"", "Failed", true},
+		{"Pausing", "BackingUp", false}, {"Done", "Done", false}, {"", "Pausing", false},
+	} {
+		if got := endedRelocation.Update(event.UpdateEvent{ObjectOld: at(tc.from), ObjectNew: at(tc.to)}); got != tc.want {
+			t.Errorf("%q → %q: retry %v, want %v", tc.from, tc.to, got, tc.want)
+		}
+	}
+	if !endedRelocation.Delete(event.DeleteEvent{Object: at("Restoring")}) || endedRelocation.Delete(event.DeleteEvent{Object: at("Done")}) {
+		t.Error("deleting a move retries only when it had not ended")
+	}
+	if endedRelocation.Create(event.CreateEvent{Object: at("Done")}) {
+		t.Error("a relocation seen at start-up retries nothing (the scheduler's own start does)")
 	}
 }
 

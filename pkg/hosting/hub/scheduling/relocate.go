@@ -81,6 +81,31 @@ func switched(o client.Object) bool {
 	return ok && hcr.Status.Switched && hcr.Status.Phase == phaseSwitching
 }
 
+// endedRelocation passes the relocation events that free a slot: a move
+// that ends (Done frees the source, Failed and RolledBack the destination
+// it was counted on, MovingInto) or is deleted before it ended. Those
+// retry every unscheduled HostedClusterDeployment at once, not at the
+// periodic retry.
+var endedRelocation = predicate.Funcs{
+	CreateFunc:  func(event.CreateEvent) bool { return false },
+	UpdateFunc:  func(e event.UpdateEvent) bool { return !ended(e.ObjectOld) && ended(e.ObjectNew) },
+	DeleteFunc:  func(e event.DeleteEvent) bool { return !ended(e.Object) },
+	GenericFunc: func(event.GenericEvent) bool { return false },
+}
+
+// ended says whether o is a relocation in a final phase.
+func ended(o client.Object) bool {
+	hcr, ok := o.(*v1alpha1.HostedClusterRelocation)
+	if !ok {
+		return false
+	}
+	switch hcr.Status.Phase {
+	case phaseDone, phaseFailed, phaseRolledBack:
+		return true
+	}
+	return false
+}
+
 // MovingInto are the HostedClusterDeployments that relocations move onto
 // cluster: decided there (status.destination) and not ended. Until the
 // binding moves they are bound elsewhere, so the scheduler counts them on
