@@ -40,6 +40,28 @@ type HostedClusterRelocationSpec struct {
 	Destination string `json:"destination,omitempty"`
 }
 
+// The relocation phases (status.phase), in order; docs/operations.md has
+// the table of what each writes and waits for.
+const (
+	RelocationPhasePausing        = "Pausing"
+	RelocationPhaseBackingUp      = "BackingUp"
+	RelocationPhaseRestoring      = "Restoring"
+	RelocationPhaseVerifying      = "Verifying"
+	RelocationPhaseSwitching      = "Switching"
+	RelocationPhaseCleaningSource = "CleaningSource"
+	RelocationPhaseRollingBack    = "RollingBack"
+	RelocationPhaseDone           = "Done"
+	RelocationPhaseFailed         = "Failed"
+	RelocationPhaseRolledBack     = "RolledBack"
+)
+
+// RelocationEnded says whether nothing follows phase: Done, Failed or
+// RolledBack. The relocation controller and the scheduler (which counts a
+// move on its destination until it ends) read it alike.
+func RelocationEnded(phase string) bool {
+	return phase == RelocationPhaseDone || phase == RelocationPhaseFailed || phase == RelocationPhaseRolledBack
+}
+
 // HostedClusterRelocationStatus is the durable record of a move: a hub
 // restarted (or restored) mid-move continues from it, never from memory.
 // Written by the relocation controller only.

@@ -3,28 +3,30 @@ package relocation
 import (
 	"fmt"
 	"time"
+
+	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 )
 
 // Phase is where a relocation is.
 type Phase string
 
-// The phases, in order (docs/operations.md has the table of what each
-// writes and waits for). Done, Failed and RolledBack are final.
+// The phases, in order (v1alpha1's RelocationPhase constants, which the
+// scheduler reads too). Done, Failed and RolledBack are final.
 const (
-	PhasePausing        Phase = "Pausing"
-	PhaseBackingUp      Phase = "BackingUp"
-	PhaseRestoring      Phase = "Restoring"
-	PhaseVerifying      Phase = "Verifying"
-	PhaseSwitching      Phase = "Switching"
-	PhaseCleaningSource Phase = "CleaningSource"
-	PhaseRollingBack    Phase = "RollingBack"
-	PhaseDone           Phase = "Done"
-	PhaseFailed         Phase = "Failed"
-	PhaseRolledBack     Phase = "RolledBack"
+	PhasePausing        Phase = v1alpha1.RelocationPhasePausing
+	PhaseBackingUp      Phase = v1alpha1.RelocationPhaseBackingUp
+	PhaseRestoring      Phase = v1alpha1.RelocationPhaseRestoring
+	PhaseVerifying      Phase = v1alpha1.RelocationPhaseVerifying
+	PhaseSwitching      Phase = v1alpha1.RelocationPhaseSwitching
+	PhaseCleaningSource Phase = v1alpha1.RelocationPhaseCleaningSource
+	PhaseRollingBack    Phase = v1alpha1.RelocationPhaseRollingBack
+	PhaseDone           Phase = v1alpha1.RelocationPhaseDone
+	PhaseFailed         Phase = v1alpha1.RelocationPhaseFailed
+	PhaseRolledBack     Phase = v1alpha1.RelocationPhaseRolledBack
 )
 
 // Final says whether nothing follows p.
-func (p Phase) Final() bool { return p == PhaseDone || p == PhaseFailed || p == PhaseRolledBack }
+func (p Phase) Final() bool { return v1alpha1.RelocationEnded(string(p)) }
 
 // Reasons a running relocation rolls back.
 const (

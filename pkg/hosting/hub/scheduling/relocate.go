@@ -22,10 +22,6 @@ import (
 // moves the binding in one status write, with the Scheduled condition's
 // reason Relocated (the only binding change the API's rule admits).
 
-// phaseSwitching is the relocation phase in which the binding moves
-// (relocation.PhaseSwitching; that package imports this one).
-const phaseSwitching = "Switching"
-
 // RelocationTarget is where a relocation of hcd that switched moves its
 // binding: the destination of the one HostedClusterRelocation in hcd's
 // namespace that names it, is Switching with status.switched, and was
@@ -34,7 +30,7 @@ func RelocationTarget(hcd *v1alpha1.HostedClusterDeployment, relocations []v1alp
 	for i := range relocations {
 		hcr := &relocations[i]
 		st := hcr.Status
-		if hcr.Spec.HostedClusterDeployment != hcd.Name || !st.Switched || st.Phase != phaseSwitching ||
+		if hcr.Spec.HostedClusterDeployment != hcd.Name || !st.Switched || st.Phase != v1alpha1.RelocationPhaseSwitching ||
 			st.Source == "" || st.Source != hcd.Status.HostingCluster || st.Destination == "" || st.Destination == st.Source {
 			continue
 		}
@@ -78,7 +74,7 @@ var switchedRelocation = predicate.Funcs{
 
 func switched(o client.Object) bool {
 	hcr, ok := o.(*v1alpha1.HostedClusterRelocation)
-	return ok && hcr.Status.Switched && hcr.Status.Phase == phaseSwitching
+	return ok && hcr.Status.Switched && hcr.Status.Phase == v1alpha1.RelocationPhaseSwitching
 }
 
 // endedRelocation passes the relocation events that free a slot: a move
@@ -96,14 +92,7 @@ var endedRelocation = predicate.Funcs{
 // ended says whether o is a relocation in a final phase.
 func ended(o client.Object) bool {
 	hcr, ok := o.(*v1alpha1.HostedClusterRelocation)
-	if !ok {
-		return false
-	}
-	switch hcr.Status.Phase {
-	case phaseDone, phaseFailed, phaseRolledBack:
-		return true
-	}
-	return false
+	return ok && v1alpha1.RelocationEnded(hcr.Status.Phase)
 }
 
 // MovingInto are the HostedClusterDeployments that relocations move onto
@@ -116,8 +105,7 @@ func MovingInto(relocations []v1alpha1.HostedClusterRelocation, cluster string) 
 	var out []types.NamespacedName
 	for i := range relocations {
 		hcr := &relocations[i]
-		switch hcr.Status.Phase {
-		case "", phaseDone, phaseFailed, phaseRolledBack:
+		if hcr.Status.Phase == "" || v1alpha1.RelocationEnded(hcr.Status.Phase) {
 			continue
 		}
 		if hcr.Status.Destination == cluster {
@@ -126,13 +114,6 @@ func MovingInto(relocations []v1alpha1.HostedClusterRelocation, cluster string) 
 	}
 	return out
 }
-
-// The final relocation phases (relocation.PhaseDone, ...).
-const (
-	phaseDone       = "Done"
-	phaseFailed     = "Failed"
-	phaseRolledBack = "RolledBack"
-)
 
 // MovingFrom is an Inputs.Moving reading through c: the relocations
 // (listed with opts) and what each HostedClusterDeployment they move onto
