@@ -45,10 +45,16 @@ func tenantClient(t *testing.T, ns string) client.Client {
 // refusedByPolicy is nil when err is the bound-to admission policy's
 // refusal.
 func refusedByPolicy(err error) error {
+	return refusedByPolicyFor(err, hcdstatus.AnnotationBoundTo)
+}
+
+// refusedByPolicyFor is nil when err is the bound-to admission policy's
+// refusal naming the annotation key.
+func refusedByPolicyFor(err error, key string) error {
 	if err == nil {
 		return errors.New("allowed")
 	}
-	if !apierrors.IsForbidden(err) && !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), hcdstatus.AnnotationBoundTo) {
+	if !apierrors.IsForbidden(err) && !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), key) {
 		return fmt.Errorf("not the policy's refusal: %w", err)
 	}
 	return nil
@@ -59,6 +65,8 @@ func refusedByPolicy(err error) error {
 // The hub (its own ServiceAccount) writes the annotation when it delivers;
 // a tenant can neither remove nor change it, nor create a deployment that
 // carries one, while its other edits pass; a fleet admin may remove it.
+// The same for hcdstatus.AnnotationIdentityUID, which the hub writes with
+// it.
 func TestBoundToAnnotationPolicy(t *testing.T) {
 	ctx := context.Background()
 	ns, name := "boundto", "guarded"
@@ -76,14 +84,15 @@ func TestBoundToAnnotationPolicy(t *testing.T) {
 		if h, err = getHCD(ctx, ns, name); err != nil {
 			return err
 		}
-		if h.Status.HostingCluster == "" || h.Annotations[hcdstatus.AnnotationBoundTo] != h.Status.HostingCluster {
+		if h.Status.HostingCluster == "" || h.Annotations[hcdstatus.AnnotationBoundTo] != h.Status.HostingCluster ||
+			h.Annotations[hcdstatus.AnnotationIdentityUID] != string(h.UID) {
 			return fmt.Errorf("annotations %v, bound to %q", h.Annotations, h.Status.HostingCluster)
 		}
 		return nil
 	})
 	host := h.Status.HostingCluster
 	key := types.NamespacedName{Namespace: ns, Name: name}
-	patch := func(c client.Client, value *string) error {
+	patchKey := func(c client.Client, key string, value *string) error {
 		v := "null"
 		if value != nil {
 			v = fmt.Sprintf("%q", *value)
@@ -91,8 +100,9 @@ func TestBoundToAnnotationPolicy(t *testing.T) {
 		u := &v1alpha1.HostedClusterDeployment{}
 		u.Namespace, u.Name = ns, name
 		return c.Patch(ctx, u, client.RawPatch(types.MergePatchType,
-			fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%s}}}`, hcdstatus.AnnotationBoundTo, v)))
+			fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%s}}}`, key, v)))
 	}
+	patch := func(c client.Client, value *string) error { return patchKey(c, hcdstatus.AnnotationBoundTo, value) }
 	other := "cluster-elsewhere"
 	// Eventually only because the API server loads a new policy
 	// asynchronously; the fleet installed it long before.
@@ -117,6 +127,26 @@ func TestBoundToAnnotationPolicy(t *testing.T) {
 	}
 	if u.Annotations[hcdstatus.AnnotationBoundTo] != host {
 		t.Errorf("annotation %s = %q after the refused edits, want %s", hcdstatus.AnnotationBoundTo, u.Annotations[hcdstatus.AnnotationBoundTo], host)
+	}
+	// The identity: a tenant who set it could take over the hosted
+	// cluster of an earlier deployment of the same name.
+	identity := hcdstatus.AnnotationIdentityUID
+	if err := refusedByPolicyFor(patchKey(tc, identity, nil), identity); err != nil {
+		t.Errorf("a tenant's removal of %s: %v", identity, err)
+	}
+	if err := refusedByPolicyFor(patchKey(tc, identity, &other), identity); err != nil {
+		t.Errorf("a tenant's change of %s: %v", identity, err)
+	}
+	forgedIdentity := hcd(ns, "forged-identity")
+	forgedIdentity.SetAnnotations(map[string]string{identity: string(h.UID)})
+	if err := refusedByPolicyFor(tc.Create(ctx, forgedIdentity), identity); err != nil {
+		t.Errorf("a tenant's create with %s: %v", identity, err)
+	}
+	if err := hubc.Get(ctx, key, u); err != nil {
+		t.Fatal(err)
+	}
+	if u.Annotations[identity] != string(h.UID) {
+		t.Errorf("annotation %s = %q after the refused edits, want %s", identity, u.Annotations[identity], h.UID)
 	}
 	// A fleet admin (who may write status) may remove it, as
 	// docs/operations.md tells after a restore whose hosted cluster runs

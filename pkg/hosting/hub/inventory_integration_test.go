@@ -18,6 +18,7 @@ import (
 	"github.com/hcp-fleet/hcp-fleet/internal/localfleet/fleettest"
 	"github.com/hcp-fleet/hcp-fleet/pkg/fleetview"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hcdstatus"
 )
 
 // inventoryEntry waits until the agent of cluster reports
@@ -119,7 +120,8 @@ func TestInventoryListsHostedClusters(t *testing.T) {
 }
 
 // TestRestoreWithoutManifestWork: a hub restored from a backup that lost the
-// ManifestWork for good (not labelled, not restored). The HostedCluster
+// ManifestWork for good (not labelled, not restored), of a deployment
+// backed up without hcdstatus.AnnotationIdentityUID (an older hub's). The HostedCluster
 // still runs on its management cluster, labelled with the deployment; the
 // restored deployment (annotated hcpfleet.io/bound-to, a new UID) is bound
 // where its agent reports it (BindingRecovered), and the delivery writes no
@@ -159,6 +161,12 @@ func TestRestoreWithoutManifestWork(t *testing.T) {
 		t.Fatal(err)
 	}
 	backup := veleroBackup(t, ns, name)
+	// Backed up by a hub that did not record the identity it delivered
+	// with: with it, the delivery writes the ManifestWork again
+	// (TestRestoreTakesOver/ManifestWorkLost).
+	annotations := backup.GetAnnotations()
+	delete(annotations, hcdstatus.AnnotationIdentityUID)
+	backup.SetAnnotations(annotations)
 
 	env.Product.StopHubs()
 	restarted := false

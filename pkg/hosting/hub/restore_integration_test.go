@@ -23,7 +23,8 @@ import (
 )
 
 // TestRestoreKeepsBinding plays an ACM backup restore onto a hub whose
-// HostedClusterDeployment lost its status: with hcp-fleet stopped, the HCD
+// HostedClusterDeployment lost its status, backed up by a hub that did not
+// record the UID it delivered it with (hcdstatus.AnnotationIdentityUID): with hcp-fleet stopped, the HCD
 // and its ManifestWork go (the work agent keeps the applied objects for its
 // eviction grace period, 60 minutes by default); the HCD comes back first,
 // as Velero restores it (metadata, spec, no status, no finalizers, a new
@@ -68,6 +69,14 @@ func TestRestoreKeepsBinding(t *testing.T) {
 	secretsBefore := hostObjects(t, host, scGVR, ns, name)
 
 	backup := veleroBackup(t, ns, name)
+	// Backed up by a hub that did not record the identity it delivered
+	// with (TestRestoreTakesOver has it).
+	if backup.GetAnnotations()[hcdstatus.AnnotationIdentityUID] != string(h.UID) {
+		t.Fatalf("annotations %v: want %s=%s", backup.GetAnnotations(), hcdstatus.AnnotationIdentityUID, h.UID)
+	}
+	annotations := backup.GetAnnotations()
+	delete(annotations, hcdstatus.AnnotationIdentityUID)
+	backup.SetAnnotations(annotations)
 
 	// The disaster: hcp-fleet stops; the HCD and its ManifestWork go from
 	// the hub without their finalizers running.

@@ -136,7 +136,7 @@ func Check(req Request, in Inputs) *Plan {
 	p.HostingNamespace = req.Namespace
 	if d := e.Deployment; d != nil {
 		if owner := deployment(in.Deployments, d.Namespace, d.Name); owner != nil {
-			if string(owner.UID) != d.UID {
+			if string(hcdstatus.IdentityUID(owner)) != d.UID {
 				return p.refuse(ReasonManagedByDeployment, "HostedClusterDeployment %s/%s delivered it and exists again with another UID (restored from a backup): "+
 					"it is that deployment's to take over, not to adopt into another", d.Namespace, d.Name)
 			}

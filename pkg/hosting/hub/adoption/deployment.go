@@ -227,7 +227,7 @@ func labelledBy(inv *v1alpha1.HostedClusterInventory, hc v1alpha1.AdoptionHosted
 	}
 	e := entry(inv, hc.Namespace, hc.Name)
 	return e != nil && e.Deployment != nil && e.Deployment.Namespace == hcd.Namespace && e.Deployment.Name == hcd.Name &&
-		e.Deployment.UID == string(hcd.UID)
+		e.Deployment.UID == string(hcdstatus.IdentityUID(hcd))
 }
 
 func findCondition(conds []metav1.Condition, t string) *metav1.Condition {

@@ -322,12 +322,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if hcd.DeletionTimestamp != nil {
 		return r.finalize(ctx, hcd, host, work)
 	}
+	// Whether the management cluster holds another identity's hosted
+	// cluster, before the marks: they record hcd's identity only when not.
+	problem := uidMismatch(hcd, work)
+	if problem == nil && work == nil {
+		if problem, err = r.reportedMismatch(ctx, hcd, cluster); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	// Before anything reaches the host, so deletion always cleans up; with
 	// the marks that keep the binding through a backup restore (restore.go).
-	if err := r.mark(ctx, hcd, cluster); err != nil {
+	if err := r.mark(ctx, hcd, cluster, identityMark(hcd, problem != nil)); err != nil {
 		return ctrl.Result{}, err
 	}
-	observed := Observed{Generation: hcd.Generation, UID: hcd.UID, Work: work, Host: host}
+	observed := Observed{Generation: hcd.Generation, UID: hcdstatus.IdentityUID(hcd), Work: work, Host: host}
 	observed.ImportStarted, observed.Imported = importOf(hcd)
 	for _, np := range hcd.Spec.NodePools {
 		observed.NodePools = append(observed.NodePools, np.Name)
@@ -335,12 +343,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	config, err := r.hostingConfig(ctx, cluster)
 	if err != nil {
 		return ctrl.Result{}, err
-	}
-	problem := uidMismatch(hcd, work)
-	if problem == nil && work == nil {
-		if problem, err = r.reportedMismatch(ctx, hcd, cluster); err != nil {
-			return ctrl.Result{}, err
-		}
 	}
 	if problem == nil {
 		problem = hostingNamespaceNotAllowed(hcd, cluster, config)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hcdstatus"
 	"github.com/hcp-fleet/hcp-fleet/pkg/kubeutil"
 )
 
@@ -54,7 +55,7 @@ func (r *Reconciler) finalize(ctx context.Context, hcd *v1alpha1.HostedClusterDe
 			return ctrl.Result{}, err
 		}
 	}
-	observed := Observed{Generation: hcd.Generation, UID: hcd.UID, Work: work, Host: host, Deleting: true, DeletionReason: v1alpha1.ReasonDeleting,
+	observed := Observed{Generation: hcd.Generation, UID: hcdstatus.IdentityUID(hcd), Work: work, Host: host, Deleting: true, DeletionReason: v1alpha1.ReasonDeleting,
 		DeletionMessage: fmt.Sprintf("deleting the HostedCluster and its NodePools on management cluster %s; waiting until they are gone", host.Cluster)}
 	for _, np := range hcd.Spec.NodePools {
 		observed.NodePools = append(observed.NodePools, np.Name)

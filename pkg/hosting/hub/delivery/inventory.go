@@ -8,12 +8,13 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hcdstatus"
 )
 
 // reportedMismatch is the problem of a HostedClusterDeployment with no
 // ManifestWork whose management cluster's agent reports a HostedCluster
 // delivered for an earlier HostedClusterDeployment of its namespace and
-// name (another UID), or nil. That is a hub restored without its
+// name (another hcdstatus.IdentityUID), or nil. That is a hub restored without its
 // ManifestWorks (the scheduler recovered the binding from the same report):
 // the work agent still holds what the lost ManifestWork applied, under the
 // same ManifestWork name, so a new one would have it delete the Secret
@@ -28,15 +29,17 @@ func (r *Reconciler) reportedMismatch(ctx context.Context, hcd *v1alpha1.HostedC
 		}
 		return nil, err
 	}
+	own := hcdstatus.IdentityUID(hcd)
 	for _, e := range inv.Status.HostedClusters {
 		d := e.Deployment
-		if d == nil || d.Namespace != hcd.Namespace || d.Name != hcd.Name || d.UID == "" || types.UID(d.UID) == hcd.UID {
+		if d == nil || d.Namespace != hcd.Namespace || d.Name != hcd.Name || d.UID == "" || types.UID(d.UID) == own {
 			continue
 		}
 		return &Problem{Reason: v1alpha1.ReasonUIDMismatch, Message: fmt.Sprintf(
-			"management cluster %s runs HostedCluster %s/%s of an earlier HostedClusterDeployment %s/%s (UID %s; this one is %s, as after a backup restore without its ManifestWork), its agent reports: "+
-				"no ManifestWork is written, so the hosted cluster keeps running as it is and nothing on %s is renamed or deleted; the hub does not adopt it on its own (docs/operations.md)",
-			cluster, e.Namespace, e.Name, hcd.Namespace, hcd.Name, d.UID, hcd.UID, cluster)}, nil
+			"management cluster %s runs HostedCluster %s/%s of an earlier HostedClusterDeployment %s/%s (UID %s; this one's is %s, as after a backup restore without its ManifestWork "+
+				"of a deployment that carried no %s or was created again since), its agent reports: no ManifestWork is written, so the hosted cluster keeps running as it is "+
+				"and nothing on %s is renamed or deleted; the hub does not take it over on its own (docs/operations.md, \"Backup and restore\")",
+			cluster, e.Namespace, e.Name, hcd.Namespace, hcd.Name, d.UID, own, hcdstatus.AnnotationIdentityUID, cluster)}, nil
 	}
 	return nil, nil
 }

@@ -47,9 +47,11 @@ const (
 type Spec struct {
 	Namespace string
 	Name      string
-	// UID is the HostedClusterDeployment's metadata.uid; it salts the names
-	// of the copies of referenced objects (CopyName), and names the host
-	// field manager and the derived infraID.
+	// UID is the HostedClusterDeployment's identity UID
+	// (hcdstatus.IdentityUID: its metadata.uid, or the one it was first
+	// delivered with, which a backup restore keeps); it salts the names of
+	// the copies of referenced objects (CopyName), and names the host field
+	// manager, hosting.LabelHCDUID and the derived infraID.
 	UID              types.UID
 	HostingNamespace string
 	DeletionPolicy   v1alpha1.DeletionPolicy
@@ -130,7 +132,7 @@ type Restored struct {
 
 // SpecFrom reads the Spec of an unstructured HostedClusterDeployment.
 func SpecFrom(hcd *unstructured.Unstructured) (Spec, error) {
-	s := Spec{Namespace: hcd.GetNamespace(), Name: hcd.GetName(), UID: hcd.GetUID()}
+	s := Spec{Namespace: hcd.GetNamespace(), Name: hcd.GetName(), UID: hcdstatus.IdentityUID(hcd)}
 	s.HostFieldManager = HostFieldManager(s.UID)
 	s.InfraID = scheduling.DeriveInfraID(s.Name, s.UID)
 	if _, s.Adopted = hcd.GetAnnotations()[hcdstatus.AnnotationAdoptedFrom]; s.Adopted {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hcp-fleet/hcp-fleet/pkg/addon"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hcdstatus"
 )
 
 // testUID is the UID of the test HostedClusterDeployment.
@@ -176,6 +177,45 @@ func TestRender(t *testing.T) {
 	delete(referenced, "Secret/oidc")
 	if _, err := Render(s, "cluster-1", referenced, "h"); err == nil || !strings.Contains(err.Error(), "Secret team-a/oidc") {
 		t.Errorf("missing reference: %v", err)
+	}
+}
+
+// TestRenderRestoredIdentity: a HostedClusterDeployment restored from a
+// backup (a new metadata.uid, its hcdstatus.AnnotationIdentityUID kept)
+// renders the ManifestWork it was delivered with: the same copy names,
+// field manager, hosting.LabelHCDUID and infraID.
+func TestRenderRestoredIdentity(t *testing.T) {
+	render := func(uid string, annotations map[string]any) *workv1.ManifestWork {
+		t.Helper()
+		meta := map[string]any{"namespace": "team-a", "name": "prod", "uid": uid}
+		if annotations != nil {
+			meta["annotations"] = annotations
+		}
+		s, err := SpecFrom(&unstructured.Unstructured{Object: map[string]any{"metadata": meta, "spec": map[string]any{
+			"hostedCluster": map[string]any{"spec": map[string]any{"pullSecret": map[string]any{"name": "pull-secret"}}}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		referenced := map[string]*unstructured.Unstructured{"Secret/pull-secret": {Object: map[string]any{"data": map[string]any{"k": "dg=="},
+			"metadata": map[string]any{"name": "pull-secret", "namespace": "team-a"}}}}
+		w, err := Render(s, "cluster-1", referenced, "hash-1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	before := render(testUID, nil)
+	restored := render("0e1d2c3b-restored", map[string]any{hcdstatus.AnnotationIdentityUID: testUID})
+	b, _ := json.Marshal(before)
+	r, _ := json.Marshal(restored)
+	if string(b) != string(r) {
+		t.Errorf("restored renders\n%s\nwant\n%s", r, b)
+	}
+	if WorkUID(restored) != testUID {
+		t.Errorf("restored work carries UID %s, want %s", WorkUID(restored), testUID)
+	}
+	if string(render("0e1d2c3b-restored", nil).Spec.Workload.Manifests[1].Raw) == string(before.Spec.Workload.Manifests[1].Raw) {
+		t.Error("without the annotation, the restored deployment renders the same manifests")
 	}
 }
 

@@ -26,27 +26,54 @@ import (
 //     metadata is restored, status is not) and ACM's backup label
 //     (hosting.LabelBackup), so the scheduler knows it was bound and ACM
 //     backs it up;
-//   - never rewrites a ManifestWork that delivers an earlier object of the
-//     same namespace and name (another UID): the copies' names, the field
-//     manager and the derived infraID all depend on the UID, so a rewrite
+//   - records, in the same write, the UID it first delivered it with
+//     (hcdstatus.AnnotationIdentityUID), which names the copies, the host
+//     field manager, hosting.LabelHCDUID and the derived infraID
+//     (hcdstatus.IdentityUID). A restored HostedClusterDeployment carries
+//     it, so it names everything as before: the delivery takes the
+//     ManifestWork back and keeps delivering, nothing on the host renamed;
+//   - never rewrites a ManifestWork that delivers another identity (a
+//     HostedClusterDeployment backed up by a hub that did not record it,
+//     or deleted and created again between backup and restore): a rewrite
 //     would have the work agent delete the copies the running hosted
-//     cluster uses and conflict on the rest. It reports UIDMismatch and
-//     leaves the hosted cluster running as it is.
+//     cluster uses and conflict on the rest. It reports UIDMismatch,
+//     records no identity, and leaves the hosted cluster running as it is.
 
 // backupLabelValue is the value of hosting.LabelBackup on what the hub
 // labels (ACM selects on the key).
 const backupLabelValue = "hcp-fleet"
 
 // marked says whether hcd carries the finalizer and the marks the delivery
-// puts on it with the finalizer, for cluster.
-func marked(hcd *v1alpha1.HostedClusterDeployment, cluster string) bool {
+// puts on it with the finalizer, for cluster, identity among them (see
+// identityMark).
+func marked(hcd *v1alpha1.HostedClusterDeployment, cluster, identity string) bool {
 	_, backup := hcd.Labels[hosting.LabelBackup]
-	return controllerutil.ContainsFinalizer(hcd, Finalizer) && backup && hcd.Annotations[hcdstatus.AnnotationBoundTo] == cluster
+	_, recorded := hcd.Annotations[hcdstatus.AnnotationIdentityUID]
+	return controllerutil.ContainsFinalizer(hcd, Finalizer) && backup && hcd.Annotations[hcdstatus.AnnotationBoundTo] == cluster &&
+		(identity == "" || recorded)
 }
 
-// mark server-side applies the finalizer, hcdstatus.AnnotationBoundTo and
-// the backup label (metadata.finalizers is a set and labels and annotations
-// are maps: the others' stay) with hcd's UID, which the API server refuses
+// identityMark is the hcdstatus.AnnotationIdentityUID value mark applies:
+// the one hcd carries, never changed (a restore brought it back, or an
+// earlier delivery wrote it; leaving it out of the apply would remove it);
+// else, when what the management cluster holds is hcd's (mismatch is
+// false), hcd's UID, at its first delivery; else none: a HostedCluster of
+// another identity runs there, and the UID it carries is not for the hub
+// to give this object. Pure.
+func identityMark(hcd *v1alpha1.HostedClusterDeployment, mismatch bool) string {
+	if v, ok := hcd.Annotations[hcdstatus.AnnotationIdentityUID]; ok {
+		return v
+	}
+	if mismatch {
+		return ""
+	}
+	return string(hcd.UID)
+}
+
+// mark server-side applies the finalizer, hcdstatus.AnnotationBoundTo,
+// hcdstatus.AnnotationIdentityUID (identity, when not "") and the backup
+// label (metadata.finalizers is a set and labels and annotations are maps:
+// the others' stay) with hcd's UID, which the API server refuses
 // to change: so it lands on this HostedClusterDeployment or nowhere, and,
 // unlike a patch carrying the resourceVersion, it is not refused when
 // another controller wrote the object meanwhile (the import writes its
@@ -54,16 +81,20 @@ func marked(hcd *v1alpha1.HostedClusterDeployment, cluster string) bool {
 // where a tenant wrote it first. hcd's metadata and resourceVersion are
 // updated from the response. A typed Update would drop spec fields our Go
 // types do not know.
-func (r *Reconciler) mark(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment, cluster string) error {
-	if marked(hcd, cluster) {
+func (r *Reconciler) mark(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment, cluster, identity string) error {
+	if marked(hcd, cluster, identity) {
 		return nil
+	}
+	annotations := map[string]string{hcdstatus.AnnotationBoundTo: cluster}
+	if identity != "" {
+		annotations[hcdstatus.AnnotationIdentityUID] = identity
 	}
 	gvk := v1alpha1.GroupVersion.WithKind("HostedClusterDeployment")
 	data, err := json.Marshal(map[string]any{
 		"apiVersion": gvk.GroupVersion().String(), "kind": gvk.Kind,
 		"metadata": map[string]any{"name": hcd.Name, "namespace": hcd.Namespace, "uid": hcd.UID, "finalizers": []string{Finalizer},
 			"labels":      map[string]string{hosting.LabelBackup: backupLabelValue},
-			"annotations": map[string]string{hcdstatus.AnnotationBoundTo: cluster}},
+			"annotations": annotations},
 	})
 	if err != nil {
 		return err
@@ -105,14 +136,16 @@ func WorkUID(work *workv1.ManifestWork) types.UID {
 }
 
 // uidMismatch is the problem of a HostedClusterDeployment whose ManifestWork
-// delivers another object of its namespace and name, or nil.
+// delivers another identity of its namespace and name (another
+// hcdstatus.IdentityUID), or nil.
 func uidMismatch(hcd *v1alpha1.HostedClusterDeployment, work *workv1.ManifestWork) *Problem {
-	uid := WorkUID(work)
-	if uid == "" || uid == hcd.UID {
+	uid, own := WorkUID(work), hcdstatus.IdentityUID(hcd)
+	if uid == "" || uid == own {
 		return nil
 	}
 	return &Problem{Reason: v1alpha1.ReasonUIDMismatch, Message: fmt.Sprintf(
-		"ManifestWork %s/%s delivers the HostedCluster of an earlier HostedClusterDeployment %s/%s (UID %s; this one is %s, as after a backup restore): "+
-			"it is left unchanged, so the hosted cluster keeps running as it is and nothing on management cluster %s is renamed or deleted; "+
-			"the hub does not adopt it on its own (docs/operations.md)", work.Namespace, work.Name, hcd.Namespace, hcd.Name, uid, hcd.UID, work.Namespace)}
+		"ManifestWork %s/%s delivers the HostedCluster of an earlier HostedClusterDeployment %s/%s (UID %s; this one's is %s, as after a backup restore of a deployment "+
+			"that carried no %s or was created again since): it is left unchanged, so the hosted cluster keeps running as it is and nothing on management cluster %s is renamed or deleted; "+
+			"the hub does not take it over on its own (docs/operations.md, \"Backup and restore\")",
+		work.Namespace, work.Name, hcd.Namespace, hcd.Name, uid, own, hcdstatus.AnnotationIdentityUID, work.Namespace)}
 }

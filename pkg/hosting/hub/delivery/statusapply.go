@@ -171,7 +171,7 @@ func BindingStatus(c client.Reader, grace time.Duration) scheduling.BindingStatu
 // written is what Reconcile observes right after it created hcd's
 // ManifestWork on host.
 func written(hcd *v1alpha1.HostedClusterDeployment, host Host) Observed {
-	observed := Observed{Generation: hcd.Generation, UID: hcd.UID, Host: host,
+	observed := Observed{Generation: hcd.Generation, UID: hcdstatus.IdentityUID(hcd), Host: host,
 		Work: &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: host.Cluster, Name: hosting.WorkName(hcd.Namespace, hcd.Name)}}}
 	for _, np := range hcd.Spec.NodePools {
 		observed.NodePools = append(observed.NodePools, np.Name)

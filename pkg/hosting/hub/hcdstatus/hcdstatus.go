@@ -8,6 +8,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -39,6 +41,33 @@ const FieldManager = "hcp-fleet-delivery"
 // bound is taken from what the management clusters hold, never from the
 // annotation.
 const AnnotationBoundTo = "hcpfleet.io/bound-to"
+
+// AnnotationIdentityUID is the annotation the delivery puts on a
+// HostedClusterDeployment with its metadata.uid when it first delivers it
+// (in the same write as AnnotationBoundTo), and never changes: the UID
+// everything the hub delivers for it is named after (IdentityUID). A
+// backup restore brings the HostedClusterDeployment back with a new UID
+// but with its metadata, this annotation included, so the restored object
+// names what it delivers as before and the hub keeps managing the hosted
+// cluster that runs. Guarded as AnnotationBoundTo is: a tenant who could
+// set it could take over the hosted cluster of an earlier deployment of
+// the same name. Honoured only where what the management cluster holds
+// carries the same UID (the delivery's UIDMismatch otherwise).
+const AnnotationIdentityUID = "hcpfleet.io/identity-uid"
+
+// IdentityUID is the UID the hub names o's deliveries after (copy names,
+// host field manager, hosting.LabelHCDUID, the derived infraID): o's
+// AnnotationIdentityUID when it carries a valid one, else o's own UID.
+// Caches about the live object keep its metadata.uid instead. Pure.
+func IdentityUID(o metav1.Object) types.UID {
+	v := o.GetAnnotations()[AnnotationIdentityUID]
+	if v == "" || len(validation.IsValidLabelValue(v)) > 0 {
+		// Not a value hosting.LabelHCDUID could carry: nothing delivered
+		// was ever named after it.
+		return o.GetUID()
+	}
+	return types.UID(v)
+}
 
 // AnnotationAdoptedFrom, on a HostedClusterDeployment, names the
 // HostedCluster ("<cluster>/<namespace>/<name>") a fleet admin adopted into

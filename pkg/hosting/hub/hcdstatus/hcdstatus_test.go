@@ -2,11 +2,13 @@ package hcdstatus_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	hcdac "github.com/hcp-fleet/hcp-fleet/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hcdstatus"
@@ -132,5 +134,28 @@ func TestApplyConfiguration(t *testing.T) {
 		`"lastTransitionTime":"2026-01-02T03:04:05Z","reason":"Scheduled","message":"on mgmt-1"}]}}`
 	if string(data) != want {
 		t.Errorf("apply body\n got %s\nwant %s", data, want)
+	}
+}
+
+func TestIdentityUID(t *testing.T) {
+	tests := []struct {
+		name        string
+		uid         types.UID
+		annotations map[string]string
+		want        types.UID
+	}{
+		{"no annotation: the object's own", "live", nil, "live"},
+		{"restored: the earlier UID", "new-uid", map[string]string{hcdstatus.AnnotationIdentityUID: "3f0c-earlier"}, "3f0c-earlier"},
+		{"empty annotation: the object's own", "live", map[string]string{hcdstatus.AnnotationIdentityUID: ""}, "live"},
+		{"no label value: the object's own", "live", map[string]string{hcdstatus.AnnotationIdentityUID: "a/b"}, "live"},
+		{"too long: the object's own", "live", map[string]string{hcdstatus.AnnotationIdentityUID: strings.Repeat("a", 64)}, "live"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := &metav1.ObjectMeta{UID: tt.uid, Annotations: tt.annotations}
+			if got := hcdstatus.IdentityUID(o); got != tt.want {
+				t.Errorf("IdentityUID = %q, want %q", got, tt.want)
+			}
+		})
 	}
 }

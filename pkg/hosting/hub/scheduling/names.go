@@ -93,7 +93,8 @@ func EffectiveInfraID(hcd *v1alpha1.HostedClusterDeployment) string {
 	if id, _ := hcdstatus.AdoptedIdentity(hcd.Annotations); id != "" {
 		return id
 	}
-	return DeriveInfraID(hcd.Name, hcd.UID)
+	// The identity UID: a restored deployment keeps its infraID.
+	return DeriveInfraID(hcd.Name, hcdstatus.IdentityUID(hcd))
 }
 
 // Precedes orders HostedClusterDeployments that claim one name: the one

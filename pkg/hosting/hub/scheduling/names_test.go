@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
+	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hcdstatus"
 )
 
 // infraIDPattern is HyperShift's spec.infraID rule (hostedcluster_types.go).
@@ -35,6 +36,22 @@ func TestDeriveInfraID(t *testing.T) {
 		if len(id) > maxInfraIDLength || !infraIDPattern.MatchString(id) {
 			t.Errorf("DeriveInfraID(%q) = %q: not a valid infraID", name, id)
 		}
+	}
+}
+
+// TestEffectiveInfraIDRestored: a deployment restored with a new UID and
+// its hcdstatus.AnnotationIdentityUID keeps the infraID it was delivered
+// with.
+func TestEffectiveInfraIDRestored(t *testing.T) {
+	first := &v1alpha1.HostedClusterDeployment{ObjectMeta: metav1.ObjectMeta{Name: "prod", UID: "first"}}
+	restored := &v1alpha1.HostedClusterDeployment{ObjectMeta: metav1.ObjectMeta{Name: "prod", UID: "restored",
+		Annotations: map[string]string{hcdstatus.AnnotationIdentityUID: "first"}}}
+	if got, want := EffectiveInfraID(restored), EffectiveInfraID(first); got != want {
+		t.Errorf("restored infraID %s, want %s as before the restore", got, want)
+	}
+	restored.Annotations = nil
+	if EffectiveInfraID(restored) == EffectiveInfraID(first) {
+		t.Error("without the annotation, the restored deployment derives the same infraID")
 	}
 }
 

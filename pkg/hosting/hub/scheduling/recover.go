@@ -32,7 +32,9 @@ import (
 // delivery's, kept by the work agent's report; ManifestWorks are backed up
 // with the ACM backup label). Matched by namespace and name, never by UID:
 // a restore gives the HostedClusterDeployment a new one (the delivery then
-// leaves the earlier object's ManifestWork unchanged and says UIDMismatch).
+// takes the ManifestWork back when it delivers the identity the restored
+// object carries, hcdstatus.AnnotationIdentityUID, and otherwise leaves it
+// unchanged and says UIDMismatch).
 //
 //   - one management cluster holds it: bound there (BindingRecovered);
 //   - several do, or one is being deleted: Scheduled=False, nothing decided;
