@@ -186,11 +186,12 @@ verify: ## Rerun `make generate manifests` and fail on a stale, hand-edited or u
 TEST_FIRST := ./pkg/hosting/hub ./pkg/olm/hub ./pkg/capi/migration ./pkg/hosting/agent/operator \
 	./test/e2e ./pkg/addon ./pkg/extension/integration ./pkg/capi/feature
 TEST_ORDER  = $(if $(filter ./...,$(TEST_PKGS)),$(TEST_FIRST)) $(TEST_PKGS)
-# How many test binaries run at once (go test -p; its default is the
-# number of cores). Most of a fleet test's time is spent waiting on API
-# servers and controllers: with two binaries on two cores the tests kept
-# 1.45 cores busy, so a third binary takes the idle CPU.
-TEST_PARALLEL ?= 3
+# How many test binaries run at once (go test -p; by default the number of
+# cores). With two binaries on two cores the tests keep about 1.45 cores
+# busy, but a third one (tried in CI) starved the fleets enough, beside a
+# cold run's lint build, for a controller to miss a test's two-minute wait:
+# more only where the machine has cores to spare.
+TEST_PARALLEL ?= 2
 # Every event of the last `make test` (go test -json), for
 # hack/test-times.sh: the slowest packages and tests.
 TEST_JSON  := $(CURDIR)/bin/test.json
