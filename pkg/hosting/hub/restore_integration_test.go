@@ -36,32 +36,8 @@ func TestRestoreKeepsBinding(t *testing.T) {
 	ctx := context.Background()
 	ns, name := "restore", "kept"
 	tenant(t, ns)
-	if err := hubc.Create(ctx, hcd(ns, name)); err != nil {
-		t.Fatal(err)
-	}
-	h := waitCondition(t, ns, name, v1alpha1.ConditionDelivered, metav1.ConditionTrue, 2*time.Minute)
+	h, workKey, saved := deliveredForBackup(t, ns, name)
 	host := h.Status.HostingCluster
-	env.Eventually(t, time.Minute, "the delivery marks the HCD for backup and restore", func(ctx context.Context) error {
-		var err error
-		if h, err = getHCD(ctx, ns, name); err != nil {
-			return err
-		}
-		if h.Annotations[hcdstatus.AnnotationBoundTo] != host || h.Labels[hosting.LabelBackup] == "" {
-			return fmt.Errorf("annotations %v labels %v", h.Annotations, h.Labels)
-		}
-		return nil
-	})
-	workKey := types.NamespacedName{Namespace: host, Name: hosting.WorkName(ns, name)}
-	saved := &workv1.ManifestWork{}
-	env.Eventually(t, time.Minute, "the ManifestWork is labelled for backup", func(ctx context.Context) error {
-		if err := hubc.Get(ctx, workKey, saved); err != nil {
-			return err
-		}
-		if saved.Labels[hosting.LabelBackup] == "" {
-			return fmt.Errorf("labels %v", saved.Labels)
-		}
-		return nil
-	})
 	hcBefore, err := hosts[host].Resource(hcGVR).Namespace("clusters").Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -169,6 +145,41 @@ func TestRestoreKeepsBinding(t *testing.T) {
 		}
 	}
 	deleteAndWait(t, ns, name)
+}
+
+// deliveredForBackup creates the HCD ns/name and waits until it is
+// delivered with the marks a backup keeps (bound-to, the identity, ACM's
+// backup label) and its ManifestWork is labelled for backup. It returns
+// the HCD, its ManifestWork's key and the ManifestWork as it was then.
+func deliveredForBackup(t *testing.T, ns, name string) (*v1alpha1.HostedClusterDeployment, types.NamespacedName, *workv1.ManifestWork) {
+	t.Helper()
+	if err := hubc.Create(context.Background(), hcd(ns, name)); err != nil {
+		t.Fatal(err)
+	}
+	h := waitCondition(t, ns, name, v1alpha1.ConditionDelivered, metav1.ConditionTrue, 2*time.Minute)
+	host, uid := h.Status.HostingCluster, h.UID
+	env.Eventually(t, time.Minute, "the delivery marks the HCD for backup and restore", func(ctx context.Context) error {
+		var err error
+		if h, err = getHCD(ctx, ns, name); err != nil {
+			return err
+		}
+		if h.Annotations[hcdstatus.AnnotationBoundTo] != host || h.Annotations[hcdstatus.AnnotationIdentityUID] != string(uid) || h.Labels[hosting.LabelBackup] == "" {
+			return fmt.Errorf("annotations %v labels %v", h.Annotations, h.Labels)
+		}
+		return nil
+	})
+	workKey := types.NamespacedName{Namespace: host, Name: hosting.WorkName(ns, name)}
+	saved := &workv1.ManifestWork{}
+	env.Eventually(t, time.Minute, "the ManifestWork is labelled for backup", func(ctx context.Context) error {
+		if err := hubc.Get(ctx, workKey, saved); err != nil {
+			return err
+		}
+		if saved.Labels[hosting.LabelBackup] == "" {
+			return fmt.Errorf("labels %v", saved.Labels)
+		}
+		return nil
+	})
+	return h, workKey, saved
 }
 
 // removeWithoutFinalizers removes an object from the hub at once, its

@@ -44,32 +44,9 @@ func TestRestoreTakesOver(t *testing.T) {
 
 func restoreTakesOver(t *testing.T, ns, name string, restoreWork bool) {
 	ctx := context.Background()
-	if err := hubc.Create(ctx, hcd(ns, name)); err != nil {
-		t.Fatal(err)
-	}
-	h := waitCondition(t, ns, name, v1alpha1.ConditionDelivered, metav1.ConditionTrue, 2*time.Minute)
+	// Delivered with the identity recorded beside the other marks.
+	h, workKey, saved := deliveredForBackup(t, ns, name)
 	host, firstUID := h.Status.HostingCluster, h.UID
-	env.Eventually(t, time.Minute, "the delivery records the identity with the other marks", func(ctx context.Context) error {
-		var err error
-		if h, err = getHCD(ctx, ns, name); err != nil {
-			return err
-		}
-		if h.Annotations[hcdstatus.AnnotationBoundTo] != host || h.Annotations[hcdstatus.AnnotationIdentityUID] != string(firstUID) || h.Labels[hosting.LabelBackup] == "" {
-			return fmt.Errorf("annotations %v labels %v", h.Annotations, h.Labels)
-		}
-		return nil
-	})
-	workKey := types.NamespacedName{Namespace: host, Name: hosting.WorkName(ns, name)}
-	saved := &workv1.ManifestWork{}
-	env.Eventually(t, time.Minute, "the ManifestWork is labelled for backup", func(ctx context.Context) error {
-		if err := hubc.Get(ctx, workKey, saved); err != nil {
-			return err
-		}
-		if saved.Labels[hosting.LabelBackup] == "" {
-			return fmt.Errorf("labels %v", saved.Labels)
-		}
-		return nil
-	})
 	hcBefore, err := hosts[host].Resource(hcGVR).Namespace("clusters").Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
