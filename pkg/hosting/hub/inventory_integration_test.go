@@ -168,21 +168,12 @@ func TestRestoreWithoutManifestWork(t *testing.T) {
 	delete(annotations, hcdstatus.AnnotationIdentityUID)
 	backup.SetAnnotations(annotations)
 
-	env.Product.StopHubs()
-	restarted := false
-	t.Cleanup(func() {
-		if !restarted {
-			env.Product.StartHub()
-		}
-	})
 	workKey := types.NamespacedName{Namespace: host, Name: hosting.WorkName(ns, name)}
-	removeWithoutFinalizers(t, &workv1.ManifestWork{}, workKey)
-	removeWithoutFinalizers(t, &v1alpha1.HostedClusterDeployment{}, types.NamespacedName{Namespace: ns, Name: name})
+	restartHub := loseHub(t, ns, name, workKey)
 	if err := hubc.Create(ctx, backup); err != nil {
 		t.Fatal(err)
 	}
-	env.Product.StartHub()
-	restarted = true
+	restartHub()
 
 	h = scheduledReason(t, ns, name, metav1.ConditionTrue, v1alpha1.ReasonBindingRecovered, 2*time.Minute)
 	if h.Status.HostingCluster != host {

@@ -54,24 +54,14 @@ func TestRestoreKeepsBinding(t *testing.T) {
 	delete(annotations, hcdstatus.AnnotationIdentityUID)
 	backup.SetAnnotations(annotations)
 
-	// The disaster: hcp-fleet stops; the HCD and its ManifestWork go from
-	// the hub without their finalizers running.
-	env.Product.StopHubs()
-	restarted := false
-	t.Cleanup(func() {
-		if !restarted {
-			env.Product.StartHub()
-		}
-	})
-	removeWithoutFinalizers(t, &workv1.ManifestWork{}, workKey)
-	removeWithoutFinalizers(t, &v1alpha1.HostedClusterDeployment{}, types.NamespacedName{Namespace: ns, Name: name})
+	// The disaster.
+	restartHub := loseHub(t, ns, name, workKey)
 
 	// The restore, HCDs first, then hcp-fleet back.
 	if err := hubc.Create(ctx, backup); err != nil {
 		t.Fatal(err)
 	}
-	env.Product.StartHub()
-	restarted = true
+	restartHub()
 	// Before the ManifestWork is back, the binding comes from what the
 	// agent reports running there (its HostedClusterInventory), and the
 	// delivery writes no ManifestWork for the new UID: the restored one
@@ -182,6 +172,28 @@ func deliveredForBackup(t *testing.T, ns, name string) (*v1alpha1.HostedClusterD
 	return h, workKey, saved
 }
 
+// loseHub is the disaster of a backup restore: hcp-fleet stops, and the
+// HCD ns/name and its ManifestWork (workKey) go from the hub without their
+// finalizers running. It returns the hub's restart, which the test calls
+// once it has restored what it restores; a test that ends before that
+// restarts the hub at its cleanup.
+func loseHub(t *testing.T, ns, name string, workKey types.NamespacedName) (restart func()) {
+	t.Helper()
+	env.Product.StopHubs()
+	restarted := false
+	t.Cleanup(func() {
+		if !restarted {
+			env.Product.StartHub()
+		}
+	})
+	removeWithoutFinalizers(t, &workv1.ManifestWork{}, workKey)
+	removeWithoutFinalizers(t, &v1alpha1.HostedClusterDeployment{}, types.NamespacedName{Namespace: ns, Name: name})
+	return func() {
+		env.Product.StartHub()
+		restarted = true
+	}
+}
+
 // removeWithoutFinalizers removes an object from the hub at once, its
 // finalizers unrun, as losing the hub does. The removal of the finalizers
 // and the deletion are one step (the deletion is conditional on the
@@ -214,16 +226,23 @@ func ptrTo[T any](v T) *T { return &v }
 // that hcp-fleet delivered for namespace/name.
 func hostObjects(t *testing.T, cluster string, gvr schema.GroupVersionResource, namespace, name string) []string {
 	t.Helper()
+	var names []string
+	for _, o := range hostDelivered(t, cluster, gvr, namespace, name) {
+		names = append(names, o.GetNamespace()+"/"+o.GetName())
+	}
+	return names
+}
+
+// hostDelivered are the objects of gvr on a management cluster that hcp-fleet
+// delivered for namespace/name (labelled with it).
+func hostDelivered(t *testing.T, cluster string, gvr schema.GroupVersionResource, namespace, name string) []unstructured.Unstructured {
+	t.Helper()
 	list, err := hosts[cluster].Resource(gvr).List(context.Background(), metav1.ListOptions{
 		LabelSelector: hosting.LabelHCDNamespace + "=" + namespace + "," + hosting.LabelHCDName + "=" + name})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var names []string
-	for _, o := range list.Items {
-		names = append(names, o.GetNamespace()+"/"+o.GetName())
-	}
-	return names
+	return list.Items
 }
 
 func findCondition(h *v1alpha1.HostedClusterDeployment, t string) *metav1.Condition {

@@ -18,7 +18,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
-	"github.com/hcp-fleet/hcp-fleet/pkg/hosting"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/delivery"
 	"github.com/hcp-fleet/hcp-fleet/pkg/hosting/hub/hcdstatus"
 )
@@ -59,17 +58,8 @@ func restoreTakesOver(t *testing.T, ns, name string, restoreWork bool) {
 	}
 
 	backup := veleroBackup(t, ns, name)
-	// The disaster, as in TestRestoreKeepsBinding: hcp-fleet stops; the
-	// HCD and its ManifestWork go without their finalizers running.
-	env.Product.StopHubs()
-	restarted := false
-	t.Cleanup(func() {
-		if !restarted {
-			env.Product.StartHub()
-		}
-	})
-	removeWithoutFinalizers(t, &workv1.ManifestWork{}, workKey)
-	removeWithoutFinalizers(t, &v1alpha1.HostedClusterDeployment{}, types.NamespacedName{Namespace: ns, Name: name})
+	// The disaster, as in TestRestoreKeepsBinding.
+	restartHub := loseHub(t, ns, name, workKey)
 	if err := hubc.Create(ctx, backup); err != nil {
 		t.Fatal(err)
 	}
@@ -91,8 +81,7 @@ func restoreTakesOver(t *testing.T, ns, name string, restoreWork bool) {
 			return nil
 		})
 	}
-	env.Product.StartHub()
-	restarted = true
+	restartHub()
 
 	h = scheduledReason(t, ns, name, metav1.ConditionTrue, v1alpha1.ReasonBindingRecovered, time.Minute)
 	if h.Status.HostingCluster != host || h.UID == firstUID {
@@ -179,12 +168,7 @@ func hostIdentities(t *testing.T, cluster, namespace, name string) map[string]st
 	t.Helper()
 	out := map[string]string{}
 	for _, gvr := range []schema.GroupVersionResource{hcGVR, npGVR, scGVR} {
-		list, err := hosts[cluster].Resource(gvr).List(context.Background(), metav1.ListOptions{
-			LabelSelector: hosting.LabelHCDNamespace + "=" + namespace + "," + hosting.LabelHCDName + "=" + name})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, o := range list.Items {
+		for _, o := range hostDelivered(t, cluster, gvr, namespace, name) {
 			out[o.GetNamespace()+"/"+o.GetName()] = fmt.Sprintf("%s %s %s", o.GetKind(), o.GetUID(), o.GetCreationTimestamp().UTC().Format(time.RFC3339))
 		}
 	}
