@@ -60,6 +60,11 @@ type InventoryHostedCluster struct {
 	// +kubebuilder:validation:Enum=True;False;Unknown
 	// +optional
 	Available metav1.ConditionStatus `json:"available,omitempty"`
+	// deleting is true once the HostedCluster is being deleted (it has a
+	// deletionTimestamp). The hub's delivery tells from it a HostedCluster
+	// on its way out from one left behind by a ManifestWork that went first.
+	// +optional
+	Deleting bool `json:"deleting,omitempty"`
 }
 
 // Managed reports whether a HostedClusterDeployment delivered it.

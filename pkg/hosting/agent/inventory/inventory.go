@@ -13,6 +13,10 @@
 //     infraID and Available, for `kubectl hcpfleet status`, the console and
 //     adoption.
 //
+// Each entry says whether its HostedCluster is being deleted: the hub's
+// delivery waits for one on its way out and deletes one a ManifestWork
+// left behind (pkg/hosting/hub/delivery, leftover.go).
+//
 // Why a kind of its own, written by the agent in its cluster namespace: the
 // agent may write nothing outside that namespace (docs/security.md), the
 // console and the hub read a typed, validated object, and the agent's
@@ -122,8 +126,9 @@ func (r *reconciler) hostedClusters(ctx context.Context) ([]v1alpha1.InventoryHo
 	entries := make([]v1alpha1.InventoryHostedCluster, 0, len(list.Items))
 	for i := range list.Items {
 		m := &list.Items[i]
+		deleting := m.DeletionTimestamp != nil
 		if d := Deployment(m.Labels); d != nil {
-			entries = append(entries, v1alpha1.InventoryHostedCluster{Namespace: m.Namespace, Name: m.Name, Deployment: d})
+			entries = append(entries, v1alpha1.InventoryHostedCluster{Namespace: m.Namespace, Name: m.Name, Deployment: d, Deleting: deleting})
 			continue
 		}
 		hc := &unstructured.Unstructured{}
@@ -134,7 +139,9 @@ func (r *reconciler) hostedClusters(ctx context.Context) ([]v1alpha1.InventoryHo
 			}
 			return nil, fmt.Errorf("reading HostedCluster %s/%s: %w", m.Namespace, m.Name, err)
 		}
-		entries = append(entries, Unmanaged(hc))
+		e := Unmanaged(hc)
+		e.Deleting = deleting
+		entries = append(entries, e)
 	}
 	return entries, nil
 }

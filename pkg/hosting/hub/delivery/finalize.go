@@ -25,7 +25,8 @@ import (
 // finalize deletes (or, for Orphan, releases) what was delivered and lets
 // the HostedClusterDeployment go once the ManifestWork is gone: the work
 // agent removes the ManifestWork only after the objects it deleted are
-// really gone on the host.
+// really gone on the host, and the host's inventory reports no
+// HostedCluster of the deployment left (leftover.go).
 func (r *Reconciler) finalize(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment, host Host, work *workv1.ManifestWork) (ctrl.Result, error) {
 	if !controllerutil.ContainsFinalizer(hcd, Finalizer) {
 		return ctrl.Result{}, nil
@@ -44,22 +45,30 @@ func (r *Reconciler) finalize(ctx context.Context, hcd *v1alpha1.HostedClusterDe
 		}
 	}
 	if work == nil {
+		// Gone with it, as a rule; but the work agent may have let it go
+		// with the HostedCluster still there (leftover.go). Orphan leaves
+		// it there on purpose, and an abandoned one cannot be asked.
+		if hcd.Spec.DeletionPolicy != v1alpha1.DeletionPolicyOrphan && hcd.Annotations[AbandonAnnotation] != "true" {
+			left, err := r.leftOnHost(ctx, hcd, host.Cluster)
+			if err != nil {
+				return ctrl.Result{}, err
+			}
+			if left != nil {
+				return r.removeLeftover(ctx, hcd, host, left)
+			}
+		}
 		if err := r.deleteExport(ctx, hcd); err != nil {
 			return ctrl.Result{}, err
 		}
 		return ctrl.Result{}, r.removeFinalizer(ctx, hcd)
 	}
 	orphan := work.Spec.DeleteOption != nil && work.Spec.DeleteOption.PropagationPolicy == workv1.DeletePropagationPolicyTypeOrphan
-	if work.DeletionTimestamp == nil {
+	if work.DeletionTimestamp == nil && !awaitingAgent(work) {
 		if err := r.client.Delete(ctx, work); client.IgnoreNotFound(err) != nil {
 			return ctrl.Result{}, err
 		}
 	}
-	observed := Observed{Generation: hcd.Generation, UID: hcdstatus.IdentityUID(hcd), Work: work, Host: host, Deleting: true, DeletionReason: v1alpha1.ReasonDeleting,
-		DeletionMessage: fmt.Sprintf("deleting the HostedCluster and its NodePools on management cluster %s; waiting until they are gone", host.Cluster)}
-	for _, np := range hcd.Spec.NodePools {
-		observed.NodePools = append(observed.NodePools, np.Name)
-	}
+	observed := deletionObserved(hcd, host, work)
 	if orphan {
 		observed.DeletionReason = v1alpha1.ReasonOrphaning
 		observed.DeletionMessage = fmt.Sprintf("releasing the HostedCluster on management cluster %s (deletionPolicy Orphan: it keeps running there)", host.Cluster)
@@ -90,6 +99,21 @@ func (r *Reconciler) finalize(ctx context.Context, hcd *v1alpha1.HostedClusterDe
 		}
 	}
 	return ctrl.Result{RequeueAfter: requeue}, r.applyStatus(ctx, hcd, ComputeStatus(observed))
+}
+
+// deletionObserved is what the status of hcd, being deleted with work on
+// host, is computed from.
+func deletionObserved(hcd *v1alpha1.HostedClusterDeployment, host Host, work *workv1.ManifestWork) Observed {
+	observed := Observed{Generation: hcd.Generation, UID: hcdstatus.IdentityUID(hcd), Work: work, Host: host, Deleting: true, DeletionReason: v1alpha1.ReasonDeleting,
+		DeletionMessage: fmt.Sprintf("deleting the HostedCluster and its NodePools on management cluster %s; waiting until they are gone", host.Cluster)}
+	if work != nil && work.Annotations[AnnotationLeftoverCleanup] == "true" {
+		observed.DeletionMessage = fmt.Sprintf("the HostedCluster stayed on management cluster %s after its ManifestWork was gone; "+
+			"deleting it and its NodePools through ManifestWork %s, waiting until they are gone", host.Cluster, work.Name)
+	}
+	for _, np := range hcd.Spec.NodePools {
+		observed.NodePools = append(observed.NodePools, np.Name)
+	}
+	return observed
 }
 
 // deleteExport deletes the admin kubeconfig the host's agent exported for

@@ -332,13 +332,9 @@ func Render(s Spec, cluster string, referenced map[string]*unstructured.Unstruct
 		return CopyName(s.Namespace, s.Name, s.UID, kind, name)
 	}
 
-	ns := &corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
-		ObjectMeta: metav1.ObjectMeta{Name: s.HostingNamespace, Labels: map[string]string{hosting.LabelCreatedNamespace: "true"}}}
+	ns, nsConfig := hostingNamespace(s)
 	manifests := []runtime.Object{ns}
-	configs := []workv1.ManifestConfigOption{{
-		ResourceIdentifier: workv1.ResourceIdentifier{Resource: "namespaces", Name: s.HostingNamespace},
-		UpdateStrategy:     &workv1.UpdateStrategy{Type: workv1.UpdateStrategyTypeCreateOnly},
-	}}
+	configs := []workv1.ManifestConfigOption{nsConfig}
 
 	for _, ref := range s.References() {
 		obj, ok := referenced[ref.Kind+"/"+ref.Name]
@@ -456,6 +452,18 @@ func Render(s Spec, cluster string, referenced map[string]*unstructured.Unstruct
 		work.Spec.Workload.Manifests = append(work.Spec.Workload.Manifests, workv1.Manifest{RawExtension: runtime.RawExtension{Raw: raw}})
 	}
 	return work, nil
+}
+
+// hostingNamespace is the hosting Namespace as a ManifestWork carries it:
+// created when missing, never updated (other hosted clusters may share it;
+// deleteOption orphans it).
+func hostingNamespace(s Spec) (*corev1.Namespace, workv1.ManifestConfigOption) {
+	ns := &corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
+		ObjectMeta: metav1.ObjectMeta{Name: s.HostingNamespace, Labels: map[string]string{hosting.LabelCreatedNamespace: "true"}}}
+	return ns, workv1.ManifestConfigOption{
+		ResourceIdentifier: workv1.ResourceIdentifier{Resource: "namespaces", Name: s.HostingNamespace},
+		UpdateStrategy:     &workv1.UpdateStrategy{Type: workv1.UpdateStrategyTypeCreateOnly},
+	}
 }
 
 // deleteOption: Delete removes everything but the hosting namespace, which

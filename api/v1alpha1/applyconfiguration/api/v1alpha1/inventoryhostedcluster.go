@@ -16,6 +16,7 @@ type InventoryHostedClusterApplyConfiguration struct {
 	Platform   *string                                `json:"platform,omitempty"`
 	InfraID    *string                                `json:"infraID,omitempty"`
 	Available  *v1.ConditionStatus                    `json:"available,omitempty"`
+	Deleting   *bool                                  `json:"deleting,omitempty"`
 }
 
 // InventoryHostedClusterApplyConfiguration constructs a declarative configuration of the InventoryHostedCluster type for use with
@@ -77,5 +78,13 @@ func (b *InventoryHostedClusterApplyConfiguration) WithInfraID(value string) *In
 // If called multiple times, the Available field is set to the value of the last call.
 func (b *InventoryHostedClusterApplyConfiguration) WithAvailable(value v1.ConditionStatus) *InventoryHostedClusterApplyConfiguration {
 	b.Available = &value
+	return b
+}
+
+// WithDeleting sets the Deleting field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Deleting field is set to the value of the last call.
+func (b *InventoryHostedClusterApplyConfiguration) WithDeleting(value bool) *InventoryHostedClusterApplyConfiguration {
+	b.Deleting = &value
 	return b
 }
