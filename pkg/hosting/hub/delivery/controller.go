@@ -122,6 +122,9 @@ type Reconciler struct {
 	written sync.Map
 	// refreshes coalesces reference-only rewrites (coalesce.go).
 	refreshes *refreshLimiter
+	// deletions remembers, per HostedClusterDeployment being deleted, what
+	// the finalizer saw of its ManifestWork (workSeen, leftover.go).
+	deletions sync.Map
 }
 
 // createdWork is an entry of Reconciler.created.
@@ -293,6 +296,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if apierrors.IsNotFound(err) {
 			r.created.Delete(req.NamespacedName)
 			r.written.Delete(req.NamespacedName)
+			r.deletions.Delete(req.NamespacedName)
 			r.refreshes.forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)

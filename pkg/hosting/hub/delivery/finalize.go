@@ -49,6 +49,9 @@ func (r *Reconciler) finalize(ctx context.Context, hcd *v1alpha1.HostedClusterDe
 		// with the HostedCluster still there (leftover.go). Orphan leaves
 		// it there on purpose, and an abandoned one cannot be asked.
 		if hcd.Spec.DeletionPolicy != v1alpha1.DeletionPolicyOrphan && hcd.Annotations[AbandonAnnotation] != "true" {
+			if wait := r.settling(hcd, time.Now()); wait > 0 {
+				return ctrl.Result{RequeueAfter: wait}, nil
+			}
 			left, err := r.leftOnHost(ctx, hcd, host.Cluster)
 			if err != nil {
 				return ctrl.Result{}, err
@@ -62,6 +65,7 @@ func (r *Reconciler) finalize(ctx context.Context, hcd *v1alpha1.HostedClusterDe
 		}
 		return ctrl.Result{}, r.removeFinalizer(ctx, hcd)
 	}
+	r.sawWork(hcd, work)
 	orphan := work.Spec.DeleteOption != nil && work.Spec.DeleteOption.PropagationPolicy == workv1.DeletePropagationPolicyTypeOrphan
 	if work.DeletionTimestamp == nil && !awaitingAgent(work) {
 		if err := r.client.Delete(ctx, work); client.IgnoreNotFound(err) != nil {

@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -45,6 +46,48 @@ const AnnotationLeftoverCleanup = "hcpfleet.io/leftover-cleanup"
 // does not watch the inventories (one event per HostedCluster change of a
 // whole management cluster), and the wait is short.
 const leftoverRecheck = 5 * time.Second
+
+// leftoverSettle is how long after its deletion began a deployment whose
+// ManifestWork went without the work agent ever saying it deletes (its
+// Deleting condition) waits before it trusts an inventory that lists
+// nothing of it: a HostedCluster applied moments before may not be
+// reported yet. Deletions the agent carried out as usual do not wait.
+const leftoverSettle = 10 * time.Second
+
+// workSeen is what the finalizer saw of a deployment's ManifestWork while
+// the deployment was being deleted (Reconciler.deletions).
+type workSeen struct {
+	uid types.UID
+	// agentDeleting: the work agent set its Deleting condition, which it
+	// does only when it deletes the AppliedManifestWork, and so what it
+	// applied, before it lets the ManifestWork go.
+	agentDeleting bool
+}
+
+// sawWork records work as seen by the finalizer of hcd.
+func (r *Reconciler) sawWork(hcd *v1alpha1.HostedClusterDeployment, work *workv1.ManifestWork) {
+	key := types.NamespacedName{Namespace: hcd.Namespace, Name: hcd.Name}
+	seen := workSeen{uid: hcd.UID}
+	if v, ok := r.deletions.Load(key); ok && v.(workSeen).uid == hcd.UID {
+		seen = v.(workSeen)
+	}
+	if meta.IsStatusConditionTrue(work.Status.Conditions, workv1.WorkDeleting) {
+		seen.agentDeleting = true
+	}
+	r.deletions.Store(key, seen)
+}
+
+// settling is how much longer hcd, its ManifestWork gone, waits before it
+// trusts its host's inventory (leftoverSettle): none when this replica
+// never saw the ManifestWork during the deletion (never delivered, or seen
+// by a replica before a restart) or saw the work agent delete it.
+func (r *Reconciler) settling(hcd *v1alpha1.HostedClusterDeployment, now time.Time) time.Duration {
+	v, ok := r.deletions.Load(types.NamespacedName{Namespace: hcd.Namespace, Name: hcd.Name})
+	if !ok || v.(workSeen).uid != hcd.UID || v.(workSeen).agentDeleting || hcd.DeletionTimestamp == nil {
+		return 0
+	}
+	return max(0, hcd.DeletionTimestamp.Add(leftoverSettle).Sub(now))
+}
 
 // leftOnHost is the entry of cluster's HostedClusterInventory for a
 // HostedCluster delivered for hcd (its namespace, name and

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"slices"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -61,7 +62,7 @@ func TestFinalizeLeftover(t *testing.T) {
 	utilruntime.Must(workv1.Install(scheme))
 	utilruntime.Must(addonv1alpha1.Install(scheme))
 	ctx := context.Background()
-	deleted := metav1.Now()
+	deleted := metav1.NewTime(time.Now().Add(-time.Minute)) // past leftoverSettle
 	hcd := &v1alpha1.HostedClusterDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "x", UID: "live", Finalizers: []string{Finalizer}, DeletionTimestamp: &deleted,
 		Annotations: map[string]string{hcdstatus.AnnotationIdentityUID: "first"}},
 		Spec:   v1alpha1.HostedClusterDeploymentSpec{HostingNamespace: "hosted", DeletionPolicy: v1alpha1.DeletionPolicyDelete},
@@ -172,5 +173,64 @@ func TestFinalizeLeftover(t *testing.T) {
 	}
 	if err := c.Get(ctx, client.ObjectKeyFromObject(orphan), &v1alpha1.HostedClusterDeployment{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("an Orphan HCD waits for its HostedCluster (%v)", err)
+	}
+}
+
+// TestFinalizeSettles: a ManifestWork that went without the work agent
+// ever saying it deletes (its Deleting condition) is not trusted at once
+// when the deletion is recent: the inventory may not list a HostedCluster
+// applied moments before. One the agent deleted as usual is.
+func TestFinalizeSettles(t *testing.T) {
+	scheme := runtime.NewScheme()
+	utilruntime.Must(v1alpha1.AddToScheme(scheme))
+	utilruntime.Must(workv1.Install(scheme))
+	ctx := context.Background()
+	host := Host{Cluster: "cluster-1", Exists: true, Available: true, AddOnAvailable: true}
+	for _, tc := range []struct {
+		name          string
+		age           time.Duration
+		agentDeleting bool
+		wantWait      bool
+	}{
+		{"recent, let go without deleting", time.Second, false, true},
+		{"recent, deleted by the agent", time.Second, true, false},
+		{"past the settle time", 2 * leftoverSettle, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			deleted := metav1.NewTime(time.Now().Add(-tc.age))
+			hcd := &v1alpha1.HostedClusterDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "x", UID: "u", Finalizers: []string{Finalizer}, DeletionTimestamp: &deleted},
+				Status: v1alpha1.HostedClusterDeploymentStatus{HostingCluster: "cluster-1"}}
+			work := &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: "cluster-1", Name: hosting.WorkName("ns", "x"), Finalizers: []string{workv1.ManifestWorkFinalizer}}}
+			if tc.agentDeleting {
+				work.Status.Conditions = []metav1.Condition{{Type: workv1.WorkDeleting, Status: metav1.ConditionTrue, Reason: "WorkDeleting"}}
+			}
+			c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(hcd, work).Build()
+			r := &Reconciler{client: statusCapture{Client: c, capture: func(Status) {}}, reader: c, recorder: record.NewFakeRecorder(10)}
+			if _, err := r.finalize(ctx, hcd, host, work); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Get(ctx, client.ObjectKeyFromObject(work), work); err != nil || work.DeletionTimestamp == nil {
+				t.Fatalf("the ManifestWork is not being deleted (%v)", err)
+			}
+			work.Finalizers = nil // the work agent lets it go
+			if err := c.Update(ctx, work); client.IgnoreNotFound(err) != nil {
+				t.Fatal(err)
+			}
+			got := &v1alpha1.HostedClusterDeployment{}
+			if err := c.Get(ctx, client.ObjectKeyFromObject(hcd), got); err != nil {
+				t.Fatal(err)
+			}
+			res, err := r.finalize(ctx, got, host, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = c.Get(ctx, client.ObjectKeyFromObject(hcd), got)
+			if tc.wantWait && (err != nil || res.RequeueAfter <= 0 || res.RequeueAfter > leftoverSettle) {
+				t.Errorf("did not wait: requeue %s, HCD %v", res.RequeueAfter, err)
+			}
+			if !tc.wantWait && !apierrors.IsNotFound(err) {
+				t.Errorf("waited: requeue %s, HCD %v", res.RequeueAfter, err)
+			}
+		})
 	}
 }

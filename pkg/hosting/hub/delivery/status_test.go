@@ -267,7 +267,9 @@ func TestFinalizeConfirmsTheWorkIsGone(t *testing.T) {
 	utilruntime.Must(v1alpha1.AddToScheme(scheme))
 	utilruntime.Must(workv1.Install(scheme))
 	ctx := context.Background()
-	deleted := metav1.Now()
+	// Deleted long enough ago that the work's going is trusted at once
+	// (leftoverSettle; TestFinalizeSettles).
+	deleted := metav1.NewTime(time.Now().Add(-time.Minute))
 	hcd := &v1alpha1.HostedClusterDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "x", Finalizers: []string{Finalizer}, DeletionTimestamp: &deleted},
 		Status: v1alpha1.HostedClusterDeploymentStatus{HostingCluster: "cluster-1"}}
 	work := &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: "cluster-1", Name: hosting.WorkName("ns", "x")}}
