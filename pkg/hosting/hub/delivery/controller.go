@@ -329,9 +329,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// Whether the management cluster holds another identity's hosted
 	// cluster, before the marks: they record hcd's identity only when not.
 	problem := uidMismatch(hcd, work)
+	var retry time.Duration
 	if problem == nil && work == nil {
 		if problem, err = r.reportedMismatch(ctx, hcd, cluster); err != nil {
 			return ctrl.Result{}, err
+		}
+		if problem != nil {
+			retry = reportedRecheck
 		}
 	}
 	// Before anything reaches the host, so deletion always cleans up; with
@@ -357,7 +361,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	// While the host's unavailability is held, look again when the hold
 	// ends: nothing else changes then.
-	retry := host.Recheck
+	retry = minPositive(retry, host.Recheck)
 	if problem == nil {
 		if problem, err = r.namesProblem(ctx, hcd, cluster, config); err != nil {
 			return ctrl.Result{}, err

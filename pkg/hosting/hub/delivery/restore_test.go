@@ -91,8 +91,14 @@ func TestReportedMismatch(t *testing.T) {
 		t.Errorf("restored with its identity: %+v, %v", p, err)
 	}
 	hcd.Annotations[hcdstatus.AnnotationIdentityUID] = "other"
-	if p, err := r.reportedMismatch(ctx, hcd, "cluster-1"); err != nil || p == nil {
+	if p, err := r.reportedMismatch(ctx, hcd, "cluster-1"); err != nil || p == nil || strings.Contains(p.Message, "delivering once it is gone") {
 		t.Errorf("another identity: %+v, %v", p, err)
+	}
+	// The earlier one's on its way out: held, and told so.
+	inv.Status.HostedClusters[0].Deleting = true
+	r = &Reconciler{client: fake.NewClientBuilder().WithScheme(scheme).WithObjects(inv).Build()}
+	if p, err := r.reportedMismatch(ctx, hcd, "cluster-1"); err != nil || p == nil || !strings.Contains(p.Message, "delivering once it is gone") {
+		t.Errorf("another identity's, being deleted: %+v, %v", p, err)
 	}
 }
 
