@@ -29,6 +29,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -390,7 +391,11 @@ func (r *Reconciler) mirrorKubeconfig(ctx context.Context, hcd *v1alpha1.HostedC
 	}
 	live := &corev1.Secret{}
 	err = r.secrets.Get(ctx, types.NamespacedName{Namespace: hcd.Namespace, Name: hosting.AdminKubeconfigName(hcd.Name)}, live)
-	if err == nil && string(live.Data[hosting.KubeconfigKey]) == string(exported.Data[hosting.KubeconfigKey]) && ours(live, hcd) && len(live.OwnerReferences) > 0 {
+	// Owned by this very HostedClusterDeployment: one restored from a
+	// backup has another UID, and the garbage collector would delete a
+	// mirror still owned by the earlier one.
+	if err == nil && string(live.Data[hosting.KubeconfigKey]) == string(exported.Data[hosting.KubeconfigKey]) && ours(live, hcd) &&
+		slices.ContainsFunc(live.OwnerReferences, func(o metav1.OwnerReference) bool { return o.UID == hcd.UID }) {
 		return true, nil // up to date: no write
 	}
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: hcd.Namespace, Name: hosting.AdminKubeconfigName(hcd.Name)}}
