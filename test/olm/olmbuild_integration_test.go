@@ -37,7 +37,7 @@ func buildOLM(ctx context.Context) func() (string, error) {
 		if err := cmd.Run(); err != nil {
 			// A failed build fails the test: a skip would pass `make
 			// test` with OLM's install never checked.
-			done <- result{err: fmt.Errorf("%s (sets $%s when it succeeds): %w\n%s", buildScript, OLMDirEnv, err, stderr.String())}
+			done <- result{err: fmt.Errorf("building olm-operator with %s (or set $%s to a build): %w\n%s", buildScript, OLMDirEnv, err, stderr.String())}
 			return
 		}
 		lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
