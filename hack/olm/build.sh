@@ -4,7 +4,8 @@
 # steps for a bundle directory, by OLM's own resolver), into a cache directory
 # outside the repository keyed by the OLM version and this module's sources,
 # next to the OLM CRDs of the operator-framework/api version olm-operator is
-# built with (so the schemas match what it writes). A second call is instant.
+# built with (so the schemas match what it writes). A second call is instant;
+# a call while another builds waits for that build.
 #
 # Prints the directory that holds olm, olm-installplan and crds/ on its last
 # line of stdout.
@@ -16,12 +17,23 @@ cache_root="${HCP_FLEET_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/hcp-fleet}"
 sources="$(cd "${here}" && cat go.mod go.sum olm-installplan/*.go | sha256sum | cut -c1-12)"
 dest="${cache_root}/olm/olm-${OLM_VERSION}-${sources}"
 
-if [[ -x "${dest}/olm" && -x "${dest}/olm-installplan" && -d "${dest}/crds" ]]; then
+built() { [[ -x "${dest}/olm" && -x "${dest}/olm-installplan" && -d "${dest}/crds" ]]; }
+if built; then
   echo "${dest}"
   exit 0
 fi
 
+# One build at a time per cache: CI builds it in the background while
+# test/olm, which runs this script too, may already want it. The second
+# caller waits for the first (flock) and then finds the build done instead
+# of racing it and compiling it again.
 mkdir -p "${cache_root}/olm"
+exec 9>"${cache_root}/olm/.lock"
+flock 9
+if built; then
+  echo "${dest}"
+  exit 0
+fi
 work="$(mktemp -d "${cache_root}/olm/.build.XXXXXX")"
 trap 'rm -rf "${work}"' EXIT
 

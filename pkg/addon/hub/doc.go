@@ -58,9 +58,10 @@
 //     renders to no object is skipped), so it cannot make a variable number
 //     of objects from a list. The credential copies (at most one per kind of
 //     credentials a HostingConfig can reference, addon.CredentialRefs) each
-//     have a template file, 06-08, rendering the copy of its kind when there
-//     is one; a copy of a kind without a template is a render error, never
-//     dropped. They come before the HostingConfig ConfigMap (09), by file
+//     have a template file, 06-08, rendering the copy of its kind, or the
+//     same Secret empty when there is none (OCM's work agent can leave a
+//     Secret dropped from the ManifestWork behind, render.go); a copy of a
+//     kind without a template is a render error, never dropped. They come before the HostingConfig ConfigMap (09), by file
 //     order, as the agent expects. The credentials themselves are read by
 //     hand (credentials.go): the factory has no notion of Secrets a config
 //     references.

@@ -49,7 +49,8 @@ var templatedCredentials = []addon.Credential{addon.OIDCStorageCredentials, addo
 //     hands the agent, which the add-on work's health rule compares with the
 //     agent's report (rollouthealth.go);
 //   - Credentials: the copies of the Secrets the HostingConfig references, by
-//     purpose; CredentialProblems: the references the hub could not resolve,
+//     purpose, every purpose present (empty where there is no copy);
+//     CredentialProblems: the references the hub could not resolve,
 //     as a JSON list of messages for the admin ("" when there are none).
 func (a *AgentAddon) agentValues(cluster *clusterv1.ManagedCluster, mca *addonv1alpha1.ManagedClusterAddOn) (addonfactory.Values, error) {
 	ctx := context.TODO()
@@ -70,7 +71,17 @@ func (a *AgentAddon) agentValues(cluster *clusterv1.ManagedCluster, mca *addonv1
 	}
 	operatorImage, _ := release[addon.HyperShiftOperatorImageVariable].(string)
 	specJSON, hash, source := "{}", "", ""
+	// Every kind of copy is rendered, an empty one (no source, no data)
+	// where the HostingConfig references none or the hub could not read
+	// it, so a copy is emptied rather than dropped from the ManifestWork:
+	// OCM's work agent forgets a resource it created when its status write
+	// in that sync conflicts and the next spec no longer lists the
+	// resource, and never deletes it (open-cluster-management-io/ocm#632).
+	// Updates of a listed resource are never lost that way.
 	credentials := map[string]*CredentialCopy{}
+	for _, c := range templatedCredentials {
+		credentials[c.Purpose] = &CredentialCopy{Credential: c}
+	}
 	problems := ""
 
 	// HostingConfig: read unstructured so the spec reaches the agent exactly

@@ -310,9 +310,9 @@ func TestRenderAgentCredentials(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	secrets := find[*corev1.Secret](objs)
+	secrets := copies(objs)
 	if len(secrets) != 1 {
-		t.Fatalf("want 1 credentials Secret, got %d", len(secrets))
+		t.Fatalf("want 1 credentials copy, got %d", len(secrets))
 	}
 	s := secrets[0]
 	if s.Name != addon.OIDCStorageCredentials.Secret || s.Namespace != addon.DefaultInstallNamespace ||
@@ -341,9 +341,55 @@ func TestRenderAgentCredentials(t *testing.T) {
 	// Without problems the key is absent, so renders without credentials
 	// stay as they were.
 	objs, _ = RenderAgent(values())
-	if _, ok := find[*corev1.ConfigMap](objs)[0].Data[addon.CredentialProblemsKey]; ok || len(find[*corev1.Secret](objs)) != 0 {
-		t.Error("a render without credentials carries credential problems or Secrets")
+	if _, ok := find[*corev1.ConfigMap](objs)[0].Data[addon.CredentialProblemsKey]; ok || len(copies(objs)) != 0 {
+		t.Error("a render without credentials carries credential problems or copies")
 	}
+}
+
+// TestRenderAgentEmptiesCopiesItHasNot: the Secret of every kind of copy is
+// rendered, empty (no data, an empty source) where there is no copy, so
+// that a copy no longer referenced is emptied in place: a Secret dropped
+// from the ManifestWork can be left behind by OCM's work agent.
+func TestRenderAgentEmptiesCopiesItHasNot(t *testing.T) {
+	v := values()
+	v.HostingConfigSpec = `{"install":{"oidcStorage":{"bucket":"b","region":"r","credentialsSecret":{"name":"oidc"}}}}`
+	v.Secrets = []runtime.Object{&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "hcp-fleet", Name: "oidc"},
+		Data: map[string][]byte{"credentials": []byte("x")}}}
+	for _, render := range []struct {
+		name string
+		v    agentValues
+		full int
+	}{{"with one copy", v, 1}, {"without a HostingConfig", values(), 0}} {
+		objs, err := RenderAgent(render.v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, s := range find[*corev1.Secret](objs) {
+			names = append(names, s.Name)
+			if s.Annotations[addon.CredentialsSourceAnnotation] == "" && (len(s.Data) != 0 || s.Labels[addon.CredentialsLabel] == "") {
+				t.Errorf("%s: the empty copy %s holds data or lacks its label: %+v", render.name, s.Name, s)
+			}
+		}
+		want := []string{addon.OIDCStorageCredentials.Secret, addon.ExternalDNSCredentials.Secret, addon.PrivatePlatformCredentials.Secret}
+		if !reflect.DeepEqual(names, want) {
+			t.Errorf("%s: credentials Secrets %v, want %v", render.name, names, want)
+		}
+		if got := len(copies(objs)); got != render.full {
+			t.Errorf("%s: %d copies with credentials, want %d", render.name, got, render.full)
+		}
+	}
+}
+
+// copies are the rendered credentials Secrets that hold a copy (a source).
+func copies(objs []runtime.Object) []*corev1.Secret {
+	var out []*corev1.Secret
+	for _, s := range find[*corev1.Secret](objs) {
+		if s.Annotations[addon.CredentialsSourceAnnotation] != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // TestRenderAgentFromAddOnDeploymentConfig: every AddOnDeploymentConfig
@@ -436,7 +482,9 @@ func TestRenderAgentWithoutConfigs(t *testing.T) {
 		kinds = append(kinds, o.GetObjectKind().GroupVersionKind().Kind)
 	}
 	if want := []string{"Namespace", "ServiceAccount", "ClusterRole", "ClusterRole", "ClusterRole", "ClusterRole", "ClusterRole", "ClusterRole", "ClusterRoleBinding", "ClusterRoleBinding",
-		"Role", "RoleBinding", "Deployment", "Service", "Job", "ConfigMap",
+		"Role", "RoleBinding", "Deployment", "Service", "Job",
+		// The credentials copies, empty without a HostingConfig.
+		"Secret", "Secret", "Secret", "ConfigMap",
 		// The executors of the hub's ManifestWorks: delivery, extension, relocation.
 		"ClusterRole", "ClusterRoleBinding", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "ServiceAccount"}; !reflect.DeepEqual(kinds, want) {
 		t.Errorf("objects %v, want %v", kinds, want)
@@ -504,7 +552,7 @@ func TestRenderAgentRefusesHostingConfigElsewhere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := find[*corev1.Secret](objs); len(s) != 0 {
+	if s := copies(objs); len(s) != 0 {
 		t.Errorf("credential copies from a refused HostingConfig: %d", len(s))
 	}
 	data, err := json.Marshal(objs)

@@ -266,7 +266,11 @@ func (r *Reconciler) credentials(ctx context.Context, hc *agent.HostingConfig, s
 		case err != nil:
 			return nil, nil, err
 		}
-		if src, want := copied.Annotations[addon.CredentialsSourceAnnotation], ref.Source(hubNamespace); src != want {
+		// The hub renders an empty copy (no source) where it has none.
+		switch src, want := copied.Annotations[addon.CredentialsSourceAnnotation], ref.Source(hubNamespace); {
+		case src == "":
+			return wait("not there yet")
+		case src != want:
 			return wait(fmt.Sprintf("it still holds %s", src))
 		}
 		data, ok := copied.Data[addon.CredentialsKey]

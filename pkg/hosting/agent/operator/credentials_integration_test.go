@@ -150,10 +150,14 @@ func TestCredentialsFromTheHub(t *testing.T) {
 		condition(t, "cluster-1", operator.ConditionDegraded, metav1.ConditionFalse, "AsExpected", "")
 	})
 
-	t.Run("back to a HostingConfig without credentials removes the copies", func(t *testing.T) {
+	// The hub empties the copy in the agent's namespace rather than drop it
+	// from the add-on's ManifestWork (pkg/addon/hub, render.go): OCM's
+	// work agent can leave a dropped Secret behind when the reference was
+	// added just before, as in the step above.
+	t.Run("back to a HostingConfig without credentials empties and removes the copies", func(t *testing.T) {
 		useConfig(t, "")
-		eventually(t, 2*time.Minute, "credentials copies gone", func(ctx context.Context) error {
-			return gone(ctx, spoke, addon.OIDCStorageCredentials)
+		eventually(t, 2*time.Minute, "credentials copies emptied and removed", func(ctx context.Context) error {
+			return emptied(ctx, spoke, addon.OIDCStorageCredentials)
 		})
 		condition(t, "cluster-1", operator.ConditionInstalled, metav1.ConditionTrue, "Installed", "HostingConfig hcp-fleet/default")
 	})
@@ -272,22 +276,44 @@ func TestCredentialsFromTheHub(t *testing.T) {
 	})
 }
 
+// operatorCopies names the operator's copy of each kind of credentials.
+var operatorCopies = map[string]string{
+	addon.OIDCStorageCredentials.Purpose:     operator.OIDCCredentialsSecret,
+	addon.ExternalDNSCredentials.Purpose:     operator.ExternalDNSCredentialsSecret,
+	addon.PrivatePlatformCredentials.Purpose: operator.PrivatePlatformCredentialsSecret,
+}
+
 // gone checks that the copies of the given credentials are gone from both
 // the agent's and the operator's namespace.
 func gone(ctx context.Context, spoke kubernetes.Interface, creds ...addon.Credential) error {
-	names := map[string]string{
-		addon.OIDCStorageCredentials.Purpose:     operator.OIDCCredentialsSecret,
-		addon.ExternalDNSCredentials.Purpose:     operator.ExternalDNSCredentialsSecret,
-		addon.PrivatePlatformCredentials.Purpose: operator.PrivatePlatformCredentialsSecret,
-	}
 	for _, c := range creds {
 		for _, key := range []types.NamespacedName{
 			{Namespace: addon.DefaultInstallNamespace, Name: c.Secret},
-			{Namespace: operator.Namespace, Name: names[c.Purpose]},
+			{Namespace: operator.Namespace, Name: operatorCopies[c.Purpose]},
 		} {
 			if _, err := spoke.CoreV1().Secrets(key.Namespace).Get(ctx, key.Name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 				return fmt.Errorf("Secret %s: %v", key, err)
 			}
+		}
+	}
+	return nil
+}
+
+// emptied checks that the hub's copies of the given credentials in the
+// agent's namespace hold nothing (no data, an empty source) and that the
+// operator's copies are gone.
+func emptied(ctx context.Context, spoke kubernetes.Interface, creds ...addon.Credential) error {
+	for _, c := range creds {
+		s, err := spoke.CoreV1().Secrets(addon.DefaultInstallNamespace).Get(ctx, c.Secret, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if len(s.Data) != 0 || s.Annotations[addon.CredentialsSourceAnnotation] != "" {
+			return fmt.Errorf("Secret %s/%s holds %d keys, source %q", s.Namespace, s.Name, len(s.Data), s.Annotations[addon.CredentialsSourceAnnotation])
+		}
+		key := types.NamespacedName{Namespace: operator.Namespace, Name: operatorCopies[c.Purpose]}
+		if _, err := spoke.CoreV1().Secrets(key.Namespace).Get(ctx, key.Name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("Secret %s: %v", key, err)
 		}
 	}
 	return nil
