@@ -110,13 +110,17 @@ func TestLeftoverAfterWorkGone(t *testing.T) {
 		}
 		return nil
 	})
-	h, err := getHCD(ctx, ns, name)
-	if err != nil {
-		t.Fatalf("the deployment went with its HostedCluster still on %s: %v", cluster, err)
-	}
-	if c := findCondition(h, v1alpha1.ConditionDelivered); c == nil || c.Reason != v1alpha1.ReasonDeleting || !strings.Contains(c.Message, "after its ManifestWork was gone") {
-		t.Errorf("Delivered while the HostedCluster is left behind: %+v", c)
-	}
+	// The status follows the cleanup ManifestWork's create.
+	env.Eventually(t, time.Minute, "the deployment says why it stays", func(ctx context.Context) error {
+		h, err := getHCD(ctx, ns, name)
+		if err != nil {
+			return fmt.Errorf("the deployment went with its HostedCluster still on %s: %w", cluster, err)
+		}
+		if c := findCondition(h, v1alpha1.ConditionDelivered); c == nil || c.Reason != v1alpha1.ReasonDeleting || !strings.Contains(c.Message, "after its ManifestWork was gone") {
+			return fmt.Errorf("Delivered %+v", c)
+		}
+		return nil
+	})
 	if got := hostObjects(t, cluster, hcGVR, ns, name); len(got) != 1 {
 		t.Fatalf("HostedClusters on %s before the work agent is back: %v", cluster, got)
 	}
