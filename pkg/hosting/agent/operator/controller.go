@@ -414,12 +414,16 @@ func (r *Reconciler) reportRollout(ctx context.Context, img string, d *appsv1.De
 		replicas = *d.Spec.Replicas
 	}
 	st := d.Status
-	switch {
-	case st.ObservedGeneration < d.Generation || st.UpdatedReplicas < replicas:
+	switch rolloutPhase(d, replicas) {
+	case "RollingOut":
 		operatorAvailable.Set(0)
-		return r.report(ctx, hc, metav1.ConditionFalse, "RollingOut", fmt.Sprintf("rolling out HyperShift operator %s (version %s): %d/%d replicas updated",
-			img, version(img), st.UpdatedReplicas, replicas), d, overrides...)
-	case st.AvailableReplicas < replicas:
+		old := ""
+		if st.Replicas > st.UpdatedReplicas {
+			old = fmt.Sprintf(", %d old pending termination", st.Replicas-st.UpdatedReplicas)
+		}
+		return r.report(ctx, hc, metav1.ConditionFalse, "RollingOut", fmt.Sprintf("rolling out HyperShift operator %s (version %s): %d/%d replicas updated%s",
+			img, version(img), st.UpdatedReplicas, replicas, old), d, overrides...)
+	case "WaitingForAvailability":
 		operatorAvailable.Set(0)
 		return r.report(ctx, hc, metav1.ConditionFalse, "WaitingForAvailability", fmt.Sprintf("HyperShift operator %s (version %s): %d/%d replicas available%s",
 			img, version(img), st.AvailableReplicas, replicas, deploymentProblem(d)), d, overrides...)
@@ -476,6 +480,24 @@ func (r *Reconciler) report(ctx context.Context, hc *agent.HostingConfig, instal
 	return errors.Join(
 		r.env.ReportOperatorHealth(ctx, hc, healthy),
 		r.reporter.Set(ctx, metav1.Condition{Type: ConditionInstalled, Status: installed, Reason: reason, Message: message}, progressing, degraded))
+}
+
+// rolloutPhase decides a Deployment's rollout as `kubectl rollout status`
+// does: "RollingOut" while its controller has not seen the spec, not every
+// replica is updated or old replicas remain; "WaitingForAvailability" while
+// fewer than the updated (and wanted) replicas are available; "" once done.
+// Old replicas count until they are gone: an old pod still available while
+// the new one crash-loops must not make a broken operator image look
+// healthy (the health answer lets OCM's rollout move on, rollouthealth.go).
+func rolloutPhase(d *appsv1.Deployment, replicas int32) string {
+	st := d.Status
+	switch {
+	case st.ObservedGeneration < d.Generation || st.UpdatedReplicas < replicas || st.Replicas > st.UpdatedReplicas:
+		return "RollingOut"
+	case st.AvailableReplicas < replicas || st.AvailableReplicas < st.UpdatedReplicas:
+		return "WaitingForAvailability"
+	}
+	return ""
 }
 
 // deploymentProblem describes why a Deployment is unavailable, if its

@@ -7,6 +7,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 )
@@ -63,5 +64,28 @@ func TestHostedClustersExistMessage(t *testing.T) {
 				t.Errorf("names %d HostedClusters, want the %d of the page: %q", strings.Count(got, "clusters/"), len(tc.page.Items), got)
 			}
 		})
+	}
+}
+
+// TestRolloutPhase: a Deployment counts rolled out as `kubectl rollout
+// status` decides; an old replica still available while the new one is not
+// (a crash-looping image) is not a healthy operator.
+func TestRolloutPhase(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		gen  int64
+		st   appsv1.DeploymentStatus
+		want string
+	}{
+		{"spec not seen yet", 2, appsv1.DeploymentStatus{ObservedGeneration: 1, Replicas: 1, UpdatedReplicas: 1, AvailableReplicas: 1}, "RollingOut"},
+		{"not updated", 2, appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 1, UpdatedReplicas: 0, AvailableReplicas: 1}, "RollingOut"},
+		{"old replica left, still available", 2, appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 2, UpdatedReplicas: 1, AvailableReplicas: 1}, "RollingOut"},
+		{"updated, not available", 2, appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 1, UpdatedReplicas: 1, AvailableReplicas: 0}, "WaitingForAvailability"},
+		{"done", 2, appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 1, UpdatedReplicas: 1, AvailableReplicas: 1}, ""},
+	} {
+		d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Generation: tc.gen}, Status: tc.st}
+		if got := rolloutPhase(d, 1); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }
