@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
@@ -49,8 +50,10 @@ func TestDeploymentAvailability(t *testing.T) {
 			<-ctx.Done()
 			return nil
 		},
-		"example.com/runs":    func(ctx context.Context, _ []string) error { <-ctx.Done(); return nil },
-		"example.com/crashes": func(context.Context, []string) error { return errors.New("webhook certificate expired") },
+		"example.com/runs":           func(ctx context.Context, _ []string) error { <-ctx.Done(); return nil },
+		"example.com/crashes":        func(context.Context, []string) error { return errors.New("webhook certificate expired") },
+		"example.com/probed-runs":    func(ctx context.Context, _ []string) error { <-ctx.Done(); return nil },
+		"example.com/probed-crashes": func(context.Context, []string) error { return errors.New("operator image broken") },
 	}, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +66,7 @@ func TestDeploymentAvailability(t *testing.T) {
 	if _, err := kube.CoreV1().ServiceAccounts("default").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	create := func(name string) {
+	create := func(name string, probe ...*corev1.Probe) {
 		t.Helper()
 		d := &appsv1.Deployment{
 			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name},
@@ -74,6 +77,9 @@ func TestDeploymentAvailability(t *testing.T) {
 					Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "example.com/" + name + ":v1"}}},
 				},
 			},
+		}
+		if len(probe) > 0 {
+			d.Spec.Template.Spec.Containers[0].ReadinessProbe = probe[0]
 		}
 		if _, err := kube.AppsV1().Deployments("default").Create(ctx, d, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
@@ -141,4 +147,39 @@ func TestDeploymentAvailability(t *testing.T) {
 	if n := recoversRuns.Load(); n != 2 {
 		t.Errorf("the recovering program ran %d times, want 2", n)
 	}
+
+	// A container with a readiness probe is ready only once its probe
+	// passes: one whose program fails at start is never reported
+	// available, not even for a moment (every status write is watched from
+	// before its creation); one that keeps running is, after a while.
+	probe := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/metrics", Port: intstr.FromInt32(9000)}}}
+	w, err := kube.AppsV1().Deployments("default").Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=probed-crashes"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	create("probed-crashes", probe)
+	create("probed-runs", probe)
+	timeout := time.After(time.Minute)
+	for crashLoop := false; !crashLoop; {
+		select {
+		case ev := <-w.ResultChan():
+			d, ok := ev.Object.(*appsv1.Deployment)
+			if !ok {
+				continue
+			}
+			for _, c := range d.Status.Conditions {
+				if c.Type != appsv1.DeploymentAvailable {
+					continue
+				}
+				if c.Status == corev1.ConditionTrue {
+					t.Fatalf("a probed program that fails at start was reported available: %+v", c)
+				}
+				crashLoop = c.Reason == "CrashLoopBackOff"
+			}
+		case <-timeout:
+			t.Fatal("probed-crashes: no CrashLoopBackOff after 1m")
+		}
+	}
+	waitFor("probed-runs", corev1.ConditionTrue, "MinimumReplicasAvailable")
 }

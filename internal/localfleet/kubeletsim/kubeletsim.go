@@ -181,7 +181,27 @@ type pod struct {
 	// Kubelet.mu.
 	backingOff bool
 	lastExit   string
+	// notReady: the container has a readiness probe and its program has
+	// not run for restartReadyAfter yet (the kubelet reports a probed
+	// container ready only once its probe passes, which a program that
+	// fails at start never does). Guarded by Kubelet.mu.
+	notReady bool
 }
+
+// waitingReady reports whether the pod's probed program has not yet run
+// long enough to count ready.
+func (k *Kubelet) waitingReady(p *pod) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return p.notReady
+}
+
+// notReadyReason and notReadyMessage are what the deployment controller
+// writes on a Deployment without its minimum availability.
+const (
+	notReadyReason  = "MinimumReplicasUnavailable"
+	notReadyMessage = "Deployment does not have minimum availability (kubelet stand-in: the readiness probe passes once the program has run for 1s)"
+)
 
 // crashLooping returns why the pod's program is not running, if it is in
 // back-off after an exit.
@@ -236,6 +256,10 @@ func (k *Kubelet) syncDeployment(ctx context.Context, key string, d *appsv1.Depl
 			k.writeDeploymentStatus(ctx, d, false, "CrashLoopBackOff", msg)
 			return
 		}
+		if k.waitingReady(current) {
+			k.writeDeploymentStatus(ctx, d, false, notReadyReason, notReadyMessage)
+			return
+		}
 		k.writeDeploymentStatus(ctx, d, true, "MinimumReplicasAvailable", "the program runs in-process (kubelet stand-in)")
 		return
 	}
@@ -251,6 +275,10 @@ func (k *Kubelet) syncDeployment(ctx context.Context, key string, d *appsv1.Depl
 			k.writeDeploymentStatus(ctx, latest, false, "CrashLoopBackOff", msg)
 		}
 	}, true)
+	if container.ReadinessProbe != nil {
+		k.writeDeploymentStatus(ctx, d, false, notReadyReason, notReadyMessage)
+		return
+	}
 	k.writeDeploymentStatus(ctx, d, true, "MinimumReplicasAvailable", "the program runs in-process (kubelet stand-in)")
 }
 
@@ -301,7 +329,10 @@ func (k *Kubelet) program(spec corev1.PodSpec) (Program, corev1.Container, bool)
 func (k *Kubelet) start(parent context.Context, key, hash, namespace, name string, spec corev1.PodSpec, container corev1.Container,
 	program Program, onExit func(ctx context.Context, err error, attempt int), longRunning bool) {
 	ctx, cancel := context.WithCancel(parent)
-	p := &pod{hash: hash, cancel: cancel, done: make(chan struct{})}
+	// A probed container is ready only once its probe passes: here, once
+	// its program has kept running for restartReadyAfter.
+	probed := longRunning && container.ReadinessProbe != nil
+	p := &pod{hash: hash, cancel: cancel, done: make(chan struct{}), notReady: probed}
 	k.mu.Lock()
 	k.running[key] = p
 	k.mu.Unlock()
@@ -317,8 +348,8 @@ func (k *Kubelet) start(parent context.Context, key, hash, namespace, name strin
 			p.backingOff = false
 			k.mu.Unlock()
 			exited := make(chan struct{})
-			if longRunning && attempt > 1 {
-				go k.readyAfterRestart(ctx, namespace, name, exited)
+			if longRunning && (attempt > 1 || probed) {
+				go k.readyAfterRestart(ctx, p, namespace, name, exited)
 			}
 			err := k.runOnce(ctx, podDir, namespace, spec, container, program)
 			close(exited)
@@ -357,15 +388,17 @@ func (k *Kubelet) start(parent context.Context, key, hash, namespace, name strin
 
 // restartReadyAfter is how long a restarted program must keep running
 // before its Deployment is available again: the kubelet reports a restarted
-// container ready once it runs (these pods have no readiness probes), and a
-// program that exits at once stays in back-off instead of flapping.
+// container without a readiness probe ready once it runs, and one with a
+// probe once the probe passes (here: the program keeps running this long,
+// also at its first start); a program that exits at once stays in back-off
+// instead of flapping.
 const restartReadyAfter = time.Second
 
 // readyAfterRestart writes the Deployment available again once a restarted
 // program has kept running for restartReadyAfter, as the kubelet and the
 // deployment controller would after a crash-loop ends; without it the
 // Deployment would stay CrashLoopBackOff until its next change.
-func (k *Kubelet) readyAfterRestart(ctx context.Context, namespace, name string, exited <-chan struct{}) {
+func (k *Kubelet) readyAfterRestart(ctx context.Context, p *pod, namespace, name string, exited <-chan struct{}) {
 	select {
 	case <-ctx.Done():
 		return
@@ -373,6 +406,9 @@ func (k *Kubelet) readyAfterRestart(ctx context.Context, namespace, name string,
 		return
 	case <-time.After(restartReadyAfter):
 	}
+	k.mu.Lock()
+	p.notReady = false
+	k.mu.Unlock()
 	if d, err := k.client.AppsV1().Deployments(namespace).Get(ctx, name, metav1.GetOptions{}); err == nil {
 		k.writeDeploymentStatus(ctx, d, true, "MinimumReplicasAvailable", "the program runs in-process (kubelet stand-in)")
 	}
