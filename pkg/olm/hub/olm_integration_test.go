@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/clientcmd"
+	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/hcp-fleet/hcp-fleet/api/v1alpha1"
@@ -140,7 +141,25 @@ func TestOperatorAwareUpgrades(t *testing.T) {
 			if got := h.GetAnnotations()[olm.AnnotationOperatorLimits]; !strings.Contains(got, want) {
 				return fmt.Errorf("report %q", got)
 			}
-			return nil
+			// And on the hub, where the gate reads it: the ManifestWork's
+			// feedback, which the work agent scrapes apart from the
+			// annotation's write.
+			d := &v1alpha1.HostedClusterDeployment{}
+			if err := hubc.Get(ctx, types.NamespacedName{Namespace: ns, Name: "gated"}, d); err != nil {
+				return err
+			}
+			w := &workv1.ManifestWork{}
+			if err := hubc.Get(ctx, types.NamespacedName{Namespace: d.Status.HostingCluster, Name: hosting.WorkName(ns, "gated")}, w); err != nil {
+				return err
+			}
+			for _, m := range w.Status.ResourceStatus.Manifests {
+				for _, v := range m.StatusFeedbacks.Values {
+					if v.Name == "olm-operator-limits" && v.Value.String != nil && strings.Contains(*v.Value.String, want) {
+						return nil
+					}
+				}
+			}
+			return fmt.Errorf("the hub's ManifestWork feedback does not carry %s yet", want)
 		})
 	}
 	waitReport("[]")
