@@ -30,11 +30,8 @@ const reportedRecheck = 15 * time.Second
 // inventory is not watched: a deployment held by it looks again every
 // reportedRecheck.
 func (r *Reconciler) reportedMismatch(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment, cluster string) (*Problem, error) {
-	inv := &v1alpha1.HostedClusterInventory{}
-	if err := r.client.Get(ctx, types.NamespacedName{Namespace: cluster, Name: v1alpha1.InventoryName}, inv); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, nil
-		}
+	inv, err := r.hostInventory(ctx, cluster)
+	if inv == nil || err != nil {
 		return nil, err
 	}
 	own := hcdstatus.IdentityUID(hcd)
@@ -57,4 +54,17 @@ func (r *Reconciler) reportedMismatch(ctx context.Context, hcd *v1alpha1.HostedC
 			cluster, e.Namespace, e.Name, hcd.Namespace, hcd.Name, d.UID, own, hcdstatus.AnnotationIdentityUID, cluster)}, nil
 	}
 	return nil, nil
+}
+
+// hostInventory is the HostedClusterInventory cluster's agent writes, or
+// nil when it has written none (yet).
+func (r *Reconciler) hostInventory(ctx context.Context, cluster string) (*v1alpha1.HostedClusterInventory, error) {
+	inv := &v1alpha1.HostedClusterInventory{}
+	if err := r.client.Get(ctx, types.NamespacedName{Namespace: cluster, Name: v1alpha1.InventoryName}, inv); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	return inv, nil
 }

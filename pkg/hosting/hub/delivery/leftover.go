@@ -95,11 +95,8 @@ func (r *Reconciler) settling(hcd *v1alpha1.HostedClusterDeployment, now time.Ti
 // (a deployment deleted and created again since, a restored hub's) is not
 // hcd's to delete.
 func (r *Reconciler) leftOnHost(ctx context.Context, hcd *v1alpha1.HostedClusterDeployment, cluster string) (*v1alpha1.InventoryHostedCluster, error) {
-	inv := &v1alpha1.HostedClusterInventory{}
-	if err := r.client.Get(ctx, types.NamespacedName{Namespace: cluster, Name: v1alpha1.InventoryName}, inv); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, nil
-		}
+	inv, err := r.hostInventory(ctx, cluster)
+	if inv == nil || err != nil {
 		return nil, err
 	}
 	return leftover(inv, hcd.Namespace, hcd.Name, hcdstatus.IdentityUID(hcd)), nil
