@@ -131,10 +131,12 @@ func (r *Reconciler) removeLeftover(ctx context.Context, hcd *v1alpha1.HostedClu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := r.client.Create(ctx, work); err != nil && !apierrors.IsAlreadyExists(err) {
+	switch err := r.client.Create(ctx, work); {
+	case err == nil:
+		workWrites.WithLabelValues("create").Inc()
+	case !apierrors.IsAlreadyExists(err):
 		return ctrl.Result{}, fmt.Errorf("creating ManifestWork %s/%s to delete a HostedCluster left behind: %w", work.Namespace, work.Name, err)
 	}
-	workWrites.WithLabelValues("create").Inc()
 	r.recorder.Eventf(hcd, corev1.EventTypeWarning, "HostedClusterLeftBehind",
 		"the work agent of management cluster %s let ManifestWork %s go while HostedCluster %s/%s still ran; deleting it through a new ManifestWork of that name",
 		host.Cluster, work.Name, left.Namespace, left.Name)
