@@ -9,8 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	workv1 "open-cluster-management.io/api/work/v1"
@@ -43,10 +41,7 @@ func stored(hcd *v1alpha1.HostedClusterDeployment, apply *hcdac.HostedClusterDep
 // delivery writes right after the ManifestWork, so the delivery finds
 // nothing to change then; its later writes carry the binding as it is.
 func TestBindingStatus(t *testing.T) {
-	scheme := runtime.NewScheme()
-	utilruntime.Must(v1alpha1.AddToScheme(scheme))
-	utilruntime.Must(clusterv1.Install(scheme))
-	utilruntime.Must(addonv1alpha1.Install(scheme))
+	scheme := testScheme()
 	now := metav1.Now()
 	mc := &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: "cluster-1"}}
 	mc.Status.Conditions = []metav1.Condition{{Type: clusterv1.ManagedClusterConditionAvailable, Status: metav1.ConditionTrue, Reason: "Up", LastTransitionTime: now}}

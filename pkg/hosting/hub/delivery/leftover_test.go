@@ -15,6 +15,7 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/tools/record"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -57,10 +58,7 @@ func TestLeftover(t *testing.T) {
 // agent holds it; one being deleted is waited for without writes; once
 // none is reported, the finalizer goes. Orphan does not look.
 func TestFinalizeLeftover(t *testing.T) {
-	scheme := runtime.NewScheme()
-	utilruntime.Must(v1alpha1.AddToScheme(scheme))
-	utilruntime.Must(workv1.Install(scheme))
-	utilruntime.Must(addonv1alpha1.Install(scheme))
+	scheme := testScheme()
 	ctx := context.Background()
 	deleted := metav1.NewTime(time.Now().Add(-time.Minute)) // past leftoverSettle
 	hcd := &v1alpha1.HostedClusterDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "x", UID: "live", Finalizers: []string{Finalizer}, DeletionTimestamp: &deleted,
@@ -181,9 +179,7 @@ func TestFinalizeLeftover(t *testing.T) {
 // when the deletion is recent: the inventory may not list a HostedCluster
 // applied moments before. One the agent deleted as usual is.
 func TestFinalizeSettles(t *testing.T) {
-	scheme := runtime.NewScheme()
-	utilruntime.Must(v1alpha1.AddToScheme(scheme))
-	utilruntime.Must(workv1.Install(scheme))
+	scheme := testScheme()
 	ctx := context.Background()
 	host := Host{Cluster: "cluster-1", Exists: true, Available: true, AddOnAvailable: true}
 	for _, tc := range []struct {
@@ -233,4 +229,14 @@ func TestFinalizeSettles(t *testing.T) {
 			}
 		})
 	}
+}
+
+// testScheme holds the kinds the delivery's fake-client tests use.
+func testScheme() *runtime.Scheme {
+	scheme := runtime.NewScheme()
+	utilruntime.Must(v1alpha1.AddToScheme(scheme))
+	utilruntime.Must(workv1.Install(scheme))
+	utilruntime.Must(clusterv1.Install(scheme))
+	utilruntime.Must(addonv1alpha1.Install(scheme))
+	return scheme
 }

@@ -7,7 +7,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
@@ -75,8 +74,7 @@ func TestIdentityMark(t *testing.T) {
 }
 
 func TestReportedMismatch(t *testing.T) {
-	scheme := runtime.NewScheme()
-	utilruntime.Must(v1alpha1.AddToScheme(scheme))
+	scheme := testScheme()
 	inv := &v1alpha1.HostedClusterInventory{ObjectMeta: metav1.ObjectMeta{Namespace: "cluster-1", Name: v1alpha1.InventoryName},
 		Status: v1alpha1.HostedClusterInventoryStatus{HostedClusters: []v1alpha1.InventoryHostedCluster{{Namespace: "clusters", Name: "hc",
 			Deployment: &v1alpha1.InventoryDeployment{Namespace: "team", Name: "hc", UID: "old"}}}}}

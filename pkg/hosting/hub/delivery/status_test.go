@@ -12,8 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -167,11 +165,7 @@ func TestComputeStatusProblems(t *testing.T) {
 // unavailable waits, then times out with a clear condition, and completes
 // only when the user annotates it.
 func TestDeletionOnLostHost(t *testing.T) {
-	scheme := runtime.NewScheme()
-	utilruntime.Must(v1alpha1.AddToScheme(scheme))
-	utilruntime.Must(workv1.Install(scheme))
-	utilruntime.Must(clusterv1.Install(scheme))
-	utilruntime.Must(addonv1alpha1.Install(scheme))
+	scheme := testScheme()
 	ctx := context.Background()
 	deleted := metav1.NewTime(time.Now().Add(-time.Hour))
 	hcd := &v1alpha1.HostedClusterDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "x", Finalizers: []string{Finalizer}, DeletionTimestamp: &deleted},
@@ -263,9 +257,7 @@ func (w captureWriter) Patch(_ context.Context, obj client.Object, _ client.Patc
 // finalizer and has the work deleted; only when the API server says the
 // work is gone does the finalizer go.
 func TestFinalizeConfirmsTheWorkIsGone(t *testing.T) {
-	scheme := runtime.NewScheme()
-	utilruntime.Must(v1alpha1.AddToScheme(scheme))
-	utilruntime.Must(workv1.Install(scheme))
+	scheme := testScheme()
 	ctx := context.Background()
 	// Deleted long enough ago that the work's going is trusted at once
 	// (leftoverSettle; TestFinalizeSettles).

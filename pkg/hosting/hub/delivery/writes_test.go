@@ -7,8 +7,6 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	workv1 "open-cluster-management.io/api/work/v1"
@@ -24,9 +22,7 @@ import (
 // as before and no write follows; once the grace passed, one write changes
 // HostingClusterAvailable.
 func TestHeldHostWritesNothing(t *testing.T) {
-	scheme := runtime.NewScheme()
-	utilruntime.Must(clusterv1.Install(scheme))
-	utilruntime.Must(addonv1alpha1.Install(scheme))
+	scheme := testScheme()
 	// Whole seconds, as the API (and the fake client) keeps them.
 	now := time.Now().Truncate(time.Second)
 	up := metav1.NewTime(now.Add(-time.Hour))
