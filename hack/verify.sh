@@ -2,14 +2,21 @@
 # `make verify`: reruns every generator (`make generate manifests`: deepcopy,
 # apply configurations, our CRDs, docs/api.md, manifests/hypershift, the OCM
 # CRDs the local fleet installs, the CAPI and Agent-provider CRDs and types,
-# the OLM bundle) and fails when that changes the tree: a generated file that
-# is stale, edited by hand, or new and not committed.
+# the OLM bundle) and fails when that would change the tree: a generated
+# file that is stale, edited by hand, or new and not committed.
 #
-# On a clean clone (CI) this is `git diff --exit-code` plus "no untracked
-# files". In a working tree with edits it compares the tree before and after
-# the generators, so your own uncommitted edits do not fail it; only what the
-# generators changed does (and they have then brought those files up to date:
-# review and commit them).
+# The generators run in a copy of the tree, never in it: the files git would
+# commit (tracked, and untracked but not ignored), as they are now, uncommitted
+# edits included, made into a one-commit repository. `git status` there says
+# what the generators changed. So the working tree is only read, and verify
+# can run beside the tests and lint, which compile and read the same generated
+# files (CI runs them side by side), and your own edits never fail it; only
+# what the generators would change does. To bring such files up to date, run
+# `make generate manifests` in the tree, review and commit.
+#
+# The copy is outside the repository (the architecture and docs checks walk
+# the tree) at a path fixed per checkout: Go's build cache keys a package by
+# its directory, so a second run compiles nothing again.
 #
 # Needs what `make generate manifests` needs: the Go toolchain and the Go
 # module proxy (hack/capi/generate.sh downloads the pinned cluster-api
@@ -18,36 +25,36 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 make="${1:-make}"
 
-# snapshot: one line per file that differs from HEAD or is untracked (not
-# ignored): its content hash, or "deleted".
-snapshot() {
-  { git diff HEAD --name-only --no-renames; git ls-files --others --exclude-standard; } | sort -u |
-    while IFS= read -r f; do
-      if [[ -e "${f}" ]]; then
-        echo "$(sha256sum < "${f}" | cut -c1-64) ${f}"
-      else
-        echo "deleted ${f}"
-      fi
-    done
-}
+copy="${TMPDIR:-/tmp}/hcp-fleet-verify-$(id -u)/$(pwd -P | cksum | cut -d' ' -f1)"
+rm -rf "${copy}"
+mkdir -p "${copy}"
 
-before="$(snapshot)"
-if [[ -n "${before}" ]]; then
-  echo "verify: the tree has uncommitted changes; checking only what the generators change"
-fi
-"${make}" --no-print-directory generate manifests
-after="$(snapshot)"
+# Every file git would commit that exists now (a tracked file deleted in
+# the tree is left out, as a commit would leave it out).
+git ls-files -z --cached --others --exclude-standard |
+  while IFS= read -r -d '' f; do
+    if [[ -e "${f}" || -L "${f}" ]]; then printf '%s\0' "${f}"; fi
+  done |
+  tar --null --no-recursion -T - -cf - | tar -xf - -C "${copy}"
 
-if [[ "${before}" != "${after}" ]]; then
+snapshot_git() { git -C "${copy}" -c user.name=verify -c user.email=verify@localhost "$@"; }
+snapshot_git init -q
+snapshot_git add -A
+snapshot_git commit -q --no-verify -m "the tree as verify found it"
+
+"${make}" --no-print-directory -C "${copy}" generate manifests
+
+changed="$(snapshot_git status --porcelain --untracked-files=all)"
+if [[ -n "${changed}" ]]; then
   echo
-  echo "verify: the generators changed these files (stale, edited by hand, or new):"
-  { diff <(echo "${before}") <(echo "${after}") || true; } | sed -n 's/^[<>] [^ ]* /  /p' | sort -u
-  if [[ -z "${before}" ]]; then
-    echo
-    git --no-pager diff --stat
-    git status --porcelain --untracked-files=all
-  fi
-  echo "verify: the generators have rewritten them: review and commit (make generate manifests)"
+  echo "verify: the generators change these files (stale, edited by hand, or new and not committed):"
+  echo "${changed}" | sed 's/^/  /'
+  echo
+  snapshot_git --no-pager diff --stat
+  snapshot_git --no-pager diff | head -n 200
+  echo
+  echo "verify: run \`make generate manifests\`, review and commit (the generated tree is in ${copy})"
   exit 1
 fi
+rm -rf "${copy}"
 echo "verify: generated files are up to date"
