@@ -236,20 +236,40 @@ func TestPluginAsAdminAndTenant(t *testing.T) {
 	t.Logf("hcp-fleet-console built and serving in %s", time.Since(began).Round(time.Millisecond))
 	plugin := assets.Proxy("/api/plugins/" + pluginName + "/")
 	pool := a.Spec.NodePools[0].Name
-	// The rollouts page shows the hub's word on the rollout: wait for it.
-	rolloutState := ""
-	poll.Until(t, 2*time.Minute, "the ReleaseRollout's status", func(ctx context.Context) error {
+	// The create form (tenant, below) offers the releases ClusterImageSets
+	// publish that the tenant's policy (the built-in one: the official
+	// repository) allows. Published before any page, as they decide the
+	// rollout's state too.
+	publishReleases(ctx, t)
+	// The rollouts page shows the hub's word on the rollout: wait until it
+	// has settled. Until the release was published the hub held the
+	// rollout invalid, and it looks again on any change in the namespace, so
+	// a state read earlier could change between two pages: touch the
+	// rollout and wait for the one state it keeps (its only hosted cluster
+	// already runs the release).
+	rolloutKey := types.NamespacedName{Namespace: tenantNS, Name: rolloutName}
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		rr := &v1alpha1.ReleaseRollout{}
-		if err := admin.Get(ctx, types.NamespacedName{Namespace: tenantNS, Name: rolloutName}, rr); err != nil {
+		if err := admin.Get(ctx, rolloutKey, rr); err != nil {
+			return err
+		}
+		metav1.SetMetaDataAnnotation(&rr.ObjectMeta, "test.hcpfleet.io/releases-published", "true")
+		return admin.Update(ctx, rr)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	rolloutState := v1alpha1.ReasonRolloutCompleted
+	poll.Until(t, 2*time.Minute, "the ReleaseRollout "+rolloutState, func(ctx context.Context) error {
+		rr := &v1alpha1.ReleaseRollout{}
+		if err := admin.Get(ctx, rolloutKey, rr); err != nil {
 			return err
 		}
 		for _, c := range rr.Status.Conditions {
-			if c.Type == v1alpha1.ConditionRolloutProgressing && c.Reason != "" {
-				rolloutState = c.Reason
+			if c.Type == v1alpha1.ConditionRolloutProgressing && c.Reason == rolloutState {
 				return nil
 			}
 		}
-		return fmt.Errorf("no %s condition yet: %+v", v1alpha1.ConditionRolloutProgressing, rr.Status)
+		return fmt.Errorf("not %s yet: %+v", rolloutState, rr.Status)
 	})
 
 	// The hub's console endpoint, served with the hub's identity (its
@@ -291,10 +311,6 @@ func TestPluginAsAdminAndTenant(t *testing.T) {
 		contains(t, got["hcd"], "Why not there", "Bound to "+a.Status.HostingCluster, "cluster-1", "DECISION: ")
 	})
 
-	// The create form offers the releases ClusterImageSets publish that
-	// the tenant's policy (the built-in one: the official repository)
-	// allows.
-	publishReleases(ctx, t)
 	createPath := "/hcpfleet/ns/" + tenantNS + "/create-hostedclusterdeployment"
 	createReady := []string{"[data-test=create-form]", `[data-test=create-release] option[value="` + fleettest.Release + `"]`,
 		"[data-test=create-placement] option[value=hosts]", "[data-test=create-platform] option[value=None]"}
