@@ -159,7 +159,35 @@ func TestManifestWorkAppliedWithStatusFeedback(t *testing.T) {
 		return false, fmt.Errorf("no feedback yet: %+v", got.Status.ResourceStatus)
 	})
 
-	// Deleting the work removes what it applied.
+	// Deleting the work removes what it applied, once the work agent has
+	// recorded it in the AppliedManifestWork: the agent deletes what that
+	// status lists (upstream's AppliedManifestWork finalizer), and it
+	// records a resource only on the sync after the one that applied it
+	// (appliedmanifestwork_reconciler.go waits for WorkApplied). A work
+	// deleted in between leaves the ConfigMap to the garbage collector,
+	// through its owner reference, which on a loaded machine took longer
+	// than this test waits.
+	spokeWorks, err := workclient.NewForConfig(fleet.Cluster("cluster-1").Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "the ConfigMap recorded in cluster-1's AppliedManifestWork", func(ctx context.Context) (bool, error) {
+		applied, err := spokeWorks.WorkV1().AppliedManifestWorks().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		for _, a := range applied.Items {
+			if a.Spec.ManifestWorkName != "feedback-probe" {
+				continue
+			}
+			for _, r := range a.Status.AppliedResources {
+				if r.Resource == "configmaps" && r.Namespace == "default" && r.Name == "feedback-probe" {
+					return true, nil
+				}
+			}
+		}
+		return false, nil
+	})
 	if err := works.WorkV1().ManifestWorks("cluster-1").Delete(ctx, "feedback-probe", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
