@@ -11,10 +11,14 @@ import (
 	"strings"
 )
 
-// Versions of the binaries; hack/k8s-bins/build.sh builds the same.
+// Versions of the binaries and the name of how they are built; hack/k8s-bins/build.sh
+// builds the same into the same directory (a unit test checks the two agree).
+// Recipe changes with the build's flags or pinned modules, so that a machine's
+// cache rebuilds the binaries instead of keeping ones built another way.
 const (
 	KubeVersion = "v1.34.3"
 	EtcdVersion = "v3.6.6"
+	Recipe      = "r2"
 )
 
 // NoAPIServerEnv, when set, makes Dir fail: `make unit` sets it, so a test
@@ -32,7 +36,7 @@ func DefaultDir() string {
 		}
 		root = filepath.Join(cache, "hcp-fleet")
 	}
-	return filepath.Join(root, "k8s-bins", fmt.Sprintf("kube-%s-etcd-%s", KubeVersion, EtcdVersion))
+	return filepath.Join(root, "k8s-bins", fmt.Sprintf("kube-%s-etcd-%s-%s", KubeVersion, EtcdVersion, Recipe))
 }
 
 // Dir returns the directory holding the required binaries:
